@@ -1,0 +1,281 @@
+"""The CPU kernel table: ember op name -> NumPy implementation.
+
+Every ufunc is called with ``out=...`` so 0-d results stay arrays (NumPy would return a
+scalar, which cannot be a view). Half types (float16, bfloat16) accumulate in float32.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .dtypes import HALF, to_np
+from .philox import philox
+
+__all__ = ["KERNELS"]
+
+_F32 = np.dtype(np.float32)
+
+
+def _ufunc1(uf: np.ufunc) -> Callable[[np.ndarray], np.ndarray]:
+    def k(x: np.ndarray) -> np.ndarray:
+        return uf(x, out=...)
+
+    k.__name__ = uf.__name__
+    return k
+
+
+def _ufunc2(uf: np.ufunc) -> Callable[[Any, Any], np.ndarray]:
+    def k(a: Any, b: Any) -> np.ndarray:
+        return uf(a, b, out=...)
+
+    k.__name__ = uf.__name__
+    return k
+
+
+def full(shape: tuple[int, ...], value: Any, dtype: Any, index: int) -> np.ndarray:
+    return np.full(shape, value, dtype=to_np(dtype))
+
+
+def arange(start: Any, step: Any, n: int, dtype: Any, index: int) -> np.ndarray:
+    nd = to_np(dtype)
+    if nd.kind in "iub":
+        return (np.arange(n, dtype=np.int64) * int(step) + int(start)).astype(nd)
+    return (np.arange(n, dtype=np.float64) * step + start).astype(nd)
+
+
+def cast(x: np.ndarray, dtype: Any) -> np.ndarray:
+    nd = to_np(dtype)
+    if x.dtype.kind == "c" and nd.kind != "c":
+        x = x.real
+    if nd.kind == "b":
+        return x != 0
+    with np.errstate(invalid="ignore", over="ignore"):
+        return x.astype(nd)
+
+
+def assign(dst: np.ndarray, src: Any) -> None:
+    np.copyto(dst, src, casting="unsafe")
+
+
+def reshape(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
+    try:
+        return np.reshape(x, shape, copy=False)
+    except ValueError:
+        return None
+
+
+def permute(x: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
+    return x.transpose(dims)
+
+
+def expand(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    return np.broadcast_to(x, shape)
+
+
+def slice_(x: np.ndarray, key: tuple[Any, ...]) -> np.ndarray:
+    return x[key + (Ellipsis,)]
+
+
+def as_strided(x: np.ndarray, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> np.ndarray:
+    root = x
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    size = x.itemsize
+    flat = root.reshape(-1) if root.flags.c_contiguous else root.ravel(order="K")
+    return np.ndarray(
+        shape,
+        dtype=x.dtype,
+        buffer=flat,
+        offset=offset * size,
+        strides=tuple(s * size for s in strides),
+    )
+
+
+def _scipy_erf(x: np.ndarray) -> np.ndarray:
+    from scipy.special import erf as _erf
+
+    if x.dtype in HALF:
+        return _erf(x.astype(_F32)).astype(x.dtype)
+    return _erf(x, out=...)
+
+
+def floordiv(a: Any, b: Any) -> np.ndarray:
+    if isinstance(b, np.ndarray) and b.dtype.kind in "iu" and b.size and not b.all():
+        raise RuntimeError("ZeroDivisionError")
+    if isinstance(b, int) and not isinstance(b, bool) and b == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return np.floor_divide(a, b, out=...)
+
+
+def pow_(a: Any, b: Any) -> np.ndarray:
+    try:
+        return np.power(a, b, out=...)
+    except ValueError as e:  # NumPy's "Integers to negative integer powers ..."
+        raise RuntimeError(str(e)) from None
+
+
+def where(c: np.ndarray, a: Any, b: Any) -> np.ndarray:
+    return np.where(c, a, b)
+
+
+def _reducer(uf: np.ufunc) -> Callable[[np.ndarray, tuple[int, ...], bool], np.ndarray]:
+    def k(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+        if x.dtype in HALF:
+            r = uf.reduce(x, axis=dims, dtype=_F32, keepdims=keepdim, out=...)
+            return r.astype(x.dtype)
+        return uf.reduce(x, axis=dims, keepdims=keepdim, out=...)
+
+    return k
+
+
+def argmax(x: np.ndarray, dim: int | None, keepdim: bool) -> np.ndarray:
+    if x.dtype in HALF:
+        x = x.astype(_F32)
+    if dim is None:
+        r = np.asarray(np.argmax(x))
+        return r.reshape((1,) * x.ndim) if keepdim else r
+    return np.asarray(np.argmax(x, axis=dim, keepdims=keepdim))
+
+
+def cumsum(x: np.ndarray, dim: int) -> np.ndarray:
+    if x.dtype in HALF:
+        return np.cumsum(x, axis=dim, dtype=_F32).astype(x.dtype)
+    return np.cumsum(x, axis=dim)
+
+
+def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype in HALF:
+        return np.matmul(a.astype(_F32), b.astype(_F32)).astype(a.dtype)
+    return np.matmul(a, b, out=...)
+
+
+def _grid(index: np.ndarray, dim: int) -> tuple[np.ndarray, ...]:
+    if index.size and index.min() < 0:
+        raise IndexError(f"index {int(index.min())} is out of bounds: indices must not be negative")
+    grids = list(np.ogrid[tuple(slice(0, s) for s in index.shape)])
+    grids[dim] = index
+    return tuple(grids)
+
+
+def gather(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
+    if x.ndim == 0:
+        return x[index] if index.ndim == 0 else x.reshape(1)[index]
+    return x[_grid(index, dim)]
+
+
+def scatter(x: np.ndarray, dim: int, index: np.ndarray, src: Any, reduce: str | None) -> np.ndarray:
+    out = x.copy()
+    if x.ndim == 0:
+        out, index = out.reshape(1), index.reshape(-1)
+    if isinstance(src, np.ndarray):
+        src = src[tuple(slice(0, s) for s in index.shape)]
+    if index.size == 0:
+        return out.reshape(x.shape)
+    grid = _grid(index, dim)
+    if reduce == "add":
+        np.add.at(out, grid, src)
+    else:
+        out[grid] = src
+    return out.reshape(x.shape)
+
+
+def sort(x: np.ndarray, dim: int, descending: bool) -> tuple[np.ndarray, np.ndarray]:
+    keys = x.astype(_F32) if x.dtype in HALF else x
+    if descending:
+        n = x.shape[dim] if x.ndim else 1
+        rev = np.flip(keys, axis=dim) if x.ndim else keys
+        idx = np.flip(n - 1 - np.argsort(rev, axis=dim if x.ndim else None, kind="stable"), axis=dim if x.ndim else None)
+    else:
+        idx = np.argsort(keys, axis=dim if x.ndim else None, kind="stable")
+    idx = idx.astype(np.int64, copy=False)
+    if x.ndim == 0:
+        return x.copy(), np.zeros((), np.int64)
+    return np.take_along_axis(x, idx, axis=dim), idx
+
+
+def cat(arrays: list[np.ndarray], dim: int) -> np.ndarray:
+    return np.concatenate(arrays, axis=dim)
+
+
+# Composite overrides: NumPy has accurate or faster direct forms.
+def clone(x: np.ndarray) -> np.ndarray:
+    return np.array(x, copy=True, order="C")
+
+
+def amin(x: np.ndarray, dims: tuple[int, ...], keepdim: bool) -> np.ndarray:
+    return _reducer(np.minimum)(x, dims, keepdim)
+
+
+def argmin(x: np.ndarray, dim: int | None, keepdim: bool) -> np.ndarray:
+    if x.dtype in HALF:
+        x = x.astype(_F32)
+    if dim is None:
+        r = np.asarray(np.argmin(x))
+        return r.reshape((1,) * x.ndim) if keepdim else r
+    return np.asarray(np.argmin(x, axis=dim, keepdims=keepdim))
+
+
+def _round_half_even(x: np.ndarray) -> np.ndarray:
+    return np.rint(x, out=...)
+
+
+KERNELS: dict[str, Callable[..., Any]] = {
+    "full": full,
+    "arange": arange,
+    "philox": philox,
+    "cast": cast,
+    "assign": assign,
+    "reshape": reshape,
+    "permute": permute,
+    "expand": expand,
+    "slice": slice_,
+    "as_strided": as_strided,
+    "neg": _ufunc1(np.negative),
+    "abs": _ufunc1(np.absolute),
+    "exp": _ufunc1(np.exp),
+    "log": _ufunc1(np.log),
+    "sqrt": _ufunc1(np.sqrt),
+    "sin": _ufunc1(np.sin),
+    "cos": _ufunc1(np.cos),
+    "tanh": _ufunc1(np.tanh),
+    "erf": _scipy_erf,
+    "floor": _ufunc1(np.floor),
+    "add": _ufunc2(np.add),
+    "sub": _ufunc2(np.subtract),
+    "mul": _ufunc2(np.multiply),
+    "div": _ufunc2(np.true_divide),
+    "floordiv": floordiv,
+    "pow": pow_,
+    "maximum": _ufunc2(np.maximum),
+    "minimum": _ufunc2(np.minimum),
+    "bitwise_and": _ufunc2(np.bitwise_and),
+    "bitwise_or": _ufunc2(np.bitwise_or),
+    "bitwise_xor": _ufunc2(np.bitwise_xor),
+    "eq": _ufunc2(np.equal),
+    "lt": _ufunc2(np.less),
+    "le": _ufunc2(np.less_equal),
+    "where": where,
+    "sum": _reducer(np.add),
+    "prod": _reducer(np.multiply),
+    "amax": _reducer(np.maximum),
+    "argmax": argmax,
+    "cumsum": cumsum,
+    "matmul": matmul,
+    "gather": gather,
+    "scatter": scatter,
+    "sort": sort,
+    "cat": cat,
+    # composites
+    "clone": clone,
+    "ceil": _ufunc1(np.ceil),
+    "trunc": _ufunc1(np.trunc),
+    "round": _round_half_even,
+    "sign": _ufunc1(np.sign),
+    "log1p": _ufunc1(np.log1p),
+    "expm1": _ufunc1(np.expm1),
+    "remainder": _ufunc2(np.remainder),
+    "amin": amin,
+    "argmin": argmin,
+}

@@ -1,0 +1,55 @@
+"""ember's backend contract: dtypes, devices, the op table, hooks and the kernel registry.
+
+Imports nothing from the frontend; backends import only this package.
+"""
+
+from .device import device
+from .dtypes import ALL_DTYPES, DTYPES_BY_NAME, DType, promote_types
+from .errors import (
+    BackendError,
+    BackendUnavailableError,
+    ContractError,
+    FallbackError,
+    UnsupportedDTypeError,
+)
+from .hookspecs import hookimpl
+from .ops import ALL_OPS, COMPOSITES, PRIMITIVES, OpDef
+from .protocol import CONTRACT_VERSION, Backend
+from .registry import (
+    LoadedBackend,
+    available,
+    get,
+    get_fallback_policy,
+    register,
+    set_fallback_policy,
+    status,
+    unregister,
+)
+
+__all__ = [
+    "ALL_DTYPES",
+    "ALL_OPS",
+    "Backend",
+    "BackendError",
+    "BackendUnavailableError",
+    "COMPOSITES",
+    "CONTRACT_VERSION",
+    "ContractError",
+    "DTYPES_BY_NAME",
+    "DType",
+    "FallbackError",
+    "LoadedBackend",
+    "OpDef",
+    "PRIMITIVES",
+    "UnsupportedDTypeError",
+    "available",
+    "device",
+    "get",
+    "get_fallback_policy",
+    "hookimpl",
+    "promote_types",
+    "register",
+    "set_fallback_policy",
+    "status",
+    "unregister",
+]

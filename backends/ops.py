@@ -1,0 +1,167 @@
+"""The closed table of ops the frontend may ask a backend for: the price of a backend.
+
+Calling convention for every kernel (the frontend guarantees it, backends rely on it):
+
+* Arrays are the backend's native arrays; Python values are plain ``int``/``float``/
+  ``complex``/``bool``/``tuple``/``DType``. Parameters are positional, in the order below.
+* Elementwise kernels (``unary``, ``binary``, ``compare``, ``where``) receive arrays of
+  one shape and one dtype (the frontend has promoted, cast and ``expand``-ed them), or a
+  Python scalar in place of an array. They return a new array of that shape; ``compare``
+  returns bool, ``abs`` of a complex array returns its real dtype, everything else keeps
+  the dtype. Inputs may be non-contiguous views (unless the backend declares
+  ``contiguous_only``; then the frontend copies them first).
+* Reductions take ``dims`` as a sorted tuple of non-negative axes (``()`` never occurs:
+  the frontend passes every axis instead) and ``keepdim``. Half-precision inputs must be
+  accumulated in at least float32.
+* View kernels return an array that aliases the input's storage. ``reshape`` returns
+  ``None`` when the layout cannot be viewed with the new shape (the frontend then copies).
+* Index kernels (``gather``, ``scatter``) raise ``IndexError`` for an out-of-range index;
+  they must never crash the process or read outside the buffer.
+* Creation kernels (``full``, ``arange``, ``philox``) end with the device index.
+
+``PRIMITIVES`` must all be implemented for a backend to pass conformance without fallback;
+``COMPOSITES`` have a decomposition into primitives in the frontend and a backend may
+register a faster kernel for any of them (same convention, on native arrays).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "OpDef",
+    "PRIMITIVES",
+    "COMPOSITES",
+    "ALL_OPS",
+    "KINDS",
+    "UNARY",
+    "BINARY",
+    "COMPARE",
+    "REDUCE",
+    "VIEWS",
+]
+
+KINDS = (
+    "creation",
+    "random",
+    "copy",
+    "view",
+    "unary",
+    "binary",
+    "compare",
+    "where",
+    "reduction",
+    "scan",
+    "matmul",
+    "indexing",
+    "sort",
+    "join",
+    "composite",
+)
+
+
+@dataclass(frozen=True)
+class OpDef:
+    """One op: its name, kind, tensor-argument count, further parameters and meaning."""
+
+    name: str
+    kind: str
+    inputs: int
+    params: tuple[str, ...]
+    doc: str
+    # View kernels and ``assign`` alias or write memory, so a CPU round trip would break
+    # them: a backend must implement these itself.
+    may_fall_back: bool = True
+
+
+def _op(name: str, kind: str, inputs: int, params: str, doc: str, fb: bool = True) -> OpDef:
+    return OpDef(name, kind, inputs, tuple(params.split()), doc, fb)
+
+
+_PRIMITIVE_LIST = [
+    # creation and random: the last parameter is the device index
+    _op("full", "creation", 0, "shape value dtype index", "array of shape filled with value"),
+    _op("arange", "creation", 0, "start step n dtype index", "start + i*step for i < n"),
+    _op("philox", "random", 0, "n key counter index", "n uint32 words of Philox-4x32-10"),
+    # copy
+    _op("cast", "copy", 1, "dtype", "new array converted as PyTorch's .to(dtype) does"),
+    _op("assign", "copy", 2, "", "write src (array or scalar) into dst in place", False),
+    # views: alias the input's storage
+    _op("reshape", "view", 1, "shape", "view with a new shape, or None if impossible", False),
+    _op("permute", "view", 1, "dims", "view with axes reordered", False),
+    _op("expand", "view", 1, "shape", "broadcast view (new leading dims allowed)", False),
+    _op("slice", "view", 1, "key", "view by a tuple of ints and step>0 slices", False),
+    _op("as_strided", "view", 1, "shape strides offset", "view of the storage", False),
+    # unary math
+    _op("neg", "unary", 1, "", "-x"),
+    _op("abs", "unary", 1, "", "|x| (complex gives its real dtype)"),
+    _op("exp", "unary", 1, "", "e**x"),
+    _op("log", "unary", 1, "", "natural logarithm"),
+    _op("sqrt", "unary", 1, "", "square root"),
+    _op("sin", "unary", 1, "", "sine"),
+    _op("cos", "unary", 1, "", "cosine"),
+    _op("tanh", "unary", 1, "", "hyperbolic tangent"),
+    _op("erf", "unary", 1, "", "error function"),
+    _op("floor", "unary", 1, "", "round toward minus infinity"),
+    # binary math
+    _op("add", "binary", 2, "", "a + b"),
+    _op("sub", "binary", 2, "", "a - b"),
+    _op("mul", "binary", 2, "", "a * b"),
+    _op("div", "binary", 2, "", "true division (inputs are floating or complex)"),
+    _op("floordiv", "binary", 2, "", "floor(a / b), Python's rule, also for integers"),
+    _op("pow", "binary", 2, "", "a ** b"),
+    _op("maximum", "binary", 2, "", "elementwise max, NaN propagates"),
+    _op("minimum", "binary", 2, "", "elementwise min, NaN propagates"),
+    _op("bitwise_and", "binary", 2, "", "a & b (logical for bool)"),
+    _op("bitwise_or", "binary", 2, "", "a | b (logical for bool)"),
+    _op("bitwise_xor", "binary", 2, "", "a ^ b (logical for bool)"),
+    # comparisons (gt/ge swap arguments, ne negates eq)
+    _op("eq", "compare", 2, "", "a == b"),
+    _op("lt", "compare", 2, "", "a < b"),
+    _op("le", "compare", 2, "", "a <= b"),
+    _op("where", "where", 3, "", "cond ? a : b"),
+    # reductions and scan
+    _op("sum", "reduction", 1, "dims keepdim", "sum over dims"),
+    _op("prod", "reduction", 1, "dims keepdim", "product over dims"),
+    _op("amax", "reduction", 1, "dims keepdim", "max over dims, NaN propagates"),
+    _op("argmax", "reduction", 1, "dim keepdim", "first index of the max (dim None: flat)"),
+    _op("cumsum", "scan", 1, "dim", "inclusive prefix sum along dim"),
+    # products, indexing, sort, join
+    _op("matmul", "matmul", 2, "", "(..., n, k) @ (..., k, m), identical batch dims"),
+    _op("gather", "indexing", 2, "dim", "out[i][j] = x[index[i][j]][j] for dim 0"),
+    _op("scatter", "indexing", 3, "dim reduce", "copy of x with src written at index"),
+    _op("sort", "sort", 1, "dim descending", "stable sort: (values, int64 indices)"),
+    _op("cat", "join", 1, "dim", "join a list of arrays along dim"),
+]
+
+# Composites: the frontend decomposes them into primitives; a backend may override any.
+_COMPOSITE_LIST = [
+    _op("clone", "composite", 1, "", "contiguous copy"),
+    _op("ceil", "composite", 1, "", "round toward plus infinity"),
+    _op("trunc", "composite", 1, "", "round toward zero"),
+    _op("round", "composite", 1, "", "round half to even"),
+    _op("sign", "composite", 1, "", "-1, 0 or 1"),
+    _op("sigmoid", "composite", 1, "", "1 / (1 + exp(-x))"),
+    _op("log1p", "composite", 1, "", "log(1 + x)"),
+    _op("expm1", "composite", 1, "", "exp(x) - 1"),
+    _op("remainder", "composite", 2, "", "a - floordiv(a, b) * b"),
+    _op("amin", "composite", 1, "dims keepdim", "min over dims"),
+    _op("argmin", "composite", 1, "dim keepdim", "first index of the min"),
+    _op("softmax", "composite", 1, "dim", "exp(x - max) / sum"),
+    _op("log_softmax", "composite", 1, "dim", "x - max - log(sum(exp(x - max)))"),
+]
+
+PRIMITIVES: dict[str, OpDef] = {o.name: o for o in _PRIMITIVE_LIST}
+COMPOSITES: dict[str, OpDef] = {o.name: o for o in _COMPOSITE_LIST}
+ALL_OPS: dict[str, OpDef] = {**PRIMITIVES, **COMPOSITES}
+
+
+def _names(kind: str) -> tuple[str, ...]:
+    return tuple(o.name for o in _PRIMITIVE_LIST if o.kind == kind)
+
+
+UNARY = _names("unary")
+BINARY = _names("binary")
+COMPARE = _names("compare")
+REDUCE = _names("reduction")
+VIEWS = _names("view")

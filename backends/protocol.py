@@ -1,0 +1,68 @@
+"""The Backend protocol: a table from op to kernel plus an allocator (STYLE.md 2)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Protocol, runtime_checkable
+
+import numpy as np
+
+from .dtypes import DType
+
+__all__ = ["Backend", "CONTRACT_VERSION"]
+
+# Major.minor. A plugin built for another major version is refused at load time.
+CONTRACT_VERSION = "1.0"
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """What a backend plugin's ``ember_backend`` hook returns.
+
+    Kernels come separately, through ``ember_register_kernels``. Arrays are the backend's
+    own type; the frontend never looks inside them except through these methods.
+    """
+
+    name: str
+    version: str
+    contract_version: str
+    dtypes: frozenset[DType]
+    # True when kernels only accept contiguous arrays: the frontend copies inputs first.
+    contiguous_only: bool
+    # Ops whose kernels are nondeterministic; they raise under
+    # ember.use_deterministic_algorithms(True).
+    nondeterministic: frozenset[str]
+    # The class of this backend's arrays (used to move them for the CPU fallback).
+    array_type: type
+
+    def unavailable_reason(self) -> str | None:
+        """None when usable, else why not (e.g. 'no CUDA driver')."""
+
+    def device_count(self) -> int:
+        """How many devices of this backend exist (0 when unavailable)."""
+
+    def device_name(self, index: int) -> str:
+        """A human name for device ``index``, for ``ember info``."""
+
+    def synchronize(self, index: int) -> None:
+        """Wait for all queued work on device ``index``."""
+
+    def empty(self, shape: tuple[int, ...], dtype: DType, index: int) -> Any:
+        """A new contiguous, uninitialised array."""
+
+    def from_numpy(self, array: np.ndarray, index: int) -> Any:
+        """Copy (or, on the host, may alias) a NumPy array onto device ``index``."""
+
+    def to_numpy(self, x: Any) -> np.ndarray:
+        """A NumPy array with ``x``'s values; may alias ``x`` on host backends."""
+
+    def layout(self, x: Any) -> tuple[tuple[int, ...], int]:
+        """``(strides, storage_offset)`` of ``x`` in elements."""
+
+    def index_of(self, x: Any) -> int:
+        """The device index an array lives on."""
+
+    def storage_id(self, x: Any) -> int:
+        """An id equal for arrays sharing one storage (used by aliasing checks)."""
+
+
+KernelTable = dict[str, Callable[..., Any]]

@@ -1,0 +1,1 @@
+"""ember: PyTorch's API over pluggable backends."""
