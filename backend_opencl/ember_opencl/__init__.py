@@ -1,0 +1,9 @@
+"""ember's OpenCL backend: every primitive as generated OpenCL kernels (PyOpenCL, PoCL)."""
+
+from __future__ import annotations
+
+from . import plugin
+from .array import CLArray
+from .backend import OpenCLBackend
+
+__all__ = ["CLArray", "OpenCLBackend", "plugin"]

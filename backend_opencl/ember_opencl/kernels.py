@@ -1,0 +1,33 @@
+"""The OpenCL kernel table: ember op name -> kernel (the families live in their modules)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ember.backends.ops import BINARY, UNARY
+
+from . import elementwise as ew
+from . import views
+
+__all__ = ["KERNELS"]
+
+_UNARY_COMPOSITES = ("ceil", "trunc", "round", "sign", "sigmoid", "log1p", "expm1")
+
+KERNELS: dict[str, Callable[..., Any]] = {
+    "full": ew.full,
+    "arange": ew.arange,
+    "cast": ew.cast,
+    "assign": ew.assign,
+    "reshape": views.reshape,
+    "permute": views.permute,
+    "expand": views.expand,
+    "slice": views.slice_,
+    "as_strided": views.as_strided,
+    **{op: ew.unary(op) for op in UNARY + _UNARY_COMPOSITES},
+    **{op: ew.binary(op) for op in BINARY + ("remainder",)},
+    "eq": ew.compare("eq"),
+    "lt": ew.compare("lt"),
+    "le": ew.compare("le"),
+    "where": ew.where,
+    "clone": ew.clone,
+}

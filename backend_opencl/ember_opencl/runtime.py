@@ -1,0 +1,139 @@
+"""Devices, contexts, queues and the per-process cache of compiled kernels.
+
+Nothing here touches OpenCL at import: the platform is queried on first use, so importing
+the plugin works on machines without any OpenCL driver (DESIGN.md: unavailable, not a
+crash). Kernels are generated per signature (op, dtypes, rank, ...) and compiled once per
+process and device; the cache is a plain dict keyed by that signature.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = [
+    "Device",
+    "device",
+    "devices",
+    "unavailable_reason",
+    "kernel",
+    "launch",
+    "KernelSpec",
+    "check_flag",
+    "reset_flag",
+]
+
+# (source, kernel name, scalar argument dtypes: None for buffers)
+KernelSpec = tuple[str, str, list[Any]]
+
+# Exactly rounded division and sqrt, so float32 results match NumPy's bit for bit.
+_BUILD_OPTIONS = ["-cl-fp32-correctly-rounded-divide-sqrt"]
+# Work-group size used for 1-D launches; the global size is rounded up to a multiple.
+LOCAL_SIZE = 128
+
+_devices: list[Any] | None = None
+_reason: str | None = None
+_states: dict[int, Device] = {}
+
+
+def devices() -> list[Any]:
+    """All OpenCL devices of all platforms, in platform order (empty when none)."""
+    global _devices, _reason
+    if _devices is None:
+        try:
+            import pyopencl as cl
+
+            found = [d for p in cl.get_platforms() for d in p.get_devices()]
+            _reason = None if found else "no OpenCL device found on any platform"
+        except Exception as e:  # ImportError, cl.LogicError (clGetPlatformIDs failed), ...
+            found = []
+            _reason = f"no OpenCL platform found ({type(e).__name__}: {e})"
+        _devices = found
+    return _devices
+
+
+def unavailable_reason() -> str | None:
+    devices()
+    return _reason
+
+
+class Device:
+    """One OpenCL device with its own context, in-order queue and kernel cache."""
+
+    def __init__(self, index: int, dev: Any) -> None:
+        import pyopencl as cl
+
+        self.index = index
+        self.dev = dev
+        self.ctx = cl.Context([dev])
+        self.queue = cl.CommandQueue(self.ctx)
+        exts = dev.extensions.split()
+        self.fp64 = "cl_khr_fp64" in exts
+        self.fp16 = "cl_khr_fp16" in exts
+        self.kernels: dict[tuple[Any, ...], Any] = {}
+        # One int: kernels that detect bad input (an index out of range) set it.
+        self.flag = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, 4)
+
+    def alloc(self, nbytes: int) -> Any:
+        import pyopencl as cl
+
+        return cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, max(nbytes, 1))
+
+
+def device(index: int) -> Device:
+    state = _states.get(index)
+    if state is None:
+        devs = devices()
+        if not 0 <= index < len(devs):
+            raise RuntimeError(f"opencl: device index {index} out of range ({len(devs)} devices)")
+        state = _states[index] = Device(index, devs[index])
+    return state
+
+
+def _preamble(src: str) -> str:
+    # No silent a*b+c -> fma contraction: results must round like NumPy's; kernels that
+    # want fused multiply-add (matmul) call fma() explicitly.
+    lines = ["#pragma OPENCL FP_CONTRACT OFF"]
+    if "double" in src:
+        lines.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
+    if "half" in src:
+        lines.append("#pragma OPENCL EXTENSION cl_khr_fp16 : enable")
+    return "\n".join(lines + [src])
+
+
+def kernel(dev: Device, key: tuple[Any, ...], make: Callable[[], KernelSpec]) -> Any:
+    """The compiled kernel for signature ``key``, building it with ``make()`` on a miss."""
+    knl = dev.kernels.get(key)
+    if knl is None:
+        import pyopencl as cl
+
+        src, name, arg_dtypes = make()
+        prg = cl.Program(dev.ctx, _preamble(src)).build(options=_BUILD_OPTIONS)
+        knl = getattr(prg, name)
+        knl.set_scalar_arg_dtypes(arg_dtypes)
+        dev.kernels[key] = knl
+    return knl
+
+
+def launch(dev: Device, knl: Any, n: int, args: list[Any], local: int = LOCAL_SIZE) -> None:
+    """Run a 1-D kernel over ``n`` work items (rounded up; kernels check ``gid < n``)."""
+    if n <= 0:
+        return
+    size = (n + local - 1) // local * local
+    knl(dev.queue, (size,), (local,), *args)
+
+
+def reset_flag(dev: Device) -> None:
+    import pyopencl as cl
+
+    cl.enqueue_fill_buffer(dev.queue, dev.flag, np.int32(0), 0, 4)
+
+
+def check_flag(dev: Device) -> int:
+    """Read (and wait for) the error flag that the last flagged kernel may have set."""
+    import pyopencl as cl
+
+    out = np.zeros(1, np.int32)
+    cl.enqueue_copy(dev.queue, out, dev.flag)
+    return int(out[0])

@@ -1,0 +1,83 @@
+"""Index arithmetic shared by every generated kernel that walks strided arrays.
+
+Kernels are compiled per rank, not per shape: shapes and strides are kernel arguments.
+Before launching, dimensions of size 1 are dropped and neighbouring dimensions that are
+contiguous for every operand are merged, so a contiguous (or uniformly strided) operation
+runs as rank 1 and pays no div/mod per element; ``contig`` rank-1 kernels drop even the
+stride multiply so the device compiler can vectorise the loop.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["collapse", "index_type", "index_code", "array_params", "array_args", "array_dtypes", "shape_params", "np_index_type"]
+
+_INT_MAX = 2**31 - 1
+
+
+def collapse(shape: tuple[int, ...], strides: list[tuple[int, ...]]) -> tuple[list[int], list[list[int]]]:
+    """Drop size-1 dims and merge dims that are contiguous in every stride tuple."""
+    keep = [d for d, s in enumerate(shape) if s != 1]
+    out_shape: list[int] = []
+    out_strides: list[list[int]] = [[] for _ in strides]
+    for d in keep:
+        mergeable = bool(out_shape) and all(o[-1] == st[d] * shape[d] for o, st in zip(out_strides, strides))
+        if mergeable:
+            out_shape[-1] *= shape[d]
+            for o, st in zip(out_strides, strides):
+                o[-1] = st[d]
+        else:
+            out_shape.append(shape[d])
+            for o, st in zip(out_strides, strides):
+                o.append(st[d])
+    return out_shape, out_strides
+
+
+def index_type(n: int, arrays: list[Any]) -> str:
+    """'int' when every index fits in 32 bits (much cheaper div/mod on CPUs), else 'long'."""
+    big = n > _INT_MAX or any(a.nelem > _INT_MAX for a in arrays)
+    return "long" if big else "int"
+
+
+def index_code(names: list[str], rank: int, contig: bool, it: str) -> str:
+    """C statements computing ``i_<name>`` (element index into p_<name>) from ``gid``."""
+    if rank == 0:
+        return "".join(f"    {it} i_{v} = off_{v};\n" for v in names)
+    if rank == 1:
+        step = "gid" if contig else "gid * st_{v}_0"
+        return "".join(f"    {it} i_{v} = off_{v} + {step.format(v=v)};\n" for v in names)
+    lines = [f"    {it} r = gid, c;\n"]
+    lines += [f"    {it} i_{v} = off_{v};\n" for v in names]
+    for d in range(rank - 1, 0, -1):
+        lines.append(f"    c = r % sh_{d}; r /= sh_{d};\n")
+        lines += [f"    i_{v} += c * st_{v}_{d};\n" for v in names]
+    lines += [f"    i_{v} += r * st_{v}_0;\n" for v in names]
+    return "".join(lines)
+
+
+def array_params(name: str, ctype: str, rank: int, it: str, const: bool = True) -> str:
+    q = "const " if const else ""
+    st = "".join(f", {it} st_{name}_{d}" for d in range(rank))
+    return f"__global {q}{ctype} *p_{name}, {it} off_{name}{st}"
+
+
+def shape_params(rank: int, it: str) -> str:
+    return "".join(f"{it} sh_{d}, " for d in range(rank))
+
+
+def array_args(arr: Any, strides: list[int]) -> list[Any]:
+    """Kernel arguments (buffer, offset, strides) for one operand; see ``array_dtypes``."""
+    return [arr.buf, arr.offset, *strides]
+
+
+def array_dtypes(rank: int, it: str) -> list[Any]:
+    """Scalar argument dtypes matching ``array_args`` (None marks the buffer)."""
+    np_it = np_index_type(it)
+    return [None, np_it] + [np_it] * rank
+
+
+def np_index_type(it: str) -> Any:
+    return np.int32 if it == "int" else np.int64
