@@ -30,16 +30,18 @@ from .strided import (
     shape_params,
 )
 
-__all__ = ["run", "unary", "binary", "compare", "where", "cast", "assign", "full", "arange", "clone"]
+__all__ = ["store_expr", "run", "unary", "binary", "compare", "where", "cast", "assign", "full", "arange", "clone"]
 
 EMBER_ELEMENTWISE_SRC = Template("""
 ${helpers}
 __kernel void ember_elementwise(${params}${shape}${it} n, __global int *flag)
 {
-    ${it} gid = (${it})get_global_id(0);
-    if (gid >= n) return;
+    ${it} lo = (${it})get_global_id(0) * EMBER_CHUNK;
+    ${it} hi = min(lo + EMBER_CHUNK, n);
     int bad = 0;
+    for (${it} gid = lo; gid < hi; gid++) {
 ${index}${loads}    p_out[i_out] = ${store};
+    }
     if (bad) flag[0] = 1;
 }
 """)
@@ -60,7 +62,7 @@ BOOL = DTYPES_BY_NAME["bool"]
 INT64 = DTYPES_BY_NAME["int64"]
 
 
-def _store(out: DType, expr: str) -> str:
+def store_expr(out: DType, expr: str) -> str:
     return f"(uchar)(({expr}) != 0)" if out.name == "bool" else f"({ctype(out)})({expr})"
 
 
@@ -85,7 +87,7 @@ def _source(out: CLArray, expr: str, helpers: str, sig: tuple[Any, ...], rank: i
         it=it,
         index=index_code(names, rank, contig, it),
         loads="".join(loads),
-        store=_store(out.dtype, expr),
+        store=store_expr(out.dtype, expr),
     )
     return src, "ember_elementwise", dtypes
 
@@ -123,7 +125,7 @@ def run(out: CLArray, expr: str, helpers: str, operands: list[Operand], flag_msg
     args += shape + [n, dev.flag]
     if flag_msg is not None:
         runtime.reset_flag(dev)
-    runtime.launch(dev, knl, n, args)
+    runtime.launch(dev, knl, (n + runtime.CHUNK - 1) // runtime.CHUNK, args)
     if flag_msg is not None and runtime.check_flag(dev):
         raise RuntimeError(flag_msg)
     return out
@@ -236,7 +238,7 @@ def arange(start: Any, step: Any, n: int, dtype: DType, index: int) -> CLArray:
     key = ("arange", dtype.name, st)
 
     def make() -> runtime.KernelSpec:
-        src = EMBER_ARANGE_SRC.substitute(OT=ctype(dtype), ST=st, store=_store(dtype, "v"))
+        src = EMBER_ARANGE_SRC.substitute(OT=ctype(dtype), ST=st, store=store_expr(dtype, "v"))
         return src, "ember_arange", [None, np_st, np_st, np.int64]
 
     knl = runtime.kernel(dev, key, make)

@@ -7,6 +7,7 @@ from typing import Any, Callable
 from ember.backends.ops import BINARY, UNARY
 
 from . import elementwise as ew
+from . import reduce as rd
 from . import views
 
 __all__ = ["KERNELS"]
@@ -29,5 +30,11 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "lt": ew.compare("lt"),
     "le": ew.compare("le"),
     "where": ew.where,
+    "sum": rd.reducer("sum"),
+    "prod": rd.reducer("prod"),
+    "amax": rd.reducer("amax"),
+    "amin": rd.reducer("amin"),
+    "argmax": rd.argreducer("argmax"),
+    "argmin": rd.argreducer("argmin"),
     "clone": ew.clone,
 }

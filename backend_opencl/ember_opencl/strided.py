@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["collapse", "index_type", "index_code", "array_params", "array_args", "array_dtypes", "shape_params", "np_index_type"]
+__all__ = ["collapse", "index_type", "index_code", "array_params", "array_args", "array_dtypes", "shape_params", "stride_params", "np_index_type"]
 
 _INT_MAX = 2**31 - 1
 
@@ -42,19 +42,25 @@ def index_type(n: int, arrays: list[Any]) -> str:
     return "long" if big else "int"
 
 
-def index_code(names: list[str], rank: int, contig: bool, it: str) -> str:
-    """C statements computing ``i_<name>`` (element index into p_<name>) from ``gid``."""
+def index_code(names: list[str], rank: int, contig: bool, it: str, lin: str = "gid", tag: str = "") -> str:
+    """C statements computing ``i<tag>_<name>`` (element index into p_<name>) from ``lin``.
+
+    Shapes are the arguments ``sh<tag>_<d>``, strides ``st<tag>_<name>_<d>``; a nonempty
+    ``tag`` indexes a second group of dims (the reduced dims of a reduction) from zero.
+    """
+    base = (lambda v: f"off_{v}") if not tag else (lambda v: "0")
     if rank == 0:
-        return "".join(f"    {it} i_{v} = off_{v};\n" for v in names)
+        return "".join(f"    {it} i{tag}_{v} = {base(v)};\n" for v in names)
     if rank == 1:
-        step = "gid" if contig else "gid * st_{v}_0"
-        return "".join(f"    {it} i_{v} = off_{v} + {step.format(v=v)};\n" for v in names)
-    lines = [f"    {it} r = gid, c;\n"]
-    lines += [f"    {it} i_{v} = off_{v};\n" for v in names]
+        step = lin if contig else lin + " * st{tag}_{v}_0"
+        return "".join(f"    {it} i{tag}_{v} = {base(v)} + {step.format(v=v, tag=tag)};\n" for v in names)
+    r, c = f"r{tag}", f"c{tag}"
+    lines = [f"    {it} {r} = {lin}, {c};\n"]
+    lines += [f"    {it} i{tag}_{v} = {base(v)};\n" for v in names]
     for d in range(rank - 1, 0, -1):
-        lines.append(f"    c = r % sh_{d}; r /= sh_{d};\n")
-        lines += [f"    i_{v} += c * st_{v}_{d};\n" for v in names]
-    lines += [f"    i_{v} += r * st_{v}_0;\n" for v in names]
+        lines.append(f"    {c} = {r} % sh{tag}_{d}; {r} /= sh{tag}_{d};\n")
+        lines += [f"    i{tag}_{v} += {c} * st{tag}_{v}_{d};\n" for v in names]
+    lines += [f"    i{tag}_{v} += {r} * st{tag}_{v}_0;\n" for v in names]
     return "".join(lines)
 
 
@@ -64,8 +70,12 @@ def array_params(name: str, ctype: str, rank: int, it: str, const: bool = True) 
     return f"__global {q}{ctype} *p_{name}, {it} off_{name}{st}"
 
 
-def shape_params(rank: int, it: str) -> str:
-    return "".join(f"{it} sh_{d}, " for d in range(rank))
+def stride_params(name: str, rank: int, it: str, tag: str) -> str:
+    return "".join(f"{it} st{tag}_{name}_{d}, " for d in range(rank))
+
+
+def shape_params(rank: int, it: str, tag: str = "") -> str:
+    return "".join(f"{it} sh{tag}_{d}, " for d in range(rank))
 
 
 def array_args(arr: Any, strides: list[int]) -> list[Any]:
