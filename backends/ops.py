@@ -82,7 +82,7 @@ _PRIMITIVE_LIST = [
     # creation and random: the last parameter is the device index
     _op("full", "creation", 0, "shape value dtype index", "array of shape filled with value"),
     _op("arange", "creation", 0, "start step n dtype index", "start + i*step for i < n"),
-    _op("philox", "random", 0, "n key counter index", "n uint32 words of Philox-4x32-10"),
+    _op("philox", "random", 0, "n key counter index", "n Philox-4x32-10 words as int64 in [0, 2**32)"),
     # copy
     _op("cast", "copy", 1, "dtype", "new array converted as PyTorch's .to(dtype) does"),
     _op("assign", "copy", 2, "", "write src (array or scalar) into dst in place", False),
@@ -149,6 +149,9 @@ _COMPOSITE_LIST = [
     _op("argmin", "composite", 1, "dim keepdim", "first index of the min"),
     _op("softmax", "composite", 1, "dim", "exp(x - max) / sum"),
     _op("log_softmax", "composite", 1, "dim", "x - max - log(sum(exp(x - max)))"),
+    _op("index", "composite", 1, "indices", "NumPy advanced indexing: per-dim int64 arrays or None"),
+    _op("index_put", "composite", 2, "indices accumulate", "in place: x[indices] = values (or +=)"),
+    _op("nonzero", "composite", 1, "", "int64 (count, ndim) coordinates of non-zero elements"),
 ]
 
 PRIMITIVES: dict[str, OpDef] = {o.name: o for o in _PRIMITIVE_LIST}

@@ -217,6 +217,26 @@ def argmin(x: np.ndarray, dim: int | None, keepdim: bool) -> np.ndarray:
     return np.asarray(np.argmin(x, axis=dim, keepdims=keepdim))
 
 
+def _index_key(indices: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(slice(None) if i is None else i for i in indices)
+
+
+def index(x: np.ndarray, indices: tuple[Any, ...]) -> np.ndarray:
+    return np.asarray(x[_index_key(indices)])
+
+
+def index_put(x: np.ndarray, indices: tuple[Any, ...], values: Any, accumulate: bool) -> None:
+    key = _index_key(indices)
+    if accumulate:
+        np.add.at(x, key, values)
+    else:
+        x[key] = values
+
+
+def nonzero(x: np.ndarray) -> np.ndarray:
+    return np.argwhere(x).astype(np.int64, copy=False)
+
+
 def _round_half_even(x: np.ndarray) -> np.ndarray:
     return np.rint(x, out=...)
 
@@ -278,4 +298,7 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "remainder": _ufunc2(np.remainder),
     "amin": amin,
     "argmin": argmin,
+    "index": index,
+    "index_put": index_put,
+    "nonzero": nonzero,
 }

@@ -25,7 +25,7 @@ def _blocks(n: int, counter: tuple[int, int, int, int]) -> list[np.ndarray]:
 
 
 def philox(n: int, key: tuple[int, int], counter: tuple[int, int, int, int], index: int) -> np.ndarray:
-    """``n`` uint32 words from key ``(k0, k1)`` and 128-bit ``counter`` as four words."""
+    """``n`` words (int64 holding uint32 values) from key ``(k0, k1)`` and a 128-bit counter."""
     nblocks = (n + 3) // 4
     c0, c1, c2, c3 = _blocks(nblocks, counter)
     k0, k1 = key[0] & 0xFFFFFFFF, key[1] & 0xFFFFFFFF
@@ -41,5 +41,5 @@ def philox(n: int, key: tuple[int, int], counter: tuple[int, int, int, int], ind
             )
             k0 = (k0 + _W0) & 0xFFFFFFFF
             k1 = (k1 + _W1) & 0xFFFFFFFF
-    out = np.stack([c0, c1, c2, c3], axis=1).astype(np.uint32).reshape(-1)
-    return out[:n]
+    out = np.stack([c0, c1, c2, c3], axis=1).astype(np.int64).reshape(-1)
+    return out[:n].copy()

@@ -1,0 +1,315 @@
+"""Tensor creation: from data, filled, ranges; everything lands on the requested device."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from ember.backends import DType, UnsupportedDTypeError
+from ember.backends import dtypes as D
+
+from ._device import resolve
+from ._dtype import get_default_dtype
+from ._tensor import Tensor, wrap
+
+__all__ = [
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "asarray",
+    "zeros",
+    "ones",
+    "full",
+    "empty",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "empty_like",
+    "arange",
+    "linspace",
+    "logspace",
+    "eye",
+    "numpy_dtype",
+    "from_dlpack",
+    "scalar_tensor",
+]
+
+_NP_NAMES = {d: d.name for d in D.ALL_DTYPES}
+
+
+def numpy_dtype(d: DType) -> np.dtype:
+    """The NumPy dtype that carries ``d`` on the host (bfloat16 through ml_dtypes)."""
+    if d is D.bfloat16:
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(d.name)
+
+
+def _from_np_dtype(nd: np.dtype) -> DType:
+    if nd.name == "bfloat16":
+        return D.bfloat16
+    d = D.DTYPES_BY_NAME.get(nd.name)
+    if d is None:
+        raise TypeError(
+            f"can't convert np.ndarray of type numpy.{nd.name}. The only supported types are: float64, "
+            "float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."
+        )
+    return d
+
+
+def _check_dtype(lb: Any, dtype: DType) -> None:
+    if dtype not in lb.backend.dtypes:
+        names = ", ".join(d.name for d in D.ALL_DTYPES if d in lb.backend.dtypes)
+        raise UnsupportedDTypeError(
+            f"backend '{lb.name}' has no {dtype.name} support (supported: {names}); use another "
+            "dtype or .to('cpu')"
+        )
+
+
+def _upload(host: np.ndarray, dtype: DType, device: Any, requires_grad: bool) -> Tensor:
+    dev, lb = resolve(device)
+    _check_dtype(lb, dtype)
+    t = wrap(lb.backend.from_numpy(host, dev.index or 0), lb, dev, dtype, tuple(host.shape))
+    if requires_grad:
+        t.requires_grad_(True)  # type: ignore[attr-defined]
+    return t
+
+
+def _infer(data: Any) -> np.ndarray:
+    try:
+        host = np.array(data)
+    except ValueError as e:
+        raise ValueError(f"expected a rectangular nested sequence of numbers: {e}") from None
+    if host.dtype == object:
+        raise TypeError(f"Could not infer dtype of {type(_first(data)).__name__}")
+    return host
+
+
+def _first(data: Any) -> Any:
+    while isinstance(data, (list, tuple)) and data:
+        data = data[0]
+    return data
+
+
+def _default_for(host: np.ndarray, data: Any) -> DType:
+    kind = host.dtype.kind
+    if isinstance(data, np.ndarray) or (hasattr(data, "dtype") and not isinstance(data, (list, tuple))):
+        return _from_np_dtype(host.dtype)
+    if kind == "b":
+        return D.bool_
+    if kind in "iu":
+        return D.int64
+    if kind == "f":
+        return get_default_dtype()
+    if kind == "c":
+        return D.complex128 if get_default_dtype() is D.float64 else D.complex64
+    return _from_np_dtype(host.dtype)
+
+
+def _convert(host: np.ndarray, dtype: DType) -> np.ndarray:
+    """Convert Python data to ``dtype``; out-of-range integers raise as in PyTorch."""
+    if dtype.category == 1 and host.dtype.kind in "iub" and host.size:
+        info = np.iinfo(numpy_dtype(dtype))
+        lo, hi = host.min(), host.max()
+        if lo < info.min or hi > info.max:
+            bad = lo if lo < info.min else hi
+            raise RuntimeError(f"value cannot be converted to type {dtype.name}_t without overflow: {bad}" if dtype.name != "int64" else f"Overflow when unpacking long: {bad}")
+    if dtype.category == 1 and host.dtype.kind == "f" and host.size and not np.isfinite(host).all():
+        raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
+    if host.dtype.kind == "c" and dtype.category < 3:
+        host = host.real
+    return np.array(host, dtype=numpy_dtype(dtype), order="C", copy=True)
+
+
+def tensor(data: Any, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (numbers, nested lists, arrays, tensors).
+
+    Example: ``ember.tensor([[1., 2.], [3., 4.]], requires_grad=True)``.
+    """
+    if isinstance(data, Tensor):
+        src = data.detach()
+        out = src.to(device=device if device is not None else src.device, dtype=dtype or src.dtype).clone()  # type: ignore[attr-defined]
+        return out.requires_grad_(requires_grad) if requires_grad else out  # type: ignore[attr-defined]
+    if isinstance(data, (list, tuple)) and data and _has_tensors(data):
+        data = _tensors_to_lists(data)
+    host = _infer(data)
+    dt = dtype or _default_for(host, data)
+    if not isinstance(dt, DType):
+        raise TypeError(f"tensor(): argument 'dtype' must be ember.dtype, not {type(dt).__name__}")
+    return _upload(_convert(host, dt), dt, device, requires_grad)
+
+
+def _has_tensors(data: Any) -> bool:
+    return any(isinstance(x, Tensor) or (isinstance(x, (list, tuple)) and x and _has_tensors(x)) for x in data)
+
+
+def _tensors_to_lists(data: Any) -> Any:
+    if isinstance(data, Tensor):
+        return data.tolist()
+    if isinstance(data, (list, tuple)):
+        return [_tensors_to_lists(x) for x in data]
+    return data
+
+
+def scalar_tensor(value: Any, *, dtype: DType | None = None, device: Any = None) -> Tensor:
+    return tensor(value, dtype=dtype or get_default_dtype(), device=device)
+
+
+def as_tensor(data: Any, dtype: DType | None = None, device: Any = None) -> Tensor:
+    """Like ``tensor`` but shares memory with a tensor or CPU array when nothing changes."""
+    if isinstance(data, Tensor):
+        return data.to(device=device if device is not None else data.device, dtype=dtype or data.dtype)  # type: ignore[attr-defined]
+    if isinstance(data, np.ndarray) and (dtype is None or numpy_dtype(dtype) == data.dtype):
+        dev, _ = resolve(device)
+        if dev.type == "cpu":
+            return from_numpy(data).to(dev)  # type: ignore[attr-defined]
+    return tensor(data, dtype=dtype, device=device)
+
+
+asarray = as_tensor
+
+
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A CPU tensor sharing memory with ``ndarray`` (writes show through both ways)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    dt = _from_np_dtype(ndarray.dtype)
+    if any(s < 0 for s in ndarray.strides):
+        raise ValueError(
+            "At least one stride in the given numpy array is negative, and tensors with negative "
+            "strides are not currently supported. (You can probably work around this by making a "
+            "copy of your array  with array.copy().) "
+        )
+    dev, lb = resolve("cpu")
+    return wrap(lb.backend.from_numpy(ndarray, 0), lb, dev, dt, tuple(ndarray.shape))
+
+
+def from_dlpack(ext: Any) -> Tensor:
+    """A tensor sharing memory with any object that implements ``__dlpack__`` (host memory)."""
+    return from_numpy(np.from_dlpack(ext))
+
+
+def _size(size: Sequence[Any]) -> tuple[int, ...]:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)) or (len(size) == 1 and type(size[0]).__name__ == "Size"):
+        size = tuple(size[0])
+    out = []
+    for s in size:
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) and not hasattr(s, "__index__"):
+            raise TypeError(f"size must be a tuple of ints, but got element of type {type(s).__name__}")
+        s = int(s.__index__()) if not isinstance(s, int) else s
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
+        out.append(s)
+    return tuple(out)
+
+
+def _fill(shape: tuple[int, ...], value: Any, dtype: DType, device: Any, requires_grad: bool) -> Tensor:
+    dev, lb = resolve(device)
+    _check_dtype(lb, dtype)
+    from ._ops.binary import _scalar_for
+
+    t = wrap(lb.k["full"](shape, _scalar_for(value, dtype), dtype, dev.index or 0), lb, dev, dtype, shape)
+    if requires_grad:
+        t.requires_grad_(True)  # type: ignore[attr-defined]
+    return t
+
+
+def zeros(*size: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros: ``ember.zeros(2, 3)``."""
+    return _fill(_size(size), 0, dtype or get_default_dtype(), device, requires_grad)
+
+
+def ones(*size: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ones: ``ember.ones(2, 3)``."""
+    return _fill(_size(size), 1, dtype or get_default_dtype(), device, requires_grad)
+
+
+def empty(*size: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor (ember fills it with zeros: no undefined reads)."""
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full(size: Sequence[int], fill_value: Any, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor filled with ``fill_value``; the dtype follows the value's kind by default."""
+    if dtype is None:
+        from ._dtype import scalar_dtype
+
+        dtype = scalar_dtype(fill_value if not hasattr(fill_value, "item") else fill_value.item())
+    return _fill(_size((size,) if isinstance(size, int) else tuple(size)), fill_value, dtype, device, requires_grad)
+
+
+def _like(t: Tensor, dtype: DType | None, device: Any) -> tuple[DType, Any]:
+    return dtype or t.dtype, device if device is not None else t._device
+
+
+def zeros_like(input: Tensor, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    dt, dev = _like(input, dtype, device)
+    return _fill(input._shape, 0, dt, dev, requires_grad)
+
+
+def ones_like(input: Tensor, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    dt, dev = _like(input, dtype, device)
+    return _fill(input._shape, 1, dt, dev, requires_grad)
+
+
+def empty_like(input: Tensor, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(input: Tensor, fill_value: Any, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    dt, dev = _like(input, dtype, device)
+    return _fill(input._shape, fill_value, dt, dev, requires_grad)
+
+
+def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Values ``start, start+step, ...`` below ``end``: ``ember.arange(5)``."""
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    start, end, step = vals
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    if dtype is None:
+        dtype = get_default_dtype() if any(isinstance(v, float) for v in vals) else D.int64
+    n = max(0, math.ceil((end - start) / step))
+    dev, lb = resolve(device)
+    _check_dtype(lb, dtype)
+    t = wrap(lb.k["arange"](start, step, n, dtype, dev.index or 0), lb, dev, dtype, (n,))
+    return t.requires_grad_(True) if requires_grad else t  # type: ignore[attr-defined]
+
+
+def linspace(start: Any, end: Any, steps: int, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    dtype = dtype or get_default_dtype()
+    i = np.arange(steps, dtype=np.float64)
+    step = (end - start) / (steps - 1) if steps > 1 else 0.0
+    half = steps // 2
+    host = np.where(i < half, start + i * step, end - (steps - 1 - i) * step)
+    return _upload(np.array(host, dtype=numpy_dtype(dtype), order="C"), dtype, device, requires_grad)
+
+
+def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """``base ** linspace(start, end, steps)``."""
+    dtype = dtype or get_default_dtype()
+    lin = linspace(start, end, steps, dtype=D.float64, device="cpu").numpy()
+    host = np.power(base, lin).astype(numpy_dtype(dtype))
+    return _upload(host, dtype, device, requires_grad)
+
+
+def eye(n: int, m: int | None = None, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """The identity matrix (``n`` x ``m``)."""
+    dtype = dtype or get_default_dtype()
+    host = np.eye(n, n if m is None else m, dtype=numpy_dtype(dtype))
+    return _upload(host, dtype, device, requires_grad)
+
+
+def _rebuild(host: np.ndarray, dtype_name: str, device: str, requires_grad: bool) -> Tensor:
+    """Unpickling: a tensor from host data, placed back on its device."""
+    return tensor(host, dtype=D.DTYPES_BY_NAME[dtype_name], device=device, requires_grad=requires_grad)

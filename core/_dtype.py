@@ -1,0 +1,91 @@
+"""Default dtype state and PyTorch's result_type rules for tensors, 0-d tensors and scalars."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.backends import dtypes as _d
+from ember.backends.dtypes import BOOL, COMPLEX, FLOAT, INT, DType, promote_types
+
+__all__ = [
+    "get_default_dtype",
+    "set_default_dtype",
+    "scalar_dtype",
+    "result_type_scalar",
+    "combine",
+]
+
+_state = {"float": _d.float32, "complex": _d.complex64}
+
+
+def get_default_dtype() -> DType:
+    """The dtype of float tensors made from Python floats (float32 unless changed)."""
+    return _state["float"]
+
+
+def set_default_dtype(d: DType) -> None:
+    """Set the default floating dtype; only float32, float64, float16 and bfloat16 qualify."""
+    if not isinstance(d, DType) or d.category != FLOAT:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _state["float"] = d
+    _state["complex"] = _d.complex128 if d is _d.float64 else _d.complex64
+
+
+def scalar_dtype(x: Any) -> DType:
+    """The dtype a Python scalar takes on its own: bool, int64, default float or complex."""
+    if isinstance(x, bool):
+        return _d.bool_
+    if isinstance(x, int):
+        return _d.int64
+    if isinstance(x, float):
+        return _state["float"]
+    if isinstance(x, complex):
+        return _state["complex"]
+    raise TypeError(f"expected a Python number, got {type(x).__name__}")
+
+
+def _category_of_scalar(x: Any) -> int:
+    if isinstance(x, bool):
+        return BOOL
+    if isinstance(x, int):
+        return INT
+    if isinstance(x, float):
+        return FLOAT
+    return COMPLEX
+
+
+def result_type_scalar(d: DType, x: Any) -> DType:
+    """dtype of ``tensor(d) op scalar``: a scalar never widens within the tensor's category."""
+    cat = _category_of_scalar(x)
+    if cat <= d.category:
+        return d
+    if cat == COMPLEX:
+        return _d.to_complex(d) if d.category == FLOAT else _state["complex"]
+    if cat == FLOAT:
+        return _state["float"]
+    return _d.int64
+
+
+def _combine_categories(higher: DType | None, lower: DType | None) -> DType | None:
+    # PyTorch's combine_categories: a lower-priority operand only matters across categories.
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher.category == COMPLEX:
+        return higher
+    if lower.category == COMPLEX:
+        return _d.to_complex(higher) if higher.category == FLOAT else lower
+    if higher.category == FLOAT:
+        return higher
+    if higher.category == BOOL or lower.category == FLOAT:
+        return promote_types(higher, lower)
+    return higher
+
+
+def combine(dim: DType | None, zero: DType | None, wrapped: DType | None) -> DType:
+    """Result dtype from the promoted dtypes of dimensioned tensors, 0-d tensors and scalars."""
+    out = _combine_categories(dim, _combine_categories(zero, wrapped))
+    if out is None:
+        raise TypeError("result_type: no operand had a dtype")
+    return out

@@ -1,0 +1,275 @@
+"""Tensor methods and operators, bound from one visible table to the op functions."""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from ember.backends import dtypes as D
+
+from . import _random
+from ._ops import binary as B
+from ._ops import convert as C
+from ._ops import indexing as I
+from ._ops import matmul as M
+from ._ops import reduce as R
+from ._ops import select as S
+from ._ops import sort as O
+from ._ops import unary as U
+from ._ops import views as V
+from ._tensor import Tensor
+from .autograd import graph as G
+
+__all__ = ["bind"]
+
+
+def _swap(fn: Any) -> Any:
+    def method(self: Tensor, other: Any) -> Tensor:
+        return fn(other, self)
+
+    return method
+
+
+def _cast(dtype: Any) -> Any:
+    def method(self: Tensor, memory_format: Any = None) -> Tensor:
+        return C.to(self, dtype)
+
+    return method
+
+
+def _grad_get(self: Tensor) -> Any:
+    return self._grad
+
+
+def _grad_set(self: Tensor, value: Any) -> None:
+    if value is not None and (value._shape != self._shape):
+        raise RuntimeError(
+            f"assigned grad has data of a different size: {list(value._shape)} vs {list(self._shape)}"
+        )
+    self._grad = value
+
+
+def _data_get(self: Tensor) -> Tensor:
+    return V.detach(self)
+
+
+def _data_set(self: Tensor, value: Tensor) -> None:
+    self._data, self._be, self._device = value._data, value._be, value._device
+    self.dtype, self._shape = value.dtype, value._shape
+
+
+def backward(self: Tensor, gradient: Any = None, retain_graph: Any = None, create_graph: bool = False, inputs: Any = None) -> None:
+    """Accumulate this tensor's gradient into the leaves' ``.grad``."""
+    from .autograd import backward as _backward
+
+    _backward(self, gradient, retain_graph, create_graph, inputs)
+
+
+def retain_grad(self: Tensor) -> None:
+    """Keep ``.grad`` for this non-leaf tensor after backward."""
+    if not self.requires_grad:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if self.grad_fn is None or G.meta(self).get("retains"):
+        return
+    ref = weakref.ref(self)
+
+    def keep(g: Tensor) -> None:
+        t = ref()
+        if t is not None:
+            t._grad = g.detach() if t._grad is None else t._grad + g.detach()
+
+    G.meta(self)["retains"] = True
+    self.grad_fn.register_prehook(keep)
+
+
+def retains_grad(self: Tensor) -> bool:
+    return bool((self._meta or {}).get("retains"))
+
+
+def register_hook(self: Tensor, hook: Any) -> Any:
+    """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new one."""
+    if not self.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if self.grad_fn is not None:
+        return self.grad_fn.register_prehook(hook)
+    hooks = G.meta(self).setdefault("hooks", [])
+    hooks.append(hook)
+    return G._Handle(hooks, hook)
+
+
+def register_post_accumulate_grad_hook(self: Tensor, hook: Any) -> Any:
+    """Call ``hook(tensor)`` after the gradient was accumulated into this leaf's ``.grad``."""
+    if self.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    hooks = G.meta(self).setdefault("post_acc_hooks", [])
+    hooks.append(hook)
+    return G._Handle(hooks, hook)
+
+
+def fill_(self: Tensor, value: Any) -> Tensor:
+    C.check_inplace(self)
+    from ._ops.binary import _scalar_for
+
+    v = value.item() if isinstance(value, Tensor) else value
+    self._be.k["assign"](self._data, _scalar_for(v, self.dtype))
+    self._vc[0] += 1
+    return self
+
+
+def zero_(self: Tensor) -> Tensor:
+    return fill_(self, 0)
+
+
+def _where_method(self: Tensor, condition: Tensor, other: Any) -> Tensor:
+    return S.where(condition, self, other)
+
+
+def _size_like(fn: Any) -> Any:
+    def method(self: Tensor, *shape: Any) -> Tensor:
+        return fn(self, *shape)
+
+    return method
+
+
+def _identity_hash(self: Tensor) -> int:
+    return id(self)
+
+
+def _view_as(self: Tensor, other: Tensor) -> Tensor:
+    return V.view(self, other._shape)
+
+
+def _reshape_as(self: Tensor, other: Tensor) -> Tensor:
+    return V.reshape(self, other._shape)
+
+
+def _T(self: Tensor) -> Tensor:  # noqa: N802
+    return V.permute(self, tuple(reversed(range(self.ndim))))
+
+
+def _mT(self: Tensor) -> Tensor:  # noqa: N802
+    return V.transpose(self, -2, -1)
+
+
+_OPERATORS = {
+    "__add__": B.add,
+    "__radd__": _swap(B.add),
+    "__sub__": B.sub,
+    "__rsub__": _swap(B.sub),
+    "__mul__": B.mul,
+    "__rmul__": _swap(B.mul),
+    "__truediv__": B.div,
+    "__rtruediv__": _swap(B.div),
+    "__floordiv__": B.floor_divide,
+    "__rfloordiv__": _swap(B.floor_divide),
+    "__mod__": B.remainder,
+    "__rmod__": _swap(B.remainder),
+    "__pow__": B.pow,
+    "__rpow__": _swap(B.pow),
+    "__matmul__": M.matmul,
+    "__rmatmul__": _swap(M.matmul),
+    "__and__": B.bitwise_and,
+    "__rand__": _swap(B.bitwise_and),
+    "__or__": B.bitwise_or,
+    "__ror__": _swap(B.bitwise_or),
+    "__xor__": B.bitwise_xor,
+    "__rxor__": _swap(B.bitwise_xor),
+    "__eq__": B.eq,
+    "__ne__": B.ne,
+    "__lt__": B.lt,
+    "__le__": B.le,
+    "__gt__": B.gt,
+    "__ge__": B.ge,
+    "__neg__": U.neg,
+    "__pos__": U.positive,
+    "__abs__": U.abs,
+    "__invert__": U.bitwise_not,
+    "__getitem__": I.getitem,
+    "__setitem__": I.setitem,
+}
+
+_INPLACE_OPERATORS = {
+    "__iadd__": "add",
+    "__isub__": "sub",
+    "__imul__": "mul",
+    "__itruediv__": "div",
+    "__ifloordiv__": "floor_divide",
+    "__imod__": "remainder",
+    "__ipow__": "pow",
+    "__iand__": "bitwise_and",
+    "__ior__": "bitwise_or",
+    "__ixor__": "bitwise_xor",
+}
+
+_METHODS = {
+    # math
+    "add": B.add, "sub": B.sub, "subtract": B.sub, "mul": B.mul, "multiply": B.mul,
+    "div": B.div, "divide": B.div, "true_divide": B.true_divide, "floor_divide": B.floor_divide,
+    "remainder": B.remainder, "pow": B.pow, "maximum": B.maximum, "minimum": B.minimum,
+    "eq": B.eq, "ne": B.ne, "lt": B.lt, "le": B.le, "gt": B.gt, "ge": B.ge,
+    "bitwise_and": B.bitwise_and, "bitwise_or": B.bitwise_or, "bitwise_xor": B.bitwise_xor,
+    "logical_and": B.logical_and, "logical_or": B.logical_or, "logical_xor": B.logical_xor,
+    "abs": U.abs, "neg": U.neg, "negative": U.neg, "exp": U.exp, "log": U.log, "sqrt": U.sqrt,
+    "sin": U.sin, "cos": U.cos, "tanh": U.tanh, "erf": U.erf, "floor": U.floor, "ceil": U.ceil,
+    "trunc": U.trunc, "round": U.round, "sign": U.sign, "sigmoid": U.sigmoid, "log1p": U.log1p,
+    "expm1": U.expm1, "reciprocal": U.reciprocal, "rsqrt": U.rsqrt, "square": U.square,
+    "exp2": U.exp2, "log2": U.log2, "log10": U.log10, "tan": U.tan, "relu": U.relu,
+    "logical_not": U.logical_not, "bitwise_not": U.bitwise_not, "isnan": U.isnan,
+    "isinf": U.isinf, "isfinite": U.isfinite, "clamp": S.clamp, "clip": S.clip,
+    "where": _where_method,
+    # reductions
+    "sum": R.sum, "mean": R.mean, "prod": R.prod, "amax": R.amax, "amin": R.amin, "max": R.max,
+    "min": R.min, "argmax": R.argmax, "argmin": R.argmin, "all": R.all, "any": R.any,
+    "var": R.var, "std": R.std, "cumsum": R.cumsum,
+    # shape and views
+    "view": V.view, "view_as": _view_as, "reshape": V.reshape, "reshape_as": _reshape_as, "permute": V.permute, "transpose": V.transpose,
+    "swapaxes": V.transpose, "swapdims": V.transpose, "t": V.t, "expand": V.expand,
+    "expand_as": V.expand_as, "squeeze": V.squeeze, "unsqueeze": V.unsqueeze,
+    "flatten": V.flatten, "unflatten": V.unflatten, "narrow": V.narrow, "select": V.select,
+    "unbind": V.unbind, "split": V.split, "chunk": V.chunk, "movedim": V.movedim,
+    "moveaxis": V.movedim, "as_strided": V.as_strided, "detach": V.detach,
+    # copies, casts, devices
+    "clone": C.clone, "contiguous": C.contiguous, "to": C.to, "cpu": C.cpu, "type_as": C.type_as,
+    "copy_": C.copy_, "requires_grad_": C.requires_grad_, "detach_": C.detach_, "conj": C.conj,
+    "conj_physical": C.conj, "float": _cast(D.float32), "double": _cast(D.float64),
+    "half": _cast(D.float16), "bfloat16": _cast(D.bfloat16), "long": _cast(D.int64),
+    "int": _cast(D.int32), "short": _cast(D.int16), "char": _cast(D.int8), "byte": _cast(D.uint8),
+    "bool": _cast(D.bool_), "cfloat": _cast(D.complex64), "cdouble": _cast(D.complex128),
+    # indexing, sorting, products
+    "gather": I.gather, "scatter": I.scatter, "scatter_add": I.scatter_add,
+    "index_select": I.index_select, "masked_fill": I.masked_fill, "index_put": I.index_put,
+    "index_put_": I.index_put_, "nonzero": I.nonzero, "sort": O.sort, "argsort": O.argsort,
+    "topk": O.topk, "msort": O.msort, "matmul": M.matmul, "mm": M.mm, "bmm": M.bmm, "dot": M.dot,
+    "mv": M.mv,
+    # autograd and in-place fills
+    "backward": backward, "retain_grad": retain_grad, "register_hook": register_hook,
+    "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
+    "fill_": fill_, "zero_": zero_, "uniform_": _random.uniform_, "normal_": _random.normal_,
+}
+
+_INPLACE_METHODS = (
+    "add sub mul div floor_divide remainder pow clamp clip neg abs exp log sqrt sin cos tanh "
+    "sigmoid floor ceil round trunc sign reciprocal relu masked_fill scatter scatter_add "
+    "bitwise_and bitwise_or bitwise_xor logical_not square"
+).split()
+
+_PROPERTIES = {
+    "grad": property(_grad_get, _grad_set),
+    "data": property(_data_get, _data_set),
+    "T": property(_T),
+    "mT": property(_mT),
+    "real": property(C.real),
+    "imag": property(C.imag),
+    "retains_grad": property(retains_grad),
+}
+
+
+def bind() -> None:
+    """Attach the table above to Tensor (called once, by ``ember/__init__.py``)."""
+    for name, fn in {**_OPERATORS, **_METHODS, **_PROPERTIES}.items():
+        setattr(Tensor, name, fn)
+    for name in _INPLACE_METHODS:
+        setattr(Tensor, name + "_", C.inplace(_METHODS[name]))
+    for dunder, name in _INPLACE_OPERATORS.items():
+        setattr(Tensor, dunder, C.inplace(_METHODS[name]))
+    Tensor.__hash__ = _identity_hash  # type: ignore[method-assign]

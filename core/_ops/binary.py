@@ -1,0 +1,424 @@
+"""Binary elementwise math and comparisons, each with its derivative rule beside it.
+
+``_binary`` is the hot path of ``a + b``: promotion, broadcast and device checks on plain
+tuples, one kernel call, and graph recording only when an input requires grad.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ember.backends import dtypes as D
+from ember.backends.dtypes import promote_types
+
+from .._dtype import combine, get_default_dtype, result_type_scalar
+from .._tensor import Tensor, wrap
+from ..autograd.grad_mode import state as _grad
+from ..autograd.graph import record
+from ._common import broadcast_shape, same_device, sum_to
+
+__all__ = [
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "true_divide",
+    "floor_divide",
+    "remainder",
+    "pow",
+    "maximum",
+    "minimum",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "result_type",
+    "binary_op",
+    "divide",
+    "multiply",
+    "subtract",
+]
+
+_PY = {0: bool, 1: int, 2: float, 3: complex}
+_INT_RANGE = {d: (-(1 << (d.bits - 1)), (1 << (d.bits - 1)) - 1) for d in (D.int8, D.int16, D.int32, D.int64)}
+_INT_RANGE[D.uint8] = (0, 255)
+
+
+def _scalar_for(x: Any, dt: Any) -> Any:
+    """A Python scalar converted to ``dt``'s category (integers wrap like PyTorch's casts)."""
+    v = _PY[dt.category](x)
+    if dt.category == 1:
+        lo, hi = _INT_RANGE[dt]
+        if not lo <= v <= hi:
+            span = hi - lo + 1
+            v = (v - lo) % span + lo
+    return v
+
+
+def _as_scalar(x: Any) -> Any:
+    if isinstance(x, (bool, int, float, complex)):
+        return x
+    if hasattr(x, "item") and hasattr(x, "dtype") and getattr(x, "ndim", None) == 0:
+        return x.item()  # NumPy scalar
+    raise TypeError(f"unsupported operand type: expected a Tensor or a number, got {type(x).__name__}")
+
+
+def result_type(a: Any, b: Any) -> D.DType:
+    """PyTorch's ``result_type`` for two operands (tensors or Python numbers)."""
+    ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
+    if ta and tb:
+        if a.dtype is b.dtype:
+            return a.dtype
+        dims = [t.dtype for t in (a, b) if t._shape]
+        zeros = [t.dtype for t in (a, b) if not t._shape]
+        dim = promote_types(*dims) if len(dims) == 2 else (dims[0] if dims else None)
+        zero = promote_types(*zeros) if len(zeros) == 2 else (zeros[0] if zeros else None)
+        return combine(dim, zero, None)
+    if ta:
+        return result_type_scalar(a.dtype, _as_scalar(b))
+    if tb:
+        return result_type_scalar(b.dtype, _as_scalar(a))
+    raise TypeError("result_type: at least one operand must be a Tensor")
+
+
+def _operands(a: Any, b: Any, op: str) -> tuple:
+    """(be, device, dtype, shape, xa, xb): inputs promoted, cast and broadcast."""
+    if isinstance(a, Tensor):
+        if isinstance(b, Tensor):
+            if a._device is not b._device:
+                a, b = _scalarise_cpu(a, b, op)
+                if not isinstance(b, Tensor) or not isinstance(a, Tensor):
+                    return _operands(a, b, op)
+            dt = a.dtype if a.dtype is b.dtype else result_type(a, b)
+            sa, sb = a._shape, b._shape
+            shape = sa if sa == sb else broadcast_shape(sa, sb)
+            k = a._be.k
+            xa = a._data if a.dtype is dt else k["cast"](a._data, dt)
+            xb = b._data if b.dtype is dt else k["cast"](b._data, dt)
+            if sa != shape:
+                xa = k["expand"](xa, shape)
+            if sb != shape:
+                xb = k["expand"](xb, shape)
+            return a._be, a._device, dt, shape, xa, xb
+        b = _as_scalar(b)
+        dt = result_type_scalar(a.dtype, b)
+        xa = a._data if a.dtype is dt else a._be.k["cast"](a._data, dt)
+        return a._be, a._device, dt, a._shape, xa, _scalar_for(b, dt)
+    a = _as_scalar(a)
+    if not isinstance(b, Tensor):
+        raise TypeError(f"{op}: expected at least one Tensor operand")
+    dt = result_type_scalar(b.dtype, a)
+    xb = b._data if b.dtype is dt else b._be.k["cast"](b._data, dt)
+    return b._be, b._device, dt, b._shape, _scalar_for(a, dt), xb
+
+
+def _scalarise_cpu(a: Tensor, b: Tensor, op: str) -> tuple:
+    # PyTorch lets a 0-d CPU tensor take part in an op on another device, as a scalar.
+    if not b._shape and b._device.type == "cpu" and a._device.type != "cpu":
+        return a, b.item()
+    if not a._shape and a._device.type == "cpu" and b._device.type != "cpu":
+        return a.item(), b
+    same_device(a, b, op)
+    return a, b
+
+
+def binary_op(name: str, a: Any, b: Any, out_dtype: Any = None) -> Tensor:
+    """Run primitive ``name`` on promoted, broadcast operands; no autograd."""
+    be, dev, dt, shape, xa, xb = _operands(a, b, name)
+    return wrap(be.k[name](xa, xb), be, dev, out_dtype or dt, shape)
+
+
+def _grad_needed(a: Any, b: Any) -> bool:
+    return _grad.enabled and (getattr(a, "requires_grad", False) or getattr(b, "requires_grad", False))
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    return x._shape if isinstance(x, Tensor) else ()
+
+
+def _differentiable(name: str, node: str, rule: Callable[..., Any], saves: bool = True) -> Callable[[Any, Any], Tensor]:
+    """An op function: run the kernel, then record ``node`` with ``rule`` when needed.
+
+    ``saves=False`` for rules that need only shapes, so such graphs can be run twice.
+    """
+
+    def op(a: Any, b: Any) -> Tensor:
+        out = binary_op(name, a, b)
+        if _grad_needed(a, b):
+            ctx = (a, b, _shape(a), _shape(b), out) if saves else (None, None, _shape(a), _shape(b), None)
+            record(node, rule, out, (a, b), (), ctx)
+        return out
+
+    op.__name__ = name
+    return op
+
+
+def _reduce_pair(n: Any, ga: Any, gb: Any) -> tuple:
+    _, _, sa, sb, _ = n.ctx
+    need = n.needs_input_grad
+    return (
+        sum_to(ga, sa) if need[0] and ga is not None else None,
+        sum_to(gb, sb) if need[1] and gb is not None else None,
+    )
+
+
+def _conj(x: Any) -> Any:
+    return x.conj() if isinstance(x, Tensor) and x.dtype.is_complex else x
+
+
+# -- derivative rules (written in ember ops, so every backend differentiates them) ---------
+def _add_rule(n: Any, g: Tensor) -> tuple:
+    return _reduce_pair(n, g, g)
+
+
+def _sub_rule(n: Any, g: Tensor) -> tuple:
+    return _reduce_pair(n, g, -g if n.needs_input_grad[1] else None)
+
+
+def _mul_rule(n: Any, g: Tensor) -> tuple:
+    a, b = n.ctx[0], n.ctx[1]
+    need = n.needs_input_grad
+    return _reduce_pair(n, g * _conj(b) if need[0] else None, g * _conj(a) if need[1] else None)
+
+
+def _div_rule(n: Any, g: Tensor) -> tuple:
+    a, b, _, _, out = n.ctx
+    need = n.needs_input_grad
+    ga = g / _conj(b) if need[0] else None
+    gb = -g * _conj(out) / _conj(b) if need[1] else None
+    return _reduce_pair(n, ga, gb)
+
+
+def _pow_rule(n: Any, g: Tensor) -> tuple:
+    a, b, _, _, out = n.ctx
+    need = n.needs_input_grad
+    ga = gb = None
+    if need[0]:
+        if isinstance(b, Tensor):
+            ga = g * b * where_(b == 0, 1.0, a ** (b - 1))  # noqa: F821 - bound below
+        else:
+            ga = g * 0.0 if b == 0 else g * (b * a ** (b - 1))
+    if need[1]:
+        from .unary import log
+
+        base = a if isinstance(a, Tensor) else _full_like(out, a)
+        gb = g * where_((base == 0) & (b >= 0), 0.0, out * log(base))
+    return _reduce_pair(n, ga, gb)
+
+
+def _max_min_rule(pick_a: Callable[[Any, Any], Any]) -> Callable[..., tuple]:
+    def rule(n: Any, g: Tensor) -> tuple:
+        a, b = n.ctx[0], n.ctx[1]
+        half = g / 2
+        ga = where_(a == b, half, where_(pick_a(a, b), g, 0.0))
+        gb = where_(a == b, half, where_(pick_a(a, b), 0.0, g))
+        return _reduce_pair(n, ga, gb)
+
+    return rule
+
+
+def _floor_rule(n: Any, g: Tensor) -> tuple:
+    return _reduce_pair(n, g * 0.0, g * 0.0)
+
+
+def _remainder_rule(n: Any, g: Tensor) -> tuple:
+    a, b = n.ctx[0], n.ctx[1]
+    return _reduce_pair(n, g, -g * floor_divide(a, b) if n.needs_input_grad[1] else None)
+
+
+# -- the ops ---------------------------------------------------------------------------------
+_add = _differentiable("add", "AddBackward0", _add_rule, saves=False)
+_sub = _differentiable("sub", "SubBackward0", _sub_rule, saves=False)
+mul = _differentiable("mul", "MulBackward0", _mul_rule)
+maximum = _differentiable("maximum", "MaximumBackward0", _max_min_rule(lambda a, b: a > b))
+minimum = _differentiable("minimum", "MinimumBackward0", _max_min_rule(lambda a, b: a < b))
+_floordiv = _differentiable("floordiv", "FloorDivideBackward0", _floor_rule, saves=False)
+_pow = _differentiable("pow", "PowBackward1", _pow_rule)
+
+
+def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``input + alpha * other``, broadcasting. Example: ``ember.add(x, 1)``."""
+    if alpha != 1:
+        other = mul(other, alpha)
+    return _add(input, other)
+
+
+def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``input - alpha * other``; bool tensors refuse, as in PyTorch."""
+    if _is_bool(input) or _is_bool(other):
+        if _is_bool(input) and _is_bool(other):
+            raise RuntimeError(
+                "Subtraction, the `-` operator, with two bool tensors is not supported. "
+                "Use the `^` or `logical_xor()` operator instead."
+            )
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    if alpha != 1:
+        other = mul(other, alpha)
+    return _sub(input, other)
+
+
+def _is_bool(x: Any) -> bool:
+    return (isinstance(x, Tensor) and x.dtype is D.bool_) or isinstance(x, bool)
+
+
+def _to_float(x: Any) -> Any:
+    if isinstance(x, Tensor):
+        return x.to(get_default_dtype()) if x.dtype.category < 2 else x
+    return float(x) if isinstance(x, (bool, int)) else x
+
+
+def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+    """True division (integers give floats); ``rounding_mode`` 'trunc' or 'floor'."""
+    if rounding_mode is None:
+        a, b = input, other
+        if result_type(a, b).category < 2:
+            a, b = _to_float(a), _to_float(b)
+        out = binary_op("div", a, b)
+        if _grad_needed(a, b):
+            record("DivBackward0", _div_rule, out, (a, b), (), (a, b, _shape(a), _shape(b), out))
+        return out
+    if rounding_mode == "floor":
+        return floor_divide(input, other)
+    if rounding_mode == "trunc":
+        from .unary import trunc
+
+        if _is_float(input) or _is_float(other):
+            return trunc(div(input, other))
+        q = floor_divide(input, other)
+        fix = ne(remainder(input, other), 0) & ne(lt(input, 0), lt(other, 0) if isinstance(other, Tensor) else other < 0)
+        return where_(fix, q + 1, q)
+    raise ValueError(
+        f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
+    )
+
+
+def _is_float(x: Any) -> bool:
+    if isinstance(x, Tensor):
+        return x.dtype.category >= 2
+    return isinstance(x, (float, complex))
+
+
+true_divide = div
+
+
+def floor_divide(input: Any, other: Any) -> Tensor:
+    """``floor(input / other)``: rounds toward minus infinity, as Python's ``//``."""
+    return _floordiv(input, other)
+
+
+def remainder(input: Any, other: Any) -> Tensor:
+    """Python's ``%``: the result has the sign of the divisor."""
+    be, dev, dt, shape, xa, xb = _operands(input, other, "remainder")
+    k = be.k["remainder"]
+    if k is not None:
+        out = wrap(k(xa, xb), be, dev, dt, shape)
+    else:
+        a_t = wrap(xa, be, dev, dt, shape) if not isinstance(xa, (int, float, complex)) else xa
+        b_t = wrap(xb, be, dev, dt, shape) if not isinstance(xb, (int, float, complex)) else xb
+        with _no_record():
+            out = sub(a_t, mul(floor_divide(a_t, b_t), b_t))
+    if _grad_needed(input, other):
+        record("RemainderBackward0", _remainder_rule, out, (input, other), (), (input, other, _shape(input), _shape(other), out))
+    return out
+
+
+def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
+    """``input ** exponent``; integer tensors to negative integer powers raise."""
+    if isinstance(input, Tensor) and input.dtype.category == 1 and isinstance(exponent, int) and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if isinstance(exponent, (int, float)) and not isinstance(exponent, bool) and isinstance(input, Tensor):
+        out = binary_op("pow", input, exponent)
+        if _grad_needed(input, None):
+            record("PowBackward0", _pow_rule, out, (input, exponent), (), (input, exponent, input._shape, (), out))
+        return out
+    return _pow(input, exponent)
+
+
+def _bitwise(name: str) -> Callable[[Any, Any], Tensor]:
+    def op(input: Any, other: Any) -> Tensor:
+        for x in (input, other):
+            if (isinstance(x, Tensor) and x.dtype.category >= 2) or isinstance(x, (float, complex)):
+                raise RuntimeError(f'"{name}_cpu" not implemented for floating point or complex operands')
+        return binary_op(name, input, other)
+
+    op.__name__ = name
+    return op
+
+
+bitwise_and = _bitwise("bitwise_and")
+bitwise_or = _bitwise("bitwise_or")
+bitwise_xor = _bitwise("bitwise_xor")
+
+
+def _as_bool(x: Any) -> Any:
+    if isinstance(x, Tensor):
+        return x if x.dtype is D.bool_ else ne(x, 0)
+    return bool(x)
+
+
+def logical_and(input: Any, other: Any) -> Tensor:
+    return binary_op("bitwise_and", _as_bool(input), _as_bool(other))
+
+
+def logical_or(input: Any, other: Any) -> Tensor:
+    return binary_op("bitwise_or", _as_bool(input), _as_bool(other))
+
+
+def logical_xor(input: Any, other: Any) -> Tensor:
+    return binary_op("bitwise_xor", _as_bool(input), _as_bool(other))
+
+
+def _compare(name: str, swap: bool) -> Callable[[Any, Any], Tensor]:
+    def op(input: Any, other: Any) -> Tensor:
+        a, b = (other, input) if swap else (input, other)
+        return binary_op(name, a, b, D.bool_)
+
+    return op
+
+
+eq = _compare("eq", False)
+lt = _compare("lt", False)
+le = _compare("le", False)
+gt = _compare("lt", True)
+ge = _compare("le", True)
+
+
+def ne(input: Any, other: Any) -> Tensor:
+    return binary_op("bitwise_xor", eq(input, other), True, D.bool_)
+
+
+class _no_record:  # noqa: N801 - internal context
+    def __enter__(self) -> None:
+        self._prev = _grad.enabled
+        _grad.enabled = False
+
+    def __exit__(self, *exc: Any) -> None:
+        _grad.enabled = self._prev
+
+
+def where_(cond: Tensor, a: Any, b: Any) -> Tensor:
+    from .select import where
+
+    return where(cond, a, b)
+
+
+def _full_like(t: Tensor, value: Any) -> Tensor:
+    from .._creation import full_like
+
+    return full_like(t, value)
+
+
+divide = div
+multiply = mul
+subtract = sub

@@ -1,0 +1,249 @@
+"""Copies, casts, device moves and in-place writes (with the version counter)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ember.backends import DType
+from ember.backends import dtypes as D
+
+from .._device import resolve
+from .._tensor import Tensor, wrap
+from ..autograd.grad_mode import state as _grad
+from ..autograd.graph import record
+from ._common import broadcast_shape
+
+__all__ = ["clone", "contiguous", "to", "cpu", "copy_", "requires_grad_", "detach_", "conj", "real", "imag", "inplace", "type_as"]
+
+
+def _clone_rule(n: Any, g: Tensor) -> tuple:
+    return (g,)
+
+
+def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
+    """A contiguous copy that keeps the graph (``CloneBackward0``)."""
+    k = input._be.k["clone"]
+    if k is not None:
+        data = k(input._data)
+    else:
+        data = input._be.backend.empty(input._shape, input.dtype, input._device.index or 0)
+        input._be.k["assign"](data, input._data)
+    out = wrap(data, input._be, input._device, input.dtype, input._shape)
+    if _grad.enabled and input.requires_grad:
+        record("CloneBackward0", _clone_rule, out, (input,), (), None)
+    return out
+
+
+def contiguous(input: Tensor, memory_format: Any = None) -> Tensor:
+    """``input`` itself if already contiguous, else a contiguous copy."""
+    return input if input.is_contiguous() else clone(input)
+
+
+def _to_rule(n: Any, g: Tensor) -> tuple:
+    dtype, device = n.ctx
+    return (g.to(device=device, dtype=dtype),)
+
+
+def _parse_to(args: tuple, kwargs: dict) -> tuple[Any, DType | None, bool]:
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, DType):
+            dtype = a
+        elif isinstance(a, Tensor):
+            device, dtype = a._device, a.dtype
+        elif isinstance(a, bool):
+            continue
+        elif a is not None:
+            device = a
+    return device, dtype, copy
+
+
+def to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """Move to a device and/or cast: ``x.to("opencl")``, ``x.to(ember.float64)``."""
+    device, dtype, copy = _parse_to(args, dict(kwargs))
+    dev, lb = (input._device, input._be) if device is None else resolve(device)
+    dt = dtype or input.dtype
+    if dev is input._device and dt is input.dtype:
+        return clone(input) if copy else input
+    if dt not in lb.backend.dtypes:
+        from .._creation import _check_dtype
+
+        _check_dtype(lb, dt)
+    data = input._data
+    if dev is not input._device:
+        data = _transfer(input, dev, lb)
+        if dt is not input.dtype:
+            data = lb.k["cast"](data, dt)
+    elif dt is not input.dtype:
+        data = lb.k["cast"](data, dt)
+    out = wrap(data, lb, dev, dt, input._shape)
+    if _grad.enabled and input.requires_grad:
+        record("ToCopyBackward0", _to_rule, out, (input,), (), (input.dtype, input._device))
+    return out
+
+
+def _transfer(input: Tensor, dev: Any, lb: Any) -> Any:
+    """Through the host: the source's to_numpy, the target's from_numpy, never aliasing."""
+    host = np.array(input._be.backend.to_numpy(input._data), copy=True, order="C")
+    return lb.backend.from_numpy(host, dev.index or 0)
+
+
+def cpu(input: Tensor) -> Tensor:
+    return to(input, "cpu")
+
+
+def type_as(input: Tensor, other: Tensor) -> Tensor:
+    return to(input, other.dtype)
+
+
+def check_inplace(t: Tensor) -> None:
+    if _grad.enabled and t.requires_grad and t.grad_fn is None and t._base is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def _write(t: Tensor, src: Tensor) -> None:
+    """Write ``src`` (same device) into ``t``'s memory, casting and broadcasting."""
+    if src.dtype is not t.dtype:
+        src = to(src.detach(), t.dtype)
+    data = src._data
+    if src._shape != t._shape:
+        shape = broadcast_shape(t._shape, src._shape)
+        if shape != t._shape:
+            raise RuntimeError(
+                f"output with shape {list(t._shape)} doesn't match the broadcast shape {list(shape)}"
+            )
+        data = t._be.k["expand"](data, t._shape)
+    try:
+        t._be.k["assign"](t._data, data)
+    except ValueError as e:  # NumPy's read-only destination: an expanded view
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a single "
+            "memory location. Please clone() the tensor before performing the operation."
+        ) from e
+    t._vc[0] += 1
+
+
+def _copy_rule(n: Any, g: Tensor) -> tuple:
+    src_shape, src_dtype, src_dev = n.ctx
+    from ._common import sum_to
+
+    return (g * 0, sum_to(g, src_shape).to(device=src_dev, dtype=src_dtype))
+
+
+def copy_(input: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
+    """Copy ``src``'s values into ``input`` in place (any device, dtype cast, broadcast)."""
+    check_inplace(input)
+    if not isinstance(src, Tensor):
+        from .._creation import tensor
+
+        src = tensor(src, dtype=input.dtype, device=input._device)
+    moved = src if src._device is input._device else to(src.detach(), input._device)
+    _write(input, moved.detach())
+    if _grad.enabled and (src.requires_grad or input.requires_grad):
+        _rebase(input, "CopyBackwards", _copy_rule, (input, src), (src._shape, src.dtype, src._device))
+    return input
+
+
+def _rebase(t: Tensor, node: str, rule: Callable[..., Any], inputs: tuple, ctx: Any) -> None:
+    """After an in-place op, make ``t``'s history the new node (inputs hold the old one)."""
+    prev_fn, prev_req = t.grad_fn, t.requires_grad
+    alias = wrap(t._data, t._be, t._device, t.dtype, t._shape)
+    alias.grad_fn, alias.requires_grad = prev_fn, prev_req
+    if prev_req and prev_fn is None:
+        alias._meta = t._meta  # a leaf view keeps its accumulator
+    ins = tuple(alias if x is t else x for x in inputs)
+    record(node, rule, t, ins, (), ctx)
+
+
+def inplace(op: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """The ``op_`` form of an out-of-place op: compute, then write into ``self``."""
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        check_inplace(self)
+        recording = _grad.enabled and (self.requires_grad or any(getattr(a, "requires_grad", False) for a in args))
+        if not recording:
+            prev = _grad.enabled
+            _grad.enabled = False
+            try:
+                out = op(self, *args, **kwargs)
+            finally:
+                _grad.enabled = prev
+            if out.dtype is not self.dtype and out.dtype.category > self.dtype.category:
+                raise RuntimeError(
+                    f"result type {_pt(out.dtype)} can't be cast to the desired output type {_pt(self.dtype)}"
+                )
+            _write(self, out)
+            return self
+        before = clone(self)  # the graph must keep the old value, which we overwrite
+        out = op(before, *args, **kwargs)
+        if out.dtype is not self.dtype and out.dtype.category > self.dtype.category:
+            raise RuntimeError(f"result type {_pt(out.dtype)} can't be cast to the desired output type {_pt(self.dtype)}")
+        _write(self, out.detach())
+        self.grad_fn, self.requires_grad = out.grad_fn, True
+        return self
+
+    method.__name__ = op.__name__ + "_"
+    return method
+
+
+_PT = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "float16": "Half", "bfloat16": "BFloat16", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def _pt(d: DType) -> str:
+    return _PT[d.name]
+
+
+def requires_grad_(input: Tensor, requires_grad: bool = True) -> Tensor:
+    """Set ``requires_grad`` on a leaf; only floating and complex tensors may require grad."""
+    if requires_grad and input.dtype.category < 2:
+        raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+    if not requires_grad and input.grad_fn is not None:
+        raise RuntimeError(
+            "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+            "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+        )
+    input.requires_grad = bool(requires_grad)
+    return input
+
+
+def detach_(input: Tensor) -> Tensor:
+    input.grad_fn = None
+    input.requires_grad = False
+    return input
+
+
+def conj(input: Tensor) -> Tensor:
+    """Complex conjugate (the tensor itself for real dtypes)."""
+    if not input.dtype.is_complex:
+        return input
+    from .binary import mul
+
+    re, im = real(input), imag(input)
+    return (re + mul(im, -1j)).to(input.dtype)
+
+
+def _part(input: Tensor, which: str) -> Tensor:
+    host = input._be.backend.to_numpy(input._data)
+    part = np.array(getattr(host, which), order="C", copy=True)
+    dt = D.to_real(input.dtype)
+    return wrap(input._be.backend.from_numpy(part, input._device.index or 0), input._be, input._device, dt, input._shape)
+
+
+def real(input: Tensor) -> Tensor:
+    """The real part (a copy for complex tensors; the tensor itself for real ones)."""
+    return _part(input, "real") if input.dtype.is_complex else input
+
+
+def imag(input: Tensor) -> Tensor:
+    if not input.dtype.is_complex:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return _part(input, "imag")
+

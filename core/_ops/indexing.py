@@ -1,0 +1,455 @@
+"""``x[key]`` and ``x[key] = v``: basic indexing as views, advanced indexing as NumPy does.
+
+The basic part (ints, slices, None, ...) always becomes a view through the ``slice``
+primitive; integer-array and mask indices then go through the ``index``/``index_put``
+composites, whose default decomposition uses ``gather``/``scatter``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.backends import dtypes as D
+
+from .._tensor import Tensor, wrap
+from ..autograd.grad_mode import state as _grad
+from ..autograd.graph import record
+from ._common import broadcast_shape, numel, same_device
+from .views import basic_slice
+
+__all__ = ["getitem", "setitem", "nonzero", "index_put_", "index_put", "gather", "scatter", "index_select", "masked_fill"]
+
+
+def _to_index_tensor(x: Tensor, k: Any) -> Tensor:
+    from .._creation import tensor
+
+    if isinstance(k, Tensor):
+        return k
+    t = tensor(k, device=x._device)
+    if t.numel() == 0:
+        t = t.to(D.int64)
+    return t
+
+
+def _parse(x: Tensor, key: Any) -> tuple[tuple[Any, ...], tuple[int, ...], dict[int, Tensor]]:
+    """(slice key for the basic view, the view's shape, {view dim: index tensor})."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    items: list[Any] = []
+    for k in key:
+        if isinstance(k, (list, tuple)) or (hasattr(k, "__array__") and not isinstance(k, Tensor)):
+            k = _to_index_tensor(x, k)
+        if isinstance(k, Tensor) and k.dtype is D.bool_:
+            same_device(x, k, "index")
+            items.extend(nonzero(k, as_tuple=True) if k.ndim else [k])
+            continue
+        items.append(k)
+    consumed = sum(0 if (k is None or k is Ellipsis) else 1 for k in items)
+    if consumed > x.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
+    if sum(k is Ellipsis for k in items) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    slice_key: list[Any] = []
+    shape: list[int] = []
+    adv: dict[int, Tensor] = {}
+    d = 0
+    for k in items:
+        if k is Ellipsis:
+            for _ in range(x.ndim - consumed):
+                slice_key.append(slice(0, x._shape[d], 1))
+                shape.append(x._shape[d])
+                d += 1
+        elif k is None:
+            shape.append(1)
+        elif isinstance(k, Tensor):
+            if k.dtype.category != 1:
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            slice_key.append(slice(0, x._shape[d], 1))
+            adv[len(shape)] = k
+            shape.append(x._shape[d])
+            d += 1
+        elif isinstance(k, slice):
+            if k.step is not None and _int(k.step) <= 0:
+                raise ValueError("step must be greater than zero")
+            s = slice(*slice(_opt(k.start), _opt(k.stop), _opt(k.step)).indices(x._shape[d]))
+            slice_key.append(s)
+            shape.append(len(range(s.start, s.stop, s.step)))
+            d += 1
+        else:
+            i = _int(k)
+            size = x._shape[d]
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for dimension {d} with size {size}")
+            slice_key.append(i + size if i < 0 else i)
+            d += 1
+    while d < x.ndim:
+        slice_key.append(slice(0, x._shape[d], 1))
+        shape.append(x._shape[d])
+        d += 1
+    return tuple(slice_key), tuple(shape), adv
+
+
+def _opt(v: Any) -> Any:
+    return None if v is None else _int(v)
+
+
+def _int(v: Any) -> int:
+    if isinstance(v, bool):
+        raise TypeError("bool is not supported as a slice bound or index here")
+    if isinstance(v, int):
+        return v
+    if hasattr(v, "__index__"):
+        return v.__index__()
+    raise IndexError(
+        "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
+        f"(got {type(v).__name__})"
+    )
+
+
+def _checked(view: Tensor, adv: dict[int, Tensor]) -> tuple[tuple[Any, ...], tuple[int, ...]]:
+    """Index arrays per view dim (None where not indexed), wrapped and bounds-checked."""
+    from .select import where
+
+    bshape: tuple[int, ...] = ()
+    for t in adv.values():
+        same_device(view, t, "index")
+        bshape = broadcast_shape(bshape, t._shape)
+    arrays: list[Any] = [None] * view.ndim
+    for d, t in adv.items():
+        size = view._shape[d]
+        t = t.to(D.int64)
+        if t.numel():
+            lo, hi = int(t.amin().item()), int(t.amax().item())  # type: ignore[attr-defined]
+            if lo < -size or hi >= size:
+                bad = hi if hi >= size else lo
+                raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+            if lo < 0:
+                t = where(t < 0, t + size, t)
+        arrays[d] = t.expand(bshape)._data if t._shape != bshape else t._data
+    return tuple(arrays), bshape
+
+
+def _result_shape(shape: tuple[int, ...], dims: list[int], bshape: tuple[int, ...]) -> tuple[int, ...]:
+    rest = [s for i, s in enumerate(shape) if i not in dims]
+    consecutive = dims == list(range(dims[0], dims[0] + len(dims)))
+    if consecutive:
+        return tuple(rest[: dims[0]]) + bshape + tuple(rest[dims[0] :])
+    return bshape + tuple(rest)
+
+
+def _index_rule(n: Any, g: Tensor) -> tuple:
+    shape, indices, adv = n.ctx
+    from .._creation import zeros
+
+    out = zeros(shape, dtype=g.dtype, device=g._device)
+    return (index_put(out, adv, g, accumulate=True),)
+
+
+def _advanced(view: Tensor, adv: dict[int, Tensor]) -> Tensor:
+    indices, bshape = _checked(view, adv)
+    dims = sorted(adv)
+    shape = _result_shape(view._shape, dims, bshape)
+    k = view._be.k["index"]
+    if k is not None:
+        data = k(view._data, indices)
+    else:
+        data = _index_decomposed(view, indices, dims, bshape, shape)
+    out = wrap(data, view._be, view._device, view.dtype, shape)
+    if _grad.enabled and view.requires_grad:
+        record("IndexBackward0", _index_rule, out, (view,), (), (view._shape, indices, adv))
+    return out
+
+
+def _index_decomposed(view: Tensor, indices: tuple, dims: list[int], bshape: tuple, shape: tuple) -> Any:
+    """``index`` through permute, a linear index and ``gather`` (any backend)."""
+    be, dev = view._be, view._device
+    rest = [i for i in range(view.ndim) if i not in dims]
+    v2 = view.detach().permute(dims + rest).contiguous()
+    adv_sizes = [view._shape[d] for d in dims]
+    rest_shape = tuple(view._shape[d] for d in rest)
+    lin = None
+    for d, size in zip(dims, adv_sizes):
+        t = wrap(indices[d], be, dev, D.int64, bshape)
+        lin = t if lin is None else lin * size + t
+    n = numel(bshape)
+    flat = v2.reshape((numel(tuple(adv_sizes)),) + rest_shape)
+    idx = lin.reshape((n,) + (1,) * len(rest_shape)).expand((n,) + rest_shape)  # type: ignore[union-attr]
+    got = flat.gather(0, idx).reshape(bshape + rest_shape)  # type: ignore[attr-defined]
+    if shape != got._shape:  # consecutive advanced dims not at the front: move them back
+        first = dims[0]
+        nb = len(bshape)
+        order = list(range(nb, nb + first)) + list(range(nb)) + list(range(nb + first, nb + len(rest_shape)))
+        got = got.permute(order)
+    return got.contiguous()._data
+
+
+def getitem(x: Tensor, key: Any) -> Tensor:
+    """``x[key]`` with PyTorch's (NumPy's) semantics."""
+    if isinstance(key, int) and not isinstance(key, bool) and x.ndim:
+        size = x._shape[0]  # the common x[i] fast path
+        if not -size <= key < size:
+            raise IndexError(f"index {key} is out of bounds for dimension 0 with size {size}")
+        from .views import select
+
+        return select(x, 0, key)
+    slice_key, shape, adv = _parse(x, key)
+    view = basic_slice(x, slice_key, shape) if slice_key or shape != x._shape else x.view(x._shape)
+    if not adv:
+        return view
+    return _advanced(view, adv)
+
+
+def _value_data(x: Tensor, value: Any, shape: tuple[int, ...]) -> Any:
+    if isinstance(value, Tensor):
+        same_device(x, value, "index_put_")
+        v = value if value.dtype is x.dtype else value.to(x.dtype)
+        if v._shape != shape:
+            v = v.expand(broadcast_shape(shape, v._shape)) if len(v._shape) <= len(shape) else _squeeze_lead(v, shape)
+        return v._data
+    from .binary import _scalar_for
+
+    return _scalar_for(value, x.dtype)
+
+
+def _squeeze_lead(v: Tensor, shape: tuple[int, ...]) -> Tensor:
+    lead = len(v._shape) - len(shape)
+    if any(s != 1 for s in v._shape[:lead]):
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(v._shape)} cannot be broadcast to indexing result of shape {list(shape)}")
+    return v.reshape(v._shape[lead:]).expand(shape)
+
+
+def _check_inplace(x: Tensor) -> None:
+    if _grad.enabled and x.requires_grad and x.grad_fn is None and x._base is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def setitem(x: Tensor, key: Any, value: Any) -> None:
+    """``x[key] = value``: writes through to ``x`` (and any tensor it is a view of)."""
+    _check_inplace(x)
+    slice_key, shape, adv = _parse(x, key)
+    view = basic_slice(x.detach(), slice_key, shape)
+    if not adv:
+        view._be.k["assign"](view._data, _value_data(x, value, shape))
+    else:
+        _index_put_into(view, adv, value, accumulate=False)
+    x._vc[0] += 1
+
+
+def _index_put_into(view: Tensor, adv: dict[int, Tensor], value: Any, accumulate: bool) -> None:
+    indices, bshape = _checked(view, adv)
+    dims = sorted(adv)
+    shape = _result_shape(view._shape, dims, bshape)
+    vals = _value_data(view, value, shape)
+    k = view._be.k["index_put"]
+    if k is not None:
+        k(view._data, indices, vals, accumulate)
+        return
+    _index_put_decomposed(view, indices, dims, bshape, shape, vals, accumulate)
+
+
+def _index_put_decomposed(view: Tensor, indices: tuple, dims: list[int], bshape: tuple, shape: tuple, vals: Any, accumulate: bool) -> None:
+    """``index_put`` through a linear index and ``scatter`` on a contiguous copy."""
+    be, dev = view._be, view._device
+    rest = [i for i in range(view.ndim) if i not in dims]
+    v2 = view.permute(dims + rest)
+    adv_sizes = [view._shape[d] for d in dims]
+    rest_shape = tuple(view._shape[d] for d in rest)
+    lin = None
+    for d, size in zip(dims, adv_sizes):
+        t = wrap(indices[d], be, dev, D.int64, bshape)
+        lin = t if lin is None else lin * size + t
+    n, r = numel(bshape), numel(rest_shape)
+    if isinstance(vals, (bool, int, float, complex)):
+        src: Any = vals
+    else:
+        vt = wrap(vals, be, dev, view.dtype, shape)
+        if shape != bshape + rest_shape:
+            first, nb = dims[0], len(bshape)
+            order = list(range(first, first + nb)) + list(range(first)) + list(range(first + nb, len(shape)))
+            vt = vt.permute(order)
+        src = vt.reshape(n, r)._data
+    flat = v2.contiguous().reshape(numel(tuple(adv_sizes)), r)
+    idx = lin.reshape(n, 1).expand(n, r)._data  # type: ignore[union-attr]
+    out = be.k["scatter"](flat._data, 0, idx, src, "add" if accumulate else None)
+    be.k["assign"](v2._data, be.k["reshape"](out, v2._shape))
+
+
+def _key_from(adv: dict[int, Tensor], ndim: int) -> tuple:
+    return tuple(adv.get(d, slice(None)) for d in range(ndim))
+
+
+def index_put_(x: Tensor, indices: Any, values: Any, accumulate: bool = False) -> Tensor:
+    """In place: ``x[indices] = values`` (``+=`` with ``accumulate``, duplicates summed)."""
+    adv = _adv_from(indices)
+    _check_inplace(x)
+    _index_put_into(x.detach(), adv, values, accumulate)
+    x._vc[0] += 1
+    return x
+
+
+def _adv_from(indices: Any) -> dict[int, Tensor]:
+    if isinstance(indices, dict):
+        return indices
+    return {d: t for d, t in enumerate(indices) if t is not None}
+
+
+def _index_put_out_rule(n: Any, g: Tensor) -> tuple:
+    adv, accumulate = n.ctx
+    key = _key_from(adv, g.ndim)
+    gv = getitem(g, key) if n.needs_input_grad[1] else None
+    if accumulate:
+        return (g, gv)
+    gx = g.clone()
+    index_put_(gx.detach(), adv, 0.0)
+    return (gx, gv)
+
+
+def index_put(input: Tensor, indices: Any, values: Any, accumulate: bool = False) -> Tensor:
+    """Out of place ``index_put_``: a copy of ``input`` with ``values`` written at ``indices``."""
+    adv = _adv_from(indices)
+    with _NoRecord():
+        out = input.clone()
+        index_put_(out, adv, values, accumulate)
+    if _grad.enabled and (input.requires_grad or getattr(values, "requires_grad", False)):
+        record("IndexPutBackward0", _index_put_out_rule, out, (input, values), (), (adv, accumulate))
+    return out
+
+
+class _NoRecord:
+    def __enter__(self) -> None:
+        self.prev = _grad.enabled
+        _grad.enabled = False
+
+    def __exit__(self, *exc: Any) -> None:
+        _grad.enabled = self.prev
+
+
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
+    """Coordinates of non-zero elements: ``(count, ndim)`` int64, or one tensor per dim."""
+    k = input._be.k["nonzero"]
+    if k is not None:
+        data = k(input._data)
+        out = wrap(data, input._be, input._device, D.int64, _nonzero_shape(input, data))
+    else:
+        out = _nonzero_decomposed(input)
+    if as_tuple:
+        if input.ndim == 0:
+            return (out.reshape(-1),)
+        return tuple(out[:, d] for d in range(input.ndim))
+    return out
+
+
+def _nonzero_shape(input: Tensor, data: Any) -> tuple[int, ...]:
+    # The count is data-dependent: only the kernel's result knows it.
+    return tuple(input._be.backend.to_numpy(data).shape)
+
+
+def _nonzero_decomposed(input: Tensor) -> Tensor:
+    """Stream compaction with ``cumsum`` and ``scatter``: works on every backend."""
+    from .._creation import arange, zeros
+
+    flat = (input != 0).reshape(-1).to(D.int64)
+    n = flat.numel()
+    pos = flat.cumsum(0)
+    count = int(pos[-1].item()) if n else 0
+    slot = (pos - 1) * flat + count * (1 - flat)
+    packed = zeros(count + 1, dtype=D.int64, device=input._device).scatter(0, slot, arange(n, device=input._device))
+    lin = packed[:count]
+    coords = []
+    for size in reversed(input._shape or (1,)):
+        coords.append(lin % size)
+        lin = lin // size
+    coords.reverse()
+    if not input._shape:
+        return zeros((count, 0), dtype=D.int64, device=input._device)
+    return coords[0].unsqueeze(1) if len(coords) == 1 else _stack_cols(coords)
+
+
+def _stack_cols(cols: list[Tensor]) -> Tensor:
+    from .join import stack
+
+    return stack(cols, 1)
+
+
+# -- gather / scatter ----------------------------------------------------------------------
+def _check_index(input: Tensor, index: Tensor, name: str) -> None:
+    if not isinstance(index, Tensor) or index.dtype is not D.int64:
+        got = index.dtype if isinstance(index, Tensor) else type(index).__name__
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {got}")
+    same_device(input, index, name)
+    if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as input tensor")
+
+
+def _gather_rule(n: Any, g: Tensor) -> tuple:
+    shape, d, index = n.ctx
+    from .._creation import zeros
+
+    return (zeros(shape, dtype=g.dtype, device=g._device).scatter_add(d, index, g), None)
+
+
+def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and alike for other dims)."""
+    from ._common import norm_dim
+
+    _check_index(input, index, "gather")
+    d = norm_dim(dim, input.ndim)
+    data = input._be.k["gather"](input._data, d, index._data)
+    out = wrap(data, input._be, input._device, input.dtype, index._shape)
+    if _grad.enabled and input.requires_grad:
+        record("GatherBackward0", _gather_rule, out, (input, index), (), (input._shape, d, index))
+    return out
+
+
+def _scatter_rule(n: Any, g: Tensor) -> tuple:
+    d, index, reduce, src_is_tensor = n.ctx
+    gx = g if reduce == "add" else g.scatter(d, index, 0.0)
+    gs = g.gather(d, index) if src_is_tensor and n.needs_input_grad[2] else None
+    return (gx, None, gs)
+
+
+def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None, reduce: str | None = None) -> Tensor:
+    """A copy of ``input`` with ``src`` (tensor or scalar) written at ``index`` along ``dim``."""
+    from ._common import norm_dim
+
+    _check_index(input, index, "scatter")
+    if src is None:
+        src = value
+    if reduce not in (None, "add"):
+        raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce} (only 'add' is supported yet)")
+    d = norm_dim(dim, input.ndim)
+    if isinstance(src, Tensor):
+        same_device(input, src, "scatter")
+        s = src._data if src.dtype is input.dtype else src.to(input.dtype)._data
+    else:
+        from .binary import _scalar_for
+
+        s = _scalar_for(src, input.dtype)
+    data = input._be.k["scatter"](input._data, d, index._data, s, reduce)
+    out = wrap(data, input._be, input._device, input.dtype, input._shape)
+    if _grad.enabled and (input.requires_grad or getattr(src, "requires_grad", False)):
+        record("ScatterBackward0", _scatter_rule, out, (input, index, src), (), (d, index, reduce, isinstance(src, Tensor)))
+    return out
+
+
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """``scatter`` that sums duplicate indices."""
+    return scatter(input, dim, index, src, reduce="add")
+
+
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """Entries of ``input`` at ``index`` (1-D int64) along ``dim``."""
+    from ._common import norm_dim
+
+    d = norm_dim(dim, input.ndim)
+    key = (slice(None),) * d + (index,)
+    return getitem(input, key)
+
+
+def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """A copy of ``input`` with ``value`` where ``mask`` is True (mask broadcasts)."""
+    from .select import where
+
+    if mask.dtype is not D.bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype.name}")
+    return where(mask, value if not isinstance(value, Tensor) else value.to(input.dtype), input)

@@ -1,0 +1,127 @@
+"""Matrix products: ``matmul`` in every rank (NumPy's rules), ``mm``, ``bmm``, ``dot``, ``mv``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._tensor import Tensor, wrap
+from ..autograd.grad_mode import state as _grad
+from ..autograd.graph import record
+from ._common import broadcast_shape, same_device, sum_to
+
+__all__ = ["matmul", "mm", "bmm", "dot", "mv"]
+
+_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+
+
+def _dtype_check(a: Tensor, b: Tensor, what: str) -> None:
+    if a.dtype is not b.dtype:
+        na, nb = (_NAMES.get(x.dtype.name, x.dtype.name) for x in (a, b))
+        raise RuntimeError(f"expected {what} to have the same dtype, but got: {na} != {nb}")
+
+
+def _core(a: Tensor, b: Tensor) -> Tensor:
+    """(..., n, k) @ (..., k, m) with batch dims broadcast; both at least 2-D."""
+    batch = broadcast_shape(a._shape[:-2], b._shape[:-2])
+    sa, sb = batch + a._shape[-2:], batch + b._shape[-2:]
+    k = a._be.k
+    xa = a._data if a._shape == sa else k["expand"](a._data, sa)
+    xb = b._data if b._shape == sb else k["expand"](b._data, sb)
+    shape = batch + (a._shape[-2], b._shape[-1])
+    return wrap(k["matmul"](xa, xb), a._be, a._device, a.dtype, shape)
+
+
+def matmul(input: Tensor, other: Tensor) -> Tensor:
+    """Matrix product with NumPy's rules for 1-D operands and broadcast batch dims."""
+    a, b = input, other
+    same_device(a, b, "matmul")
+    _dtype_check(a, b, "m1 and m2")
+    if a.ndim == 0 or b.ndim == 0:
+        raise RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D"
+        )
+    a2 = a.unsqueeze(0) if a.ndim == 1 else a
+    b2 = b.unsqueeze(-1) if b.ndim == 1 else b
+    if a2._shape[-1] != b2._shape[-2]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({_fmt(a2)} and {_fmt(b2)})"
+        )
+    prev = _grad.enabled
+    _grad.enabled = False
+    try:
+        out = _core(a2.detach(), b2.detach())
+        if a.ndim == 1:
+            out = out.squeeze(-2)
+        if b.ndim == 1:
+            out = out.squeeze(-1)
+        out = out.detach() if out._base is not None else out
+    finally:
+        _grad.enabled = prev
+    if _grad.enabled and (a.requires_grad or b.requires_grad):
+        record("MmBackward0" if a.ndim == b.ndim == 2 else "MatmulBackward0", _nd_rule, out, (a, b), (), (a, b))
+    return out
+
+
+def _nd_rule(n: Any, g: Tensor) -> tuple:
+    a, b = n.ctx
+    need = n.needs_input_grad
+    a2 = a.unsqueeze(0) if a.ndim == 1 else a
+    b2 = b.unsqueeze(-1) if b.ndim == 1 else b
+    g2 = g
+    if a.ndim == 1:
+        g2 = g2.unsqueeze(-2)
+    if b.ndim == 1:
+        g2 = g2.unsqueeze(-1)
+    ga = gb = None
+    if need[0]:
+        ga = sum_to(matmul(g2, b2.mT.conj()), a2._shape)
+        ga = ga.squeeze(0) if a.ndim == 1 else ga
+    if need[1]:
+        gb = sum_to(matmul(a2.mT.conj(), g2), b2._shape)
+        gb = gb.squeeze(-1) if b.ndim == 1 else gb
+    return ga, gb
+
+
+def _fmt(t: Tensor) -> str:
+    return "x".join(str(s) for s in (t._shape if t.ndim == 2 else (t.numel() // t._shape[-1], t._shape[-1])))
+
+
+def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Product of two 2-D matrices."""
+    if input.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if mat2.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    return matmul(input, mat2)
+
+
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Batched product of two 3-D tensors with equal batch sizes."""
+    if input.ndim != 3 or mat2.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if input._shape[0] != mat2._shape[0]:
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: [{input._shape[0]}, {input._shape[2]}] "
+            f"but got: [{mat2._shape[0]}, {mat2._shape[1]}]."
+        )
+    return matmul(input, mat2)
+
+
+def dot(input: Tensor, other: Tensor) -> Tensor:
+    """Inner product of two 1-D tensors of equal length."""
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    if input._shape != other._shape:
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{input._shape[0]}] and src [{other._shape[0]}] to have the "
+            "same number of elements, but got "
+            f"{input._shape[0]} and {other._shape[0]} elements respectively"
+        )
+    return matmul(input, other)
+
+
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    """Matrix-vector product."""
+    if input.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {vec.ndim}")
+    return matmul(input, vec)

@@ -1,0 +1,326 @@
+"""Reductions and scans (``keepdim=False`` by default, as PyTorch 0.2 made it), with rules."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import Any
+
+from ember.backends import dtypes as D
+
+from .._tensor import Tensor, wrap
+from ..autograd.grad_mode import state as _grad
+from ..autograd.graph import record
+from ._common import norm_dim, norm_dims, numel
+
+__all__ = [
+    "sum",
+    "mean",
+    "prod",
+    "amax",
+    "amin",
+    "max",
+    "min",
+    "argmax",
+    "argmin",
+    "all",
+    "any",
+    "var",
+    "std",
+    "var_mean",
+    "std_mean",
+    "cumsum",
+    "return_types",
+]
+
+
+class return_types:  # noqa: N801 - mirrors torch.return_types
+    """Named tuples returned by reductions with indices, as in ``torch.return_types``."""
+
+    max = namedtuple("max", ["values", "indices"])
+    min = namedtuple("min", ["values", "indices"])
+    sort = namedtuple("sort", ["values", "indices"])
+    topk = namedtuple("topk", ["values", "indices"])
+    var_mean = namedtuple("var_mean", ["var", "mean"])  # noqa: PIE794
+    std_mean = namedtuple("std_mean", ["std", "mean"])
+
+
+def _out_shape(shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool) -> tuple[int, ...]:
+    if keepdim:
+        return tuple(1 if i in dims else s for i, s in enumerate(shape))
+    return tuple(s for i, s in enumerate(shape) if i not in dims)
+
+
+def _unreduce(g: Tensor, shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool) -> Tensor:
+    """Broadcast a reduced gradient back to the input's shape."""
+    if not keepdim and dims:
+        g = g.reshape(_out_shape(shape, dims, True))
+    return g.expand(shape)
+
+
+def _reduce(op: str, x: Tensor, dims: tuple[int, ...], keepdim: bool, dtype: Any) -> Tensor:
+    shape = _out_shape(x._shape, dims, keepdim)
+    if not x._shape:  # a 0-d tensor reduces over nothing: a copy (cast always copies)
+        return wrap(x._be.k["cast"](x._data, dtype), x._be, x._device, dtype, ())
+    data = x._data if x.dtype is dtype else x._be.k["cast"](x._data, dtype)
+    return wrap(x._be.k[op](data, dims, keepdim), x._be, x._device, dtype, shape)
+
+
+def _sum_dtype(x: Tensor, dtype: Any) -> Any:
+    if dtype is not None:
+        return dtype
+    return D.int64 if x.dtype.category < 2 else x.dtype
+
+
+def _sum_rule(n: Any, g: Tensor) -> tuple:
+    shape, dims, keepdim, dtype = n.ctx
+    return (_unreduce(g, shape, dims, keepdim).to(dtype),)
+
+
+def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A001
+    """Sum over ``dim`` (int or tuple; all dims when None). Integers sum in int64."""
+    dims = norm_dims(dim, input.ndim)
+    out = _reduce("sum", input, dims, keepdim, _sum_dtype(input, dtype))
+    if _grad.enabled and input.requires_grad:
+        node = "SumBackward0" if dim is None else "SumBackward1"
+        record(node, _sum_rule, out, (input,), (), (input._shape, dims, keepdim, input.dtype))
+    return out
+
+
+def _mean_rule(n: Any, g: Tensor) -> tuple:
+    shape, dims, keepdim, count = n.ctx
+    return (_unreduce(g, shape, dims, keepdim) / count,)
+
+
+def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """Arithmetic mean over ``dim``; needs a floating or complex dtype."""
+    dt = dtype or input.dtype
+    if dt.category < 2:
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point "
+            f"or complex dtype. Got: {input.dtype.name.capitalize()}"
+        )
+    dims = norm_dims(dim, input.ndim)
+    count = numel(tuple(input._shape[d] for d in dims))
+    with _NoRecord():
+        out = _reduce("sum", input, dims, keepdim, dt) / (count if count else float("nan"))
+    if _grad.enabled and input.requires_grad:
+        node = "MeanBackward0" if dim is None else "MeanBackward1"
+        record(node, _mean_rule, out, (input,), (), (input._shape, dims, keepdim, count))
+    return out
+
+
+def _prod_rule(n: Any, g: Tensor) -> tuple:
+    x, out, dims, keepdim = n.ctx
+    from .select import where
+
+    full = _unreduce(out, x._shape, dims, keepdim)
+    safe = where(x == 0, 1, x)
+    return (_unreduce(g, x._shape, dims, keepdim) * where(x == 0, 0, full / safe),)
+
+
+def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """Product over ``dim`` (one int, or all dims when None)."""
+    dims = norm_dims(dim, input.ndim)
+    out = _reduce("prod", input, dims, keepdim, _sum_dtype(input, dtype))
+    if _grad.enabled and input.requires_grad:
+        record("ProdBackward0" if dim is None else "ProdBackward1", _prod_rule, out, (input,), (), (input, out, dims, keepdim))
+    return out
+
+
+def _check_nonempty(name: str, x: Tensor, dims: tuple[int, ...], whole: bool) -> None:
+    if whole and x.numel() == 0:
+        raise RuntimeError(
+            f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+            "Specify the reduction dim with the 'dim' argument."
+        )
+    for d in dims:
+        if x._shape and x._shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _extreme_rule(n: Any, g: Tensor) -> tuple:
+    x, out, dims, keepdim = n.ctx
+    full = _unreduce(out, x._shape, dims, keepdim)
+    mask = (x == full).to(g.dtype)
+    count = mask.sum(dims, keepdim=True) if dims else mask
+    return (_unreduce(g, x._shape, dims, keepdim) * mask / count,)
+
+
+def _extreme(op: str, node: str, input: Tensor, dim: Any, keepdim: bool, whole: bool) -> Tensor:
+    dims = norm_dims(dim, input.ndim)
+    _check_nonempty(op, input, dims, whole)
+    if op == "amin" and input._be.k["amin"] is None:
+        with _NoRecord():
+            out = _flip_order(_reduce("amax", _flip_order(input), dims, keepdim, input.dtype))
+    else:
+        out = _reduce(op, input, dims, keepdim, input.dtype)
+    if _grad.enabled and input.requires_grad:
+        record(node, _extreme_rule, out, (input,), (), (input, out, dims, keepdim))
+    return out
+
+
+def _flip_order(x: Tensor) -> Tensor:
+    """An order-reversing bijection: -x for floats, ~x for integers, not-x for bool."""
+    if x.dtype.category >= 2:
+        return -x
+    return ~x  # type: ignore[operator]
+
+
+def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    """Maximum over ``dim`` (all dims by default); NaN propagates."""
+    return _extreme("amax", "AmaxBackward0", input, dim, keepdim, not dim)
+
+
+def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    """Minimum over ``dim`` (all dims by default); NaN propagates."""
+    return _extreme("amin", "AminBackward0", input, dim, keepdim, not dim)
+
+
+def _arg(op: str, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    if dim is None:
+        _check_nonempty(op, input, (), True)
+        d = None
+        shape: tuple[int, ...] = (1,) * input.ndim if keepdim else ()
+    else:
+        d = norm_dim(dim, input.ndim)
+        _check_nonempty(op, input, (d,) if input._shape else (), False)
+        shape = _out_shape(input._shape, (d,), keepdim) if input._shape else ()
+        if not input._shape:
+            d = None
+    k = input._be.k[op]
+    if k is None:  # argmin without a kernel: argmax of an order-reversed copy
+        with _NoRecord():
+            return _arg("argmax", _flip_order(input), dim, keepdim)
+    return wrap(k(input._data, d, keepdim), input._be, input._device, D.int64, shape)
+
+
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index of the first maximum (over the flattened tensor when ``dim`` is None)."""
+    return _arg("argmax", input, dim, keepdim)
+
+
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index of the first minimum."""
+    return _arg("argmin", input, dim, keepdim)
+
+
+def _indexed_rule(n: Any, g: Tensor) -> tuple:
+    x, idx, d, keepdim = n.ctx
+    from .. import _creation
+
+    if not keepdim and x._shape:
+        g, idx = g.unsqueeze(d), idx.unsqueeze(d)
+    return (_creation.zeros_like(x, dtype=g.dtype).scatter(d, idx, g),)
+
+
+def _max_min(which: str, input: Tensor, dim: Any, keepdim: bool, other: Any) -> Any:
+    from .binary import maximum, minimum
+
+    if isinstance(dim, Tensor):
+        return (maximum if which == "max" else minimum)(input, dim)
+    if other is not None:
+        return (maximum if which == "max" else minimum)(input, other)
+    if dim is None:
+        return amax(input) if which == "max" else amin(input)
+    with _NoRecord():
+        values = (amax if which == "max" else amin)(input, dim, keepdim)
+        indices = (argmax if which == "max" else argmin)(input, dim, keepdim)
+    if _grad.enabled and input.requires_grad:
+        d = norm_dim(dim, input.ndim)
+        record("MaxBackward0" if which == "max" else "MinBackward0", _indexed_rule, values, (input,), (), (input, indices, d, keepdim))
+    return getattr(return_types, which)(values, indices)
+
+
+def max(input: Tensor, dim: Any = None, keepdim: bool = False, *, other: Any = None) -> Any:  # noqa: A001
+    """Whole-tensor max, ``(values, indices)`` along ``dim``, or elementwise with a tensor."""
+    return _max_min("max", input, dim, keepdim, other)
+
+
+def min(input: Tensor, dim: Any = None, keepdim: bool = False, *, other: Any = None) -> Any:  # noqa: A001
+    """Whole-tensor min, ``(values, indices)`` along ``dim``, or elementwise with a tensor."""
+    return _max_min("min", input, dim, keepdim, other)
+
+
+def _to_bool(x: Tensor) -> Tensor:
+    return x if x.dtype is D.bool_ else x != 0
+
+
+def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """True where any element over ``dim`` is non-zero."""
+    b = _to_bool(input)
+    if b.numel() == 0:
+        return _reduce("sum", b, norm_dims(dim, b.ndim), keepdim, D.int64) != 0
+    return _reduce("amax", b, norm_dims(dim, b.ndim), keepdim, D.bool_)
+
+
+def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """True where every element over ``dim`` is non-zero."""
+    return ~any(~_to_bool(input), dim, keepdim)  # type: ignore[operator]
+
+
+def _correction(unbiased: Any, correction: Any) -> float:
+    if correction is not None:
+        return float(correction)
+    return 1.0 if unbiased is None or unbiased else 0.0
+
+
+def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None) -> Tensor:
+    """Variance with Bessel's ``correction`` (1 by default) over ``dim``."""
+    if isinstance(unbiased, (int, tuple, list)) and not isinstance(unbiased, bool):
+        dim, unbiased = unbiased, None  # var(x, 0) positional dim, as PyTorch accepts
+    c = _correction(unbiased, correction)
+    if input.dtype.category < 2:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    dims = norm_dims(dim, input.ndim)
+    n = numel(tuple(input._shape[d] for d in dims))
+    centred = input - mean(input, dims, keepdim=True)
+    sq = (centred * centred.conj()).real if input.dtype.is_complex else centred * centred  # type: ignore[attr-defined]
+    denom = n - c
+    return sum(sq, dims, keepdim) / (denom if denom > 0 else float("nan") if n else float("nan"))
+
+
+def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None) -> Tensor:
+    """Standard deviation: ``sqrt(var(...))``."""
+    return var(input, dim, unbiased, keepdim, correction=correction).sqrt()  # type: ignore[attr-defined]
+
+
+def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None) -> Any:
+    """``(var, mean)`` over ``dim`` in one call."""
+    if isinstance(unbiased, (int, tuple, list)) and not isinstance(unbiased, bool):
+        dim, unbiased = unbiased, None
+    v = var(input, dim, unbiased, keepdim, correction=correction)
+    return return_types.var_mean(v, mean(input, dim, keepdim))
+
+
+def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None) -> Any:
+    v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
+    return return_types.std_mean(v.sqrt(), m)  # type: ignore[attr-defined]
+
+
+def _cumsum_rule(n: Any, g: Tensor) -> tuple:
+    (d,) = n.ctx
+    total = g.sum(d, keepdim=True)
+    return (total - cumsum(g, d) + g,)
+
+
+def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """Inclusive prefix sums along ``dim``; integers accumulate in int64."""
+    d = norm_dim(dim, input.ndim)
+    dt = _sum_dtype(input, dtype)
+    x = input if input.dtype is dt else input.to(dt)
+    if not x._shape:
+        return x.clone()
+    out = wrap(x._be.k["cumsum"](x._data, d), x._be, x._device, dt, x._shape)
+    if _grad.enabled and input.requires_grad:
+        record("CumsumBackward0", _cumsum_rule, out, (x,), (), (d,))
+    return out
+
+
+class _NoRecord:
+    def __enter__(self) -> None:
+        self.prev = _grad.enabled
+        _grad.enabled = False
+
+    def __exit__(self, *exc: Any) -> None:
+        _grad.enabled = self.prev
+

@@ -1,0 +1,265 @@
+"""Unary elementwise math, each op with its derivative rule beside it.
+
+Primitives call the backend's kernel; composites use the backend's kernel when it registers
+one and otherwise decompose into primitives (the decomposition is differentiable too, but
+the composite records one node with PyTorch's name and a direct rule).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from ember.backends import dtypes as D
+
+from .._dtype import get_default_dtype
+from .._tensor import Tensor, wrap
+from ..autograd.grad_mode import state as _grad
+from ..autograd.graph import record
+
+__all__ = [
+    "neg",
+    "abs",
+    "exp",
+    "log",
+    "sqrt",
+    "sin",
+    "cos",
+    "tanh",
+    "erf",
+    "floor",
+    "ceil",
+    "trunc",
+    "round",
+    "sign",
+    "sigmoid",
+    "log1p",
+    "expm1",
+    "reciprocal",
+    "rsqrt",
+    "square",
+    "exp2",
+    "log2",
+    "log10",
+    "tan",
+    "positive",
+    "logical_not",
+    "bitwise_not",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "relu",
+]
+
+
+def _floatify(x: Tensor) -> Tensor:
+    return x.to(get_default_dtype()) if x.dtype.category < 2 else x
+
+
+class _NoRecord:
+    def __enter__(self) -> None:
+        self.prev = _grad.enabled
+        _grad.enabled = False
+
+    def __exit__(self, *exc: Any) -> None:
+        _grad.enabled = self.prev
+
+
+def _unary(
+    name: str,
+    node: str,
+    rule: Callable[..., Any],
+    float_only: bool = True,
+    decompose: Callable[[Tensor], Tensor] | None = None,
+    int_identity: bool = False,
+) -> Callable[[Tensor], Tensor]:
+    def op(input: Tensor) -> Tensor:
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
+        x = input
+        if x.dtype.category < 2:
+            if int_identity:
+                return x.clone()
+            if float_only:
+                x = _floatify(x)
+        k = x._be.k[name]
+        if k is not None:
+            out = wrap(k(x._data), x._be, x._device, x.dtype, x._shape)
+        else:
+            with _NoRecord():
+                out = decompose(x)  # type: ignore[misc]
+        if _grad.enabled and x.requires_grad:
+            record(node, rule, out, (x,), (), (x, out))
+        return out
+
+    op.__name__ = name
+    return op
+
+
+def _zero_rule(n: Any, g: Tensor) -> tuple:
+    return (g * 0,)
+
+
+# -- primitives --------------------------------------------------------------------------
+exp = _unary("exp", "ExpBackward0", lambda n, g: (g * n.ctx[1].conj(),))
+log = _unary("log", "LogBackward0", lambda n, g: (g / n.ctx[0].conj(),))
+sqrt = _unary("sqrt", "SqrtBackward0", lambda n, g: (g / (2 * n.ctx[1].conj()),))
+sin = _unary("sin", "SinBackward0", lambda n, g: (g * cos(n.ctx[0]).conj(),))
+cos = _unary("cos", "CosBackward0", lambda n, g: (-g * sin(n.ctx[0]).conj(),))
+tanh = _unary("tanh", "TanhBackward0", lambda n, g: (g * (1 - n.ctx[1] * n.ctx[1]).conj(),))
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+erf = _unary("erf", "ErfBackward0", lambda n, g: (g * _TWO_OVER_SQRT_PI * exp(-n.ctx[0] * n.ctx[0]),))
+floor = _unary("floor", "FloorBackward0", _zero_rule, int_identity=True)
+_neg = _unary("neg", "NegBackward0", lambda n, g: (-g,), float_only=False)
+
+
+def neg(input: Tensor) -> Tensor:
+    """``-input``; bool tensors refuse, as in PyTorch."""
+    if input.dtype is D.bool_:
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+            "to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    return _neg(input)
+
+
+def _abs_rule(n: Any, g: Tensor) -> tuple:
+    x, out = n.ctx
+    if x.dtype.is_complex:
+        from .select import where
+
+        return (g * where(out == 0, 0, x / out),)
+    return (g * sign(x),)
+
+
+def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
+    """``|input|``; complex inputs give their real dtype."""
+    x = input
+    out_dtype = D.to_real(x.dtype)
+    out = wrap(x._be.k["abs"](x._data), x._be, x._device, out_dtype, x._shape)
+    if _grad.enabled and x.requires_grad:
+        record("AbsBackward0", _abs_rule, out, (x,), (), (x, out))
+    return out
+
+
+# -- composites: backend kernel if registered, else these decompositions -------------------
+def _ceil(x: Tensor) -> Tensor:
+    return -floor(-x)
+
+
+def _trunc(x: Tensor) -> Tensor:
+    from .select import where
+
+    return where(x < 0, ceil(x), floor(x))
+
+
+def _round(x: Tensor) -> Tensor:
+    from .select import where
+
+    r = floor(x + 0.5)
+    tie = (r - x) == 0.5
+    odd = (r - 2 * floor(r * 0.5)) == 1
+    return where(tie & odd, r - 1, r)
+
+
+def _sign(x: Tensor) -> Tensor:
+    if x.dtype is D.bool_:
+        return x.clone()
+    return (x > 0).to(x.dtype) - (x < 0).to(x.dtype)
+
+
+def _sigmoid(x: Tensor) -> Tensor:
+    return 1 / (1 + exp(-x))
+
+
+ceil = _unary("ceil", "CeilBackward0", _zero_rule, decompose=_ceil, int_identity=True)
+trunc = _unary("trunc", "TruncBackward0", _zero_rule, decompose=_trunc, int_identity=True)
+_round_op = _unary("round", "RoundBackward0", _zero_rule, decompose=_round, int_identity=True)
+sign = _unary("sign", "SignBackward0", _zero_rule, float_only=False, decompose=_sign)
+sigmoid = _unary(
+    "sigmoid",
+    "SigmoidBackward0",
+    lambda n, g: (g * (n.ctx[1] * (1 - n.ctx[1])).conj(),),
+    decompose=_sigmoid,
+)
+log1p = _unary("log1p", "Log1PBackward0", lambda n, g: (g / (n.ctx[0] + 1).conj(),), decompose=lambda x: log(1 + x))
+expm1 = _unary("expm1", "Expm1Backward0", lambda n, g: (g * (n.ctx[1] + 1).conj(),), decompose=lambda x: exp(x) - 1)
+
+
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001
+    """Round half to even; ``decimals`` scales by 10**decimals first."""
+    if decimals == 0:
+        return _round_op(input)
+    scale = 10.0**decimals
+    return _round_op(input * scale) / scale
+
+
+# -- defined in ember ops: their gradients come from the ops they use ----------------------
+def reciprocal(input: Tensor) -> Tensor:
+    return 1 / _floatify(input)
+
+
+def rsqrt(input: Tensor) -> Tensor:
+    return 1 / sqrt(input)
+
+
+def square(input: Tensor) -> Tensor:
+    return input * input
+
+
+def exp2(input: Tensor) -> Tensor:
+    return exp(_floatify(input) * math.log(2.0))
+
+
+def log2(input: Tensor) -> Tensor:
+    return log(input) / math.log(2.0)
+
+
+def log10(input: Tensor) -> Tensor:
+    return log(input) / math.log(10.0)
+
+
+def tan(input: Tensor) -> Tensor:
+    return sin(input) / cos(input)
+
+
+def positive(input: Tensor) -> Tensor:
+    return input
+
+
+def relu(input: Tensor) -> Tensor:
+    """max(input, 0)."""
+    from .select import where
+
+    if input.dtype is D.bool_:
+        raise RuntimeError('"clamp_min_cpu" not implemented for \'Bool\'')
+    return where(input > 0, input, 0)
+
+
+def logical_not(input: Tensor) -> Tensor:
+    return input == 0 if input.dtype is not D.bool_ else input ^ True
+
+
+def bitwise_not(input: Tensor) -> Tensor:
+    """``~input``: logical not for bool, two's complement for integers."""
+    if input.dtype is D.bool_:
+        return input ^ True
+    if input.dtype.category != 1:
+        raise TypeError(f"bitwise_not: only integral and bool tensors are supported, got {input.dtype}")
+    return input ^ -1 if input.dtype.is_signed else input ^ 255
+
+
+def isnan(input: Tensor) -> Tensor:
+    return input != input
+
+
+def isinf(input: Tensor) -> Tensor:
+    if input.dtype.category < 2:
+        return input != input
+    return abs(input) == float("inf")
+
+
+def isfinite(input: Tensor) -> Tensor:
+    if input.dtype.category < 2:
+        return input == input
+    return (input == input) & (abs(input) != float("inf"))

@@ -1,0 +1,369 @@
+"""View ops: results alias their base on every backend and share its version counter.
+
+Each view records its derivative beside it; slicing's backward scatters the gradient into
+zeros through a node whose own backward slices again, so higher orders work.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .._tensor import Tensor, wrap
+from ..autograd.grad_mode import state as _grad
+from ..autograd.graph import record
+from ._common import norm_dim, numel, sum_to
+
+__all__ = [
+    "view",
+    "reshape",
+    "permute",
+    "transpose",
+    "t",
+    "expand",
+    "expand_as",
+    "squeeze",
+    "unsqueeze",
+    "flatten",
+    "unflatten",
+    "narrow",
+    "select",
+    "unbind",
+    "split",
+    "chunk",
+    "movedim",
+    "as_strided",
+    "detach",
+    "basic_slice",
+    "slice_backward",
+]
+
+
+def make_view(base: Tensor, data: Any, shape: tuple[int, ...], node: str | None, rule: Any, ctx: Any) -> Tensor:
+    """Wrap ``data`` (aliasing ``base``) as a view tensor and record its node."""
+    v = wrap(data, base._be, base._device, base.dtype, shape)
+    v._vc = base._vc
+    v._base = base._base if base._base is not None else base
+    if node is not None and base.requires_grad and _grad.enabled:
+        record(node, rule, v, (base,), (), ctx)
+    return v
+
+
+def _shape_arg(shape: Sequence[Any]) -> tuple[int, ...]:
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return tuple(int(s) for s in shape)
+
+
+def infer_shape(shape: tuple[int, ...], n: int) -> tuple[int, ...]:
+    """Resolve one -1 in ``shape`` for ``n`` elements, with PyTorch's errors."""
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for s in shape:
+        if s != -1:
+            if s < 0:
+                raise RuntimeError(f"invalid shape dimension {s}")
+            known *= s
+    if -1 in shape:
+        if known == 0 or n % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {n}")
+        shape = tuple(n // known if s == -1 else s for s in shape)
+    elif known != n:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {n}")
+    return shape
+
+
+def _reshape_rule(n: Any, g: Tensor) -> tuple:
+    return (g.reshape(n.ctx),)
+
+
+def view(input: Tensor, *shape: Any) -> Tensor:
+    """A view with a new shape; raises when the layout would need a copy."""
+    if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
+        return input.to(shape[0])  # view(dtype) reinterpretation is not supported: cast
+    new = infer_shape(_shape_arg(shape), input.numel())
+    data = input._be.k["reshape"](input._data, new)
+    if data is None:
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+        )
+    return make_view(input, data, new, "ViewBackward0", _reshape_rule, input._shape)
+
+
+def reshape(input: Tensor, *shape: Any) -> Tensor:
+    """``view`` when the layout allows, otherwise a copy."""
+    new = infer_shape(_shape_arg(shape), input.numel())
+    data = input._be.k["reshape"](input._data, new)
+    if data is not None:
+        return make_view(input, data, new, "ViewBackward0", _reshape_rule, input._shape)
+    return view(input.clone(), new)
+
+
+def _permute_rule(n: Any, g: Tensor) -> tuple:
+    dims = n.ctx
+    inverse = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inverse[d] = i
+    return (g.permute(inverse),)
+
+
+def permute(input: Tensor, *dims: Any) -> Tensor:
+    """Reorder dimensions: ``x.permute(2, 0, 1)``."""
+    ds = tuple(norm_dim(d, input.ndim) for d in _shape_arg(dims))
+    if len(ds) != input.ndim:
+        raise RuntimeError(
+            f"permute(sparse_coo): number of dimensions in the tensor input does not match the length "
+            f"of the desired ordering of dimensions i.e. input.dim() = {input.ndim} is not equal to len(dims) = {len(ds)}"
+        )
+    if len(set(ds)) != len(ds):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    data = input._be.k["permute"](input._data, ds)
+    return make_view(input, data, tuple(input._shape[d] for d in ds), "PermuteBackward0", _permute_rule, ds)
+
+
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Swap two dimensions (a view)."""
+    n = input.ndim
+    if n == 0:
+        norm_dim(dim0, 0), norm_dim(dim1, 0)
+        return make_view(input, input._data, (), None, None, None)
+    dims = list(range(n))
+    a, b = norm_dim(dim0, n), norm_dim(dim1, n)
+    dims[a], dims[b] = dims[b], dims[a]
+    return permute(input, dims)
+
+
+def t(input: Tensor) -> Tensor:
+    """Transpose a tensor of at most 2 dimensions."""
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return transpose(input, 0, 1) if input.ndim == 2 else input.view(input._shape)
+
+
+def _expand_rule(n: Any, g: Tensor) -> tuple:
+    return (sum_to(g, n.ctx),)
+
+
+def expand(input: Tensor, *sizes: Any) -> Tensor:
+    """Broadcast size-1 dimensions to ``sizes`` without copying (-1 keeps a size)."""
+    target = _shape_arg(sizes)
+    n, m = len(target), input.ndim
+    if n < m:
+        raise RuntimeError(
+            f"expand(torch.FloatTensor{{{list(input._shape)}}}, size={list(target)}): the number of "
+            f"sizes provided ({n}) must be greater or equal to the number of dimensions in the tensor ({m})"
+        )
+    out = []
+    for i, s in enumerate(target):
+        j = i - (n - m)
+        cur = input._shape[j] if j >= 0 else None
+        if s == -1:
+            if cur is None:
+                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}")
+            s = cur
+        if cur is not None and cur != s and cur != 1:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
+                f"non-singleton dimension {i}.  Target sizes: {list(target)}.  Tensor sizes: {list(input._shape)}"
+            )
+        out.append(s)
+    shape = tuple(out)
+    if shape == input._shape:
+        return make_view(input, input._data, shape, "ExpandBackward0", _expand_rule, input._shape)
+    data = input._be.k["expand"](input._data, shape)
+    return make_view(input, data, shape, "ExpandBackward0", _expand_rule, input._shape)
+
+
+def expand_as(input: Tensor, other: Tensor) -> Tensor:
+    return expand(input, other._shape)
+
+
+def _reshape_to(input: Tensor, shape: tuple[int, ...], node: str) -> Tensor:
+    data = input._be.k["reshape"](input._data, shape)
+    return make_view(input, data, shape, node, _reshape_rule, input._shape)
+
+
+def squeeze(input: Tensor, dim: Any = None) -> Tensor:
+    """Drop size-1 dimensions (all, one, or a tuple of them)."""
+    if dim is None:
+        dims = {i for i, s in enumerate(input._shape) if s == 1}
+    else:
+        ds = (dim,) if isinstance(dim, int) else tuple(dim)
+        dims = {norm_dim(d, input.ndim) for d in ds}
+        dims = {d for d in dims if input._shape and input._shape[d] == 1}
+    shape = tuple(s for i, s in enumerate(input._shape) if i not in dims)
+    return _reshape_to(input, shape, "SqueezeBackward0")
+
+
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    """Insert a size-1 dimension at ``dim``."""
+    d = norm_dim(dim, input.ndim + 1)
+    shape = input._shape[:d] + (1,) + input._shape[d:]
+    return _reshape_to(input, shape, "UnsqueezeBackward0")
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Merge dimensions ``start_dim..end_dim`` into one (a view when possible)."""
+    if input.ndim == 0:
+        return reshape(input, (1,))
+    s, e = norm_dim(start_dim, input.ndim), norm_dim(end_dim, input.ndim)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    shape = input._shape[:s] + (numel(input._shape[s : e + 1]),) + input._shape[e + 1 :]
+    return reshape(input, shape)
+
+
+def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    """Split dimension ``dim`` into ``sizes``."""
+    d = norm_dim(dim, input.ndim)
+    inner = infer_shape(tuple(sizes), input._shape[d])
+    return reshape(input, input._shape[:d] + inner + input._shape[d + 1 :])
+
+
+def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
+    """Move dimensions ``source`` to positions ``destination``."""
+    src = (source,) if isinstance(source, int) else tuple(source)
+    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    n = input.ndim
+    src = tuple(norm_dim(s, n) for s in src)
+    dst = tuple(norm_dim(d, n) for d in dst)
+    order = [i for i in range(n) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return permute(input, order)
+
+
+# -- slicing -------------------------------------------------------------------------------
+def slice_backward(g: Tensor, shape: tuple[int, ...], key: tuple[Any, ...], view_shape: tuple[int, ...]) -> Tensor:
+    """Zeros of ``shape`` with ``g`` written at ``key``; differentiable (its rule slices)."""
+    from .._creation import zeros
+
+    out = zeros(shape, dtype=g.dtype, device=g._device)
+    region = out._be.k["slice"](out._data, key)
+    src = g._be.k["reshape"](g._data, _kept_shape(shape, key))
+    if src is None:
+        src = g._be.k["reshape"](g.clone()._data, _kept_shape(shape, key))
+    out._be.k["assign"](region, src)
+    if _grad.enabled and g.requires_grad:
+        record("SliceBackwardBackward0", _reslice_rule, out, (g,), (), (key, view_shape))
+    return out
+
+
+def _kept_shape(shape: tuple[int, ...], key: tuple[Any, ...]) -> tuple[int, ...]:
+    out = []
+    for s, k in zip(shape, key):
+        if isinstance(k, slice):
+            out.append(len(range(k.start, k.stop, k.step)))
+    return tuple(out) + shape[len(key) :]
+
+
+def _reslice_rule(n: Any, g: Tensor) -> tuple:
+    key, view_shape = n.ctx
+    return (basic_slice(g, key, view_shape),)
+
+
+def _slice_rule(n: Any, g: Tensor) -> tuple:
+    shape, key, view_shape = n.ctx
+    return (slice_backward(g, shape, key, view_shape),)
+
+
+def basic_slice(input: Tensor, key: tuple[Any, ...], out_shape: tuple[int, ...]) -> Tensor:
+    """The view ``input[key]`` for a normalised key (ints and step>0 slices), reshaped."""
+    data = input._be.k["slice"](input._data, key)
+    kept = _kept_shape(input._shape, key)
+    if kept != out_shape:
+        data = input._be.k["reshape"](data, out_shape)
+    node = "SelectBackward0" if any(isinstance(k, int) for k in key) else "SliceBackward0"
+    return make_view(input, data, out_shape, node, _slice_rule, (input._shape, key, out_shape))
+
+
+def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """Elements ``start .. start+length`` of dimension ``dim`` (a view)."""
+    d = norm_dim(dim, input.ndim)
+    size = input._shape[d]
+    if start < 0:
+        start += size
+    if not (0 <= start <= size) or length < 0 or start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    key = (slice(None),) * d + (slice(start, start + length, 1),)
+    key = _normalise_slices(input._shape, key)
+    shape = input._shape[:d] + (length,) + input._shape[d + 1 :]
+    return basic_slice(input, key, shape)
+
+
+def _normalise_slices(shape: tuple[int, ...], key: tuple[Any, ...]) -> tuple[Any, ...]:
+    out = []
+    for s, k in zip(shape, key):
+        if isinstance(k, slice):
+            out.append(slice(*k.indices(s)))
+        else:
+            out.append(k)
+    return tuple(out)
+
+
+def select(input: Tensor, dim: int, index: int) -> Tensor:
+    """The slice at ``index`` of dimension ``dim``, with that dimension removed."""
+    if input.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = norm_dim(dim, input.ndim)
+    size = input._shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
+    i = index + size if index < 0 else index
+    key = _normalise_slices(input._shape, (slice(None),) * d + (i,))
+    return basic_slice(input, key, input._shape[:d] + input._shape[d + 1 :])
+
+
+def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """All slices along ``dim``, as views."""
+    d = norm_dim(dim, input.ndim)
+    return tuple(select(input, d, i) for i in range(input._shape[d]))
+
+
+def split(input: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """Views of pieces of ``split_size`` (the last may be smaller) or of the given sizes."""
+    d = norm_dim(dim, input.ndim)
+    size = input._shape[d]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0 and size:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
+        sizes = [min(step, size - i) for i in range(0, size, step)] if size else [0]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if sum(sizes) != size:
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at "
+                f"dimension {d}), but got split_sizes={sizes}"
+            )
+    out, start = [], 0
+    for s in sizes:
+        out.append(narrow(input, d, start, s))
+        start += s
+    return tuple(out)
+
+
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """Split into ``chunks`` nearly equal views."""
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    size = input._shape[norm_dim(dim, input.ndim)]
+    step = -(-size // chunks) if size else 1
+    return split(input, step, dim)
+
+
+def _as_strided_rule(n: Any, g: Tensor) -> tuple:
+    raise RuntimeError("as_strided: backward is not supported yet; use view ops instead")
+
+
+def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None) -> Tensor:
+    """A view with explicit sizes and strides (in elements) over ``input``'s storage."""
+    off = input.storage_offset() if storage_offset is None else storage_offset
+    data = input._be.k["as_strided"](input._data, tuple(size), tuple(stride), off)
+    return make_view(input, data, tuple(size), "AsStridedBackward0", _as_strided_rule, None)
+
+
+def detach(input: Tensor) -> Tensor:
+    """A view of the same data that is cut off from the graph."""
+    return make_view(input, input._data, input._shape, None, None, None)

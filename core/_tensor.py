@@ -1,0 +1,258 @@
+"""The Tensor: a backend-native array, its device, dtype and shape, and autograd state.
+
+Operators and most methods are bound at the bottom of ``ember/__init__.py`` from a visible
+table, so each op's code lives once, in its ``_ops`` module, beside its derivative.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ember.backends import DType, device
+from ember.backends.registry import LoadedBackend
+
+__all__ = ["Tensor", "Size", "wrap"]
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple that prints as ``ember.Size([2, 3])``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"ember.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, i: Any) -> Any:
+        r = tuple.__getitem__(self, i)
+        return Size(r) if isinstance(i, slice) else r
+
+
+class Tensor:
+    """An n-dimensional array on a device, with PyTorch's API.
+
+    Example: ``ember.tensor([[1., 2.]]).T.shape == (2, 1)``.
+    """
+
+    __slots__ = (
+        "_data",  # the backend's native array
+        "_be",  # LoadedBackend: the kernel table ``_be.k``
+        "_device",  # interned device object
+        "dtype",
+        "_shape",  # plain tuple
+        "requires_grad",
+        "grad_fn",
+        "_vc",  # version counter, a one-element list shared by a base and its views
+        "_base",  # the tensor this one is a view of, or None
+        "_grad",
+        "_meta",  # rarely used autograd state (hooks, retain_grad, accumulator), or None
+        "__weakref__",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError(
+            "ember.Tensor cannot be constructed directly; use ember.tensor(data), "
+            "ember.empty(*size) or ember.zeros(*size)"
+        )
+
+    # -- metadata -------------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._shape)
+
+    def size(self, dim: int | None = None) -> Any:
+        """The shape, or the length of one dimension."""
+        if dim is None:
+            return Size(self._shape)
+        return self._shape[_dim(dim, len(self._shape))]
+
+    @property
+    def device(self) -> device:
+        return self._device
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    def dim(self) -> int:
+        return len(self._shape)
+
+    def numel(self) -> int:
+        n = 1
+        for s in self._shape:
+            n *= s
+        return n
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self.dtype.is_complex
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._device.type == "cuda"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self._device.type == "cpu"
+
+    @property
+    def _version(self) -> int:
+        return self._vc[0]
+
+    def stride(self, dim: int | None = None) -> Any:
+        strides = self._be.backend.layout(self._data)[0]
+        return strides if dim is None else strides[_dim(dim, len(self._shape))]
+
+    def storage_offset(self) -> int:
+        return self._be.backend.layout(self._data)[1]
+
+    def is_contiguous(self) -> bool:
+        return _is_contiguous(self._shape, self._be.backend.layout(self._data)[0])
+
+    def data_ptr(self) -> int:
+        return self._be.backend.storage_id(self._data) + self.storage_offset() * self.dtype.itemsize
+
+    # -- host conversion ------------------------------------------------------------------
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The values as a NumPy array (shares memory on the CPU backend)."""
+        if self.requires_grad and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+            )
+        if self._device.type != "cpu" and not force:
+            raise TypeError(
+                f"can't convert {self._device} device type tensor to numpy. "
+                "Use Tensor.cpu() to copy the tensor to host memory first."
+            )
+        return self._be.backend.to_numpy(self._data)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        a = self._be.backend.to_numpy(self._data)
+        return a.astype(dtype) if dtype is not None else a
+
+    def item(self) -> Any:
+        """The value of a one-element tensor as a Python number."""
+        if self.numel() != 1:
+            raise RuntimeError(
+                f"a Tensor with {self.numel()} elements cannot be converted to Scalar"
+            )
+        return self._be.backend.to_numpy(self._data).reshape(()).item()
+
+    def tolist(self) -> Any:
+        return self._be.backend.to_numpy(self._data).tolist()
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with more than one value is ambiguous"
+                if self.numel() > 1
+                else "Boolean value of Tensor with no values is ambiguous"
+            )
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item().real if self.dtype.is_complex else self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.category > 1 or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __len__(self) -> int:
+        if not self._shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    def __iter__(self) -> Any:
+        if not self._shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        from ._printing import tensor_repr
+
+        return tensor_repr(self)
+
+    def __format__(self, spec: str) -> str:
+        if self.dim() == 0 and spec:
+            return format(self.item(), spec)
+        return repr(self)
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._be.backend.to_numpy(self._data).__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self._be.backend.to_numpy(self._data).__dlpack_device__()
+
+    def __reduce_ex__(self, protocol: int) -> Any:
+        from ._creation import _rebuild
+
+        host = np.array(self._be.backend.to_numpy(self._data))
+        return (_rebuild, (host, self.dtype.name, str(self._device), self.requires_grad))
+
+
+def _dim(d: int, ndim: int) -> int:
+    n = max(ndim, 1)
+    if not -n <= d < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})"
+        )
+    return d + n if d < 0 else d
+
+
+def _is_contiguous(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    expected = 1
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if size == 0:
+            return True
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+_new = object.__new__
+
+
+def wrap(data: Any, be: LoadedBackend, dev: device, dtype: DType, shape: tuple[int, ...]) -> Tensor:
+    """A fresh Tensor around a native array (no copy). The hot path: keep it short."""
+    t = _new(Tensor)
+    t._data = data
+    t._be = be
+    t._device = dev
+    t.dtype = dtype
+    t._shape = shape
+    t.requires_grad = False
+    t.grad_fn = None
+    t._vc = [0]
+    t._base = None
+    t._grad = None
+    t._meta = None
+    return t

@@ -1,0 +1,144 @@
+"""ember.autograd: reverse-mode differentiation over the recorded graph."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import graph
+from .engine import run_backward
+from .function import Function, FunctionCtx
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .gradcheck import gradcheck, gradgradcheck
+
+__all__ = [
+    "backward",
+    "grad",
+    "Function",
+    "FunctionCtx",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "inference_mode",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "gradcheck",
+    "gradgradcheck",
+    "graph",
+]
+
+
+def _as_list(x: Any) -> list:
+    if x is None:
+        return []
+    if isinstance(x, (list, tuple)):
+        return list(x)
+    return [x]
+
+
+def _root_grads(outputs: list, grads: list, create_graph: bool) -> list:
+    from .._creation import ones_like
+
+    out = []
+    for i, t in enumerate(outputs):
+        g = grads[i] if i < len(grads) else None
+        if g is None:
+            if t.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not t.dtype.is_floating_point:
+                raise RuntimeError(
+                    f"grad can be implicitly created only for real scalar outputs but got {t.dtype}"
+                )
+            g = ones_like(t)
+        elif g._shape != t._shape:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {list(g._shape)} and output[{i}] "
+                f"has a shape of {list(t._shape)}."
+            )
+        out.append(g)
+    return out
+
+
+def _check_requires_grad(outputs: list) -> None:
+    for i, t in enumerate(outputs):
+        if not t.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+
+
+def backward(
+    tensors: Any,
+    grad_tensors: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Any = None,
+) -> None:
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves (or ``inputs``)."""
+    outs = _as_list(tensors)
+    _check_requires_grad(outs)
+    grads = _root_grads(outs, _as_list(grad_tensors), create_graph)
+    retain = create_graph if retain_graph is None else retain_graph
+    if inputs is not None:
+        ins = _as_list(inputs)
+        capture = {id(graph.edge(t)[0]): i for i, t in enumerate(ins) if graph.edge(t)[0] is not None}
+        got = run_backward(outs, grads, retain, create_graph, capture, accumulate=False)
+        for t, g in zip(ins, got):
+            if g is not None:
+                _accumulate_into(t, g, create_graph)
+        return
+    run_backward(outs, grads, retain, create_graph)
+
+
+def _accumulate_into(t: Any, g: Any, create_graph: bool) -> None:
+    g = g if create_graph else g.detach()
+    t._grad = g if t._grad is None else t._grad + g
+
+
+def grad(
+    outputs: Any,
+    inputs: Any,
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    only_inputs: bool = True,
+    allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
+    materialize_grads: bool = False,
+) -> tuple:
+    """Gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated).
+
+    Example: ``g, = ember.autograd.grad(y, x, create_graph=True)`` for higher orders.
+    """
+    outs = _as_list(outputs)
+    ins = _as_list(inputs)
+    _check_requires_grad(outs)
+    for i, t in enumerate(ins):
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    grads = _root_grads(outs, _as_list(grad_outputs), create_graph)
+    retain = create_graph if retain_graph is None else retain_graph
+    capture = {}
+    for i, t in enumerate(ins):
+        capture[id(graph.edge(t)[0])] = i
+    got = run_backward(outs, grads, retain, create_graph, capture, accumulate=False)
+    result = [None] * len(ins)
+    for i, t in enumerate(ins):
+        g = got[capture[id(graph.edge(t)[0])]]
+        if g is None:
+            if materialize_grads:
+                from .._creation import zeros_like
+
+                g = zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError(
+                    "One of the differentiated Tensors appears to not have been used in the graph. "
+                    "Set allow_unused=True if this is the desired behavior."
+                )
+        result[i] = g if g is None or create_graph else g.detach()
+    return tuple(result)
+

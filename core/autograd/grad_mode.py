@@ -1,0 +1,124 @@
+"""Thread-local grad mode: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Any, Callable, TypeVar
+
+__all__ = [
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "inference_mode",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "state",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _State(threading.local):
+    def __init__(self) -> None:
+        self.enabled = True
+        self.inference = False
+
+
+state = _State()
+
+
+def is_grad_enabled() -> bool:
+    """Whether ops performed now record a graph for autograd."""
+    return state.enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    return state.inference
+
+
+class _Mode:
+    """Base of the grad-mode context managers; each also works as a decorator."""
+
+    _target = True
+
+    def __enter__(self) -> None:
+        self._prev = state.enabled
+        state.enabled = self._target
+
+    def __exit__(self, *exc: Any) -> None:
+        state.enabled = self._prev
+
+    def __call__(self, fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with self.__class__():
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+
+class no_grad(_Mode):  # noqa: N801 - PyTorch's spelling
+    """Disable graph recording: ``with ember.no_grad(): y = model(x)``."""
+
+    _target = False
+
+
+class enable_grad(_Mode):  # noqa: N801
+    """Re-enable graph recording inside ``no_grad``."""
+
+    _target = True
+
+
+class set_grad_enabled(_Mode):  # noqa: N801
+    """Set grad mode on or off; works as a function, context manager or decorator."""
+
+    def __init__(self, mode: bool) -> None:
+        self._prev = state.enabled
+        self._target = bool(mode)
+        state.enabled = self._target
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: Any) -> None:
+        state.enabled = self._prev
+
+    def __call__(self, fn: F) -> F:
+        target = self._target
+        state.enabled = self._prev
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with set_grad_enabled(target):
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+
+class inference_mode(_Mode):  # noqa: N801
+    """Like ``no_grad``, for inference-only code: ``with ember.inference_mode(): ...``."""
+
+    def __init__(self, mode: bool = True) -> None:
+        self._mode = bool(mode)
+
+    def __enter__(self) -> None:
+        self._prev = state.enabled
+        self._prev_inf = state.inference
+        if self._mode:
+            state.enabled = False
+            state.inference = True
+
+    def __exit__(self, *exc: Any) -> None:
+        state.enabled = self._prev
+        state.inference = self._prev_inf
+
+    def __call__(self, fn: F) -> F:
+        mode = self._mode
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with inference_mode(mode):
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]

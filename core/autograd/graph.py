@@ -1,0 +1,162 @@
+"""Graph nodes: one class per op, named as PyTorch names them (``MulBackward0``).
+
+An op records a node only when grad mode is on and an input requires grad. The node holds
+the derivative rule (a function written in ember ops, beside the op's definition), the
+saved tensors with their versions, and ``next_functions`` edges to the inputs' nodes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .grad_mode import state
+
+__all__ = ["Node", "AccumulateGrad", "record", "node_class", "edge", "meta"]
+
+_FREED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
+
+class Node:
+    """A recorded op. ``rule(node, grad)`` returns one gradient (or None) per input."""
+
+    __slots__ = ("rule", "next_functions", "_ctx", "_versions", "_released", "_pre_hooks", "_hooks", "__weakref__")
+
+    def __init__(self, rule: Callable[..., Any], nexts: tuple, ctx: Any) -> None:
+        self.rule = rule
+        self.next_functions = nexts
+        self._ctx = ctx
+        # Saved tensors (those in a tuple ctx) with their versions at save time.
+        self._versions = (
+            tuple((t, t._vc[0]) for t in ctx if hasattr(t, "_vc")) if type(ctx) is tuple else ()
+        )
+        self._released = False
+        self._pre_hooks: list | None = None
+        self._hooks: list | None = None
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def ctx(self) -> Any:
+        """What the rule needs; refuses after release or after a saved tensor changed."""
+        if self._released:
+            raise RuntimeError(_FREED)
+        for t, v in self._versions:
+            if t._vc[0] != v:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by "
+                    f"an inplace operation: [{t.dtype.name} {list(t._shape)}], which is saved by "
+                    f"{self.name()}, is at version {t._vc[0]}; expected version {v} instead. "
+                    "Hint: the inplace operation that changed it came after the forward op; "
+                    "use .clone() before modifying it, or find it with "
+                    "ember.autograd.set_detect_anomaly(True)."
+                )
+        return self._ctx
+
+    @property
+    def needs_input_grad(self) -> tuple[bool, ...]:
+        return tuple(n is not None for n, _ in self.next_functions)
+
+    def release(self) -> None:
+        """Free saved tensors (after a backward without retain_graph)."""
+        if self._versions:
+            self._released = True
+            self._ctx = None
+            self._versions = ()
+
+    def register_hook(self, fn: Callable[..., Any]) -> Any:
+        """``fn(grad_inputs, grad_outputs)`` after this node ran."""
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(fn)
+        return _Handle(self._hooks, fn)
+
+    def register_prehook(self, fn: Callable[..., Any]) -> Any:
+        """``fn(grad_outputs)`` before this node runs; may return replacement grads."""
+        if self._pre_hooks is None:
+            self._pre_hooks = []
+        self._pre_hooks.append(fn)
+        return _Handle(self._pre_hooks, fn)
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+
+class AccumulateGrad(Node):
+    """The sink for a leaf tensor: adds the incoming gradient into ``leaf.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, leaf: Any) -> None:
+        super().__init__(_no_rule, (), None)
+        self.variable = leaf
+
+
+def _no_rule(node: Node, g: Any) -> tuple:
+    return ()
+
+
+class _Handle:
+    """What ``register_hook`` returns: ``handle.remove()`` undoes the registration."""
+
+    def __init__(self, hooks: list, fn: Any) -> None:
+        self._hooks, self._fn = hooks, fn
+
+    def remove(self) -> None:
+        if self._fn in self._hooks:
+            self._hooks.remove(self._fn)
+
+
+_classes: dict[str, type] = {}
+
+
+def node_class(name: str) -> type:
+    """The Node subclass called ``name`` (created once), so ``type(t.grad_fn).__name__`` works."""
+    cls = _classes.get(name)
+    if cls is None:
+        cls = type(name, (Node,), {"__slots__": ()})
+        _classes[name] = cls
+    return cls
+
+
+def meta(t: Any) -> dict:
+    """The rarely-used autograd state of a tensor (hooks, retain_grad, its AccumulateGrad)."""
+    m = t._meta
+    if m is None:
+        m = t._meta = {}
+    return m
+
+
+def edge(t: Any) -> tuple[Node | None, int]:
+    if not getattr(t, "requires_grad", False):
+        return (None, 0)
+    if t.grad_fn is not None:
+        return (t.grad_fn, 0)
+    m = meta(t)
+    acc = m.get("acc")
+    if acc is None:
+        acc = m["acc"] = AccumulateGrad(t)
+    return (acc, 0)
+
+
+def record(name: str, rule: Callable[..., Any], out: Any, inputs: tuple, saved: tuple = (), ctx: Any = None) -> Any:
+    # ``saved`` is unused: saved tensors are the Tensors in a tuple ``ctx`` (kept for callers).
+    """Attach a ``name`` node to ``out`` if grad mode is on and an input requires grad."""
+    if not state.enabled:
+        return out
+    for t in inputs:
+        if getattr(t, "requires_grad", False):
+            break
+    else:
+        return out
+    if not (out.dtype.is_floating_point or out.dtype.is_complex):
+        return out
+    out.grad_fn = node_class(name)(rule, tuple(edge(t) for t in inputs), ctx)
+    out.requires_grad = True
+    return out
