@@ -7,7 +7,9 @@ from typing import Any, Callable
 from ember.backends.ops import BINARY, UNARY
 
 from . import elementwise as ew
+from . import matmul as mm
 from . import reduce as rd
+from . import scan
 from . import views
 
 __all__ = ["KERNELS"]
@@ -36,5 +38,9 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "amin": rd.reducer("amin"),
     "argmax": rd.argreducer("argmax"),
     "argmin": rd.argreducer("argmin"),
+    "cumsum": scan.cumsum,
+    "softmax": scan.softmax,
+    "log_softmax": scan.log_softmax,
+    "matmul": mm.matmul,
     "clone": ew.clone,
 }

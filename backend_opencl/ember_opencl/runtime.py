@@ -74,6 +74,8 @@ class Device:
         exts = dev.extensions.split()
         self.fp64 = "cl_khr_fp64" in exts
         self.fp16 = "cl_khr_fp16" in exts
+        self.is_cpu = bool(dev.type & cl.device_type.CPU)
+        self.local_mem = int(dev.local_mem_size)
         self.kernels: dict[tuple[Any, ...], Any] = {}
         # Buffers are recycled: a fresh allocation costs page faults on first touch (on a
         # CPU device more than the kernel itself), so freed buffers go back to the pool.
