@@ -1,0 +1,198 @@
+"""Records for creation, random, copy and view primitives."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .dtypes import ALL, BOOL, COMPLEX, FLOATS, INTS, REAL, UNSIGNED
+from .philox_ref import philox_words
+from .records import INDEX, D, OpCase, Sample
+from .samples import contig, layout_variants, scalar, strided, transposed, values
+
+__all__ = ["RECORDS"]
+
+
+def _ref_dtype(name: str) -> type:
+    """The NumPy type the reference holds values of dtype ``name`` in."""
+    if name in FLOATS:
+        return np.float64
+    if name in COMPLEX:
+        return np.complex128
+    return np.int64 if name in INTS else np.bool_
+
+
+def _full_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
+    return [
+        Sample(label, (shape, scalar(rng, dtype), D(dtype), INDEX))
+        for label, shape in (("basic", (2, 3)), ("0-d", ()), ("empty", (0, 4)))
+    ]
+
+
+def _full_ref(shape: tuple[int, ...], value: object, dtype: str, index: int) -> np.ndarray:
+    return np.full(shape, value, dtype=_ref_dtype(dtype))
+
+
+def _arange_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
+    start, step = (0.5, 0.25) if dtype in FLOATS else (1, 2) if dtype in UNSIGNED else (-3, 2)
+    return [
+        Sample("basic", (start, step, 7, D(dtype), INDEX)),
+        Sample("empty", (start, step, 0, D(dtype), INDEX)),
+    ]
+
+
+def _arange_ref(start: float, step: float, n: int, dtype: str, index: int) -> np.ndarray:
+    return (np.arange(n) * step + start).astype(_ref_dtype(dtype))
+
+
+def _philox_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
+    m = 0xFFFFFFFF
+    return [
+        Sample("n=8", (8, (1, 2), (3, 4, 5, 6), INDEX)),
+        Sample("n=7-partial-block", (7, (0xDEADBEEF, 7), (9, 0, 0, 0), INDEX)),
+        Sample("carry-32", (16, (5, 6), (m - 1, 0, 0, 0), INDEX)),
+        Sample("carry-96", (16, (5, 6), (m, m, m - 1, 0), INDEX)),
+        Sample("wrap-128", (12, (5, 6), (m, m, m, m), INDEX)),
+        Sample("n=0", (0, (1, 2), (0, 0, 0, 0), INDEX)),
+        Sample("n=1000", (1000, (123, 456), (7, 8, 9, 10), INDEX)),
+    ]
+
+
+def _philox_ref(n: int, key: tuple[int, int], counter: tuple[int, int, int, int], index: int) -> np.ndarray:
+    return philox_words(n, key, counter)
+
+
+def _cast_source(rng: np.random.Generator, dtype: str, target: str) -> np.ndarray:
+    v = values(rng, (3, 4), dtype)
+    # Negative floats to unsigned is undefined behaviour in C and PyTorch: not asked.
+    if target not in UNSIGNED or dtype in INTS + BOOL:
+        return v
+    return (np.abs(v.real) + 1j * v.imag).astype(v.dtype) if dtype in COMPLEX else np.abs(v)
+
+
+def _cast_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
+    """To every dtype from a contiguous input, then every layout to one target."""
+    out = [Sample(f"to_{t}", (contig(_cast_source(rng, dtype, t)), D(t)), out_dtype=t) for t in ALL]
+    if dtype in COMPLEX:  # a purely imaginary number is true
+        v = np.array([0j, 1j, 2 + 0j, -1j], dtype=dtype)
+        out.append(Sample("imag_to_bool", (contig(v), D("bool")), out_dtype="bool"))
+    target = "complex64" if dtype in COMPLEX else "float32"
+    for label, t in layout_variants(rng, dtype, "any")[1:]:
+        out.append(Sample(f"{label}_to_{target}", (t, D(target)), out_dtype=target))
+    return out
+
+
+def _cast_ref(x: np.ndarray, target: str) -> np.ndarray:
+    if target == "bool":
+        return x != 0
+    if target in COMPLEX:
+        return x.astype(np.complex128)
+    x = x.real if np.iscomplexobj(x) else x
+    if target in INTS:
+        return np.trunc(x).astype(np.int64) if x.dtype.kind == "f" else x.astype(np.int64)
+    return x.astype(np.float64)
+
+
+def _assign_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
+    """Writes into contiguous, transposed and step-sliced destinations, from every layout."""
+    z = np.zeros((3, 4), dtype=values(rng, (), dtype).dtype)
+    srcs = layout_variants(rng, dtype, "any")
+    out = [
+        Sample("0-d", (contig(z[0, 0].copy()), srcs[1][1])),
+        Sample("empty", (contig(z[:0].copy()), srcs[2][1])),
+        Sample("scalar", (contig(z.copy()), scalar(rng, dtype))),
+        Sample("transposed-dst-scalar", (transposed(z.copy()), scalar(rng, dtype))),
+    ]
+    for i, dst in enumerate((contig(z.copy()), transposed(z.copy()), strided(z.copy()))):
+        for label, src in (srcs[0], srcs[3], srcs[4], srcs[5]):
+            out.append(Sample(f"{dst.layout}-dst<-{label}", (dst, src)))
+    return out
+
+
+def _assign_call(kernel, dst, src):  # type: ignore[no-untyped-def]
+    """``assign`` returns nothing: its result is the destination after the write."""
+    kernel(dst, src)
+    return dst
+
+
+def _assign_ref(dst: np.ndarray, src: object) -> np.ndarray:
+    return np.broadcast_to(np.asarray(src).astype(dst.dtype), dst.shape).copy()
+
+
+def _reshape_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
+    v = values(rng, (3, 4), dtype)
+    return [
+        Sample("basic", (contig(v), (2, 6))),
+        Sample("flatten", (contig(v), (12,))),
+        Sample("0-d", (contig(values(rng, (), dtype)), (1, 1))),
+        Sample("empty", (contig(values(rng, (0, 3), dtype)), (3, 0))),
+        Sample("strided-split", (strided(v), (3, 2, 2))),
+        Sample("transposed-flatten-is-None", (transposed(v), (12,)), expect_none=True),
+    ]
+
+
+def _permute_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
+    return [
+        Sample("basic", (contig(values(rng, (2, 3, 4), dtype)), (2, 0, 1))),
+        Sample("transposed", (transposed(values(rng, (3, 4), dtype)), (1, 0))),
+        Sample("0-d", (contig(values(rng, (), dtype)), ())),
+        Sample("empty", (contig(values(rng, (0, 3), dtype)), (1, 0))),
+    ]
+
+
+def _expand_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
+    return [
+        Sample("basic", (contig(values(rng, (3, 1), dtype)), (3, 4))),
+        Sample("new-dims", (contig(values(rng, (4,), dtype)), (2, 3, 4))),
+        Sample("0-d", (contig(values(rng, (), dtype)), (2, 2))),
+        Sample("to-empty", (contig(values(rng, (1, 3), dtype)), (0, 3))),
+        Sample("strided", (strided(values(rng, (1, 3), dtype)), (2, 3))),
+    ]
+
+
+def _slice_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
+    v = values(rng, (4, 5), dtype)
+    return [
+        Sample("int", (contig(v), (1,))),
+        Sample("step-int", (contig(v), (slice(0, 4, 2), 1))),
+        Sample("ranges", (contig(v), (slice(1, 3, 1), slice(0, 5, 2)))),
+        Sample("empty", (contig(v), (slice(2, 2, 1),))),
+        Sample("transposed", (transposed(v), (slice(0, 4, 3),))),
+        Sample("0-d", (contig(values(rng, (), dtype)), ())),
+    ]
+
+
+def _as_strided_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
+    v = values(rng, (12,), dtype)
+    return [
+        Sample("windows", (contig(v), (3, 2), (2, 1), 1)),
+        Sample("columns", (contig(v), (2, 2), (1, 4), 0)),
+        Sample("broadcast", (contig(v), (2, 3), (0, 1), 5)),
+        Sample("empty", (contig(v), (0, 2), (2, 1), 0)),
+    ]
+
+
+def _as_strided_ref(x: np.ndarray, shape, strides, offset) -> np.ndarray:  # type: ignore[no-untyped-def]
+    flat = np.ascontiguousarray(x).reshape(-1)
+    size = flat.itemsize
+    return np.lib.stride_tricks.as_strided(
+        flat[offset:], shape, tuple(s * size for s in strides)
+    ).copy()
+
+
+def _u32(dtype: str) -> str:
+    return "uint32"
+
+
+RECORDS = [
+    OpCase("full", _full_samples, _full_ref, ALL, "every dtype"),
+    OpCase("arange", _arange_samples, _arange_ref, REAL, "real numbers"),
+    OpCase("philox", _philox_samples, _philox_ref, ("uint32",), "dtype-free: uint32 words", out_dtype=_u32),
+    OpCase("cast", _cast_samples, _cast_ref, ALL, "from every dtype to every declared dtype"),
+    OpCase("assign", _assign_samples, _assign_ref, ALL, "every dtype", call=_assign_call),
+    OpCase("reshape", _reshape_samples, lambda x, s: x.reshape(s), ALL, "every dtype"),
+    OpCase("permute", _permute_samples, lambda x, d: x.transpose(d), ALL, "every dtype"),
+    OpCase("expand", _expand_samples, lambda x, s: np.broadcast_to(x, s), ALL, "every dtype"),
+    OpCase("slice", _slice_samples, lambda x, k: x[k], ALL, "every dtype"),
+    OpCase("as_strided", _as_strided_samples, _as_strided_ref, ALL, "every dtype"),
+]
+

@@ -1,0 +1,14 @@
+"""``CASES``: every op's record, keyed by op name (the contract test checks it covers ALL_OPS)."""
+
+from __future__ import annotations
+
+from . import cases_composite, cases_index, cases_layout, cases_math, cases_reduce
+from .records import OpCase
+
+__all__ = ["CASES"]
+
+CASES: dict[str, OpCase] = {
+    r.op: r
+    for module in (cases_layout, cases_math, cases_reduce, cases_composite, cases_index)
+    for r in module.RECORDS
+}

@@ -1,0 +1,79 @@
+"""Compare a kernel's result with the float64 reference: dtype, shape, then values.
+
+Integers and bool compare exactly (after wrapping the reference to the dtype, as C and
+PyTorch integer arithmetic wrap); floating and complex results within
+``atol + rtol * magnitude``. NaN must meet NaN, infinities must match exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .dtypes import COMPLEX, FLOATS, name_of, np_dtype, tolerance
+
+__all__ = ["compare"]
+
+
+def _verdict(ok: bool, message: str = "", **worst: Any) -> dict[str, Any]:
+    return {"status": "ok" if ok else "fail", "message": message, **worst}
+
+
+def compare(got: np.ndarray, want: Any, dtype: str, tol_scale: float = 1.0, magnitude: Any = None) -> dict[str, Any]:
+    """A verdict dict: ``status`` ok/fail, ``message``, and the worst error where values differ."""
+    got_name = name_of(got.dtype)
+    if got_name != dtype:
+        return _verdict(False, f"returned dtype {got_name}, expected {dtype}")
+    want = np.asarray(want)
+    if got.shape != want.shape:
+        return _verdict(False, f"returned shape {got.shape}, expected {want.shape}")
+    if dtype in FLOATS or dtype in COMPLEX:
+        return _compare_float(got, want, dtype, tol_scale, magnitude)
+    return _compare_exact(got, want.astype(np_dtype(dtype)))
+
+
+def _compare_exact(got: np.ndarray, want: np.ndarray) -> dict[str, Any]:
+    bad = got != want
+    if not bad.any():
+        return _verdict(True)
+    where = tuple(int(i) for i in np.argwhere(bad)[0])
+    diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    return _verdict(
+        False,
+        f"{int(bad.sum())} of {bad.size} elements differ; first at {where}: got {got[where]!r}, "
+        f"expected {want[where]!r}",
+        max_abs=float(diff.max()),
+        max_rel=None,
+        where=list(where),
+    )
+
+
+def _compare_float(got: np.ndarray, want: np.ndarray, dtype: str, scale: float, magnitude: Any) -> dict[str, Any]:
+    g = got.astype(np.complex128 if dtype in COMPLEX else np.float64)
+    w = want.astype(g.dtype)
+    rtol, atol = tolerance(dtype, scale)
+    g_nan, w_nan = np.isnan(g), np.isnan(w)
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.abs(g - w)
+    err = np.where((g == w) | (g_nan & w_nan), 0.0, err)
+    err = np.where(g_nan ^ w_nan, np.inf, err)
+    err = np.where(np.isnan(err), np.inf, err)  # mismatched infinities
+    mag = np.abs(w) if magnitude is None else np.abs(np.asarray(magnitude, dtype=g.dtype))
+    bound = atol + rtol * np.nan_to_num(mag, nan=0.0, posinf=0.0)
+    bad = err > bound
+    if not bad.any():
+        return _verdict(True, max_abs=float(err.max()) if err.size else 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(bad, err / np.maximum(bound, 1e-300), 0.0)
+    where = np.unravel_index(int(np.argmax(ratio)), ratio.shape) if ratio.ndim else ()
+    where = tuple(int(i) for i in where)
+    rel = float(err[where] / abs(w[where])) if abs(w[where]) > 0 else None
+    return _verdict(
+        False,
+        f"{int(bad.sum())} of {bad.size} elements outside rtol={rtol:g} atol={atol:g}; worst at {where}: "
+        f"got {got[where]!r}, expected {w[where]!r}",
+        max_abs=float(err.max()),
+        max_rel=rel,
+        where=list(where),
+    )

@@ -1,0 +1,43 @@
+"""Every group of work the worker runs: one per op (its case records) and the semantic
+check groups, each a list of (case id, thunk) built without touching a kernel."""
+
+from __future__ import annotations
+
+import traceback
+from typing import Any, Callable, Iterator
+
+from . import checks, checks_errors
+from .checks import CheckFailed, Ctx
+from .harness import op_cases
+
+__all__ = ["CHECK_GROUPS", "group_cases", "check_ids"]
+
+CHECK_GROUPS: dict[str, Callable[[Ctx], list[checks.Check]]] = {**checks.GROUPS, **checks_errors.GROUPS}
+
+
+def check_ids(ctx: Ctx, group: str) -> list[str]:
+    """The case ids of a check group (for pytest parametrization in the main process)."""
+    return [cid for cid, _ in CHECK_GROUPS[group](ctx)]
+
+
+def _verdict(thunk: Callable[[], None]) -> Callable[[], dict[str, Any]]:
+    def run() -> dict[str, Any]:
+        try:
+            thunk()
+        except CheckFailed as e:
+            return {"status": "fail", "message": str(e)}
+        except Exception as e:
+            tb = "".join(traceback.format_exception(type(e), e, e.__traceback__, limit=-3))
+            return {"status": "error", "message": f"raised {type(e).__name__}: {e}", "traceback": tb}
+        return {"status": "ok", "message": ""}
+
+    return run
+
+
+def group_cases(ctx: Ctx, kind: str, group: str) -> Iterator[tuple[str, Callable[[], dict[str, Any]]]]:
+    """(case id, thunk) pairs of an op group (``kind='op'``) or a check group."""
+    if kind == "op":
+        yield from op_cases(ctx.lb, group, ctx.dtypes, ctx.index)
+        return
+    for cid, thunk in CHECK_GROUPS[group](ctx):
+        yield cid, _verdict(thunk)

@@ -1,0 +1,166 @@
+"""Runs op case records against a loaded backend (inside the worker process).
+
+Lays each tensor argument out on the device with the backend's own view kernels
+(``expand``, ``permute``, ``slice``), calls the op's kernel, reads the result back with
+``to_numpy`` and compares it with the record's float64 reference.
+"""
+
+from __future__ import annotations
+
+import traceback
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from ember.backends import DTYPES_BY_NAME, LoadedBackend
+
+from .catalog import CASES
+from .compare import compare
+from .dtypes import upcast
+from .records import INDEX, D, OpCase, Sample, T, rng_for
+
+__all__ = ["case_id", "op_cases", "samples_for", "reference_of", "run_sample", "device_arg", "to_host"]
+
+
+def case_id(op: str, dtype: str, label: str) -> str:
+    return f"{op}[{dtype}]/{label}"
+
+
+def _dtypes_in(arg: Any) -> Iterator[str]:
+    if isinstance(arg, D):
+        yield arg.name
+    elif isinstance(arg, (list, tuple)):
+        for a in arg:
+            yield from _dtypes_in(a)
+
+
+def samples_for(record: OpCase, dtype: str, declared: set[str]) -> list[Sample]:
+    """The record's samples for ``dtype``, minus those naming a dtype the backend lacks."""
+    out = []
+    for s in record.samples(dtype, rng_for(record.op, dtype)):
+        named = set(_dtypes_in(s.args)) | ({s.out_dtype} if isinstance(s.out_dtype, str) else set())
+        if named <= declared | {"uint32"}:
+            out.append(s)
+    return out
+
+
+def _map(arg: Any, fn: Callable[[Any], Any]) -> Any:
+    if isinstance(arg, list):
+        return [_map(a, fn) for a in arg]
+    if isinstance(arg, tuple) and not isinstance(arg, T):
+        return tuple(_map(a, fn) for a in arg)
+    return fn(arg)
+
+
+def reference_of(record: OpCase, sample: Sample) -> Any:
+    """The record's reference on upcast copies of the sample's arguments."""
+    args = [_map(a, _ref_leaf) for a in sample.args]
+    with np.errstate(all="ignore"):
+        return record.reference(*args)
+
+
+def _ref_leaf(a: Any) -> Any:
+    if isinstance(a, T):
+        return upcast(a.value)
+    if isinstance(a, D):
+        return a.name
+    return 0 if a is INDEX else a
+
+
+def device_arg(lb: LoadedBackend, t: T, index: int) -> Any:
+    """Put ``t`` on the device in its layout, built with the backend's own view kernels."""
+    be, k = lb.backend, lb.k
+    v = t.value
+    if t.layout == "expand" and t.source is not None:
+        x = k["expand"](be.from_numpy(_dense(t.source), index), v.shape)
+    elif t.layout == "permute" and v.ndim >= 2:
+        perm = tuple(reversed(range(v.ndim)))
+        x = k["permute"](be.from_numpy(_dense(v.transpose(perm)), index), perm)
+    elif t.layout == "step" and v.ndim >= 1:
+        wide = np.zeros(v.shape[:-1] + (2 * v.shape[-1],), dtype=v.dtype)
+        wide[..., ::2] = v
+        key = tuple(slice(0, s, 1) for s in v.shape[:-1]) + (slice(0, 2 * v.shape[-1], 2),)
+        x = k["slice"](be.from_numpy(wide, index), key)
+    else:
+        return be.from_numpy(_dense(v), index)
+    if be.contiguous_only:  # what the frontend does for such backends: copy first
+        dense = be.empty(v.shape, DTYPES_BY_NAME[_name(v)], index)
+        k["assign"](dense, x)
+        return dense
+    return x
+
+
+def _dense(v: np.ndarray) -> np.ndarray:
+    """A private C-contiguous copy: host backends may alias what ``from_numpy`` gets, and
+    ``np.ascontiguousarray`` would turn a 0-d array into shape (1,)."""
+    return np.array(v, copy=True, order="C")
+
+
+def _name(v: np.ndarray) -> str:
+    from .dtypes import name_of
+
+    return name_of(v.dtype)
+
+
+def to_host(lb: LoadedBackend, x: Any) -> np.ndarray:
+    """A private host copy of a device array (``to_numpy`` may alias on host backends)."""
+    return np.array(lb.backend.to_numpy(x), copy=True)
+
+
+def run_sample(lb: LoadedBackend, record: OpCase, dtype: str, sample: Sample, index: int) -> dict[str, Any]:
+    """Run one sample; a verdict dict (status ok/fail/error, message, worst error)."""
+
+    def leaf(a: Any) -> Any:
+        if isinstance(a, T):
+            return device_arg(lb, a, index)
+        if isinstance(a, D):
+            return DTYPES_BY_NAME[a.name]
+        return index if a is INDEX else a
+
+    try:
+        args = [_map(a, leaf) for a in sample.args]
+        kernel = lb.k[record.op]
+        out = record.call(kernel, *args) if record.call else kernel(*args)
+        return _check(lb, record, dtype, sample, out)
+    except Exception as e:  # a kernel that raises is a failure of that case, not of the run
+        tb = traceback.format_exception(type(e), e, e.__traceback__, limit=-3)
+        return {"status": "error", "message": f"raised {type(e).__name__}: {e}", "traceback": "".join(tb)}
+
+
+def _check(lb: LoadedBackend, record: OpCase, dtype: str, sample: Sample, out: Any) -> dict[str, Any]:
+    if sample.expect_none:
+        if out is None:
+            return {"status": "ok", "message": ""}
+        return {"status": "fail", "message": "returned an array; a layout that cannot be viewed with the new "
+                "shape must give None (a copy would not alias its input)"}
+    if out is None:
+        return {"status": "fail", "message": "returned None"}
+    want = reference_of(record, sample)
+    out_dtype = sample.out_dtype or record.out_dtype(dtype)
+    mag = None
+    if record.magnitude is not None:
+        with np.errstate(all="ignore"):
+            mag = record.magnitude(*[_map(a, _ref_leaf) for a in sample.args])
+    if isinstance(want, tuple):
+        if not isinstance(out, tuple) or len(out) != len(want):
+            return {"status": "fail", "message": f"returned {type(out).__name__}, expected a {len(want)}-tuple"}
+        for i, (o, w, d) in enumerate(zip(out, want, out_dtype)):
+            v = compare(to_host(lb, o), w, d, record.tol_scale)
+            if v["status"] != "ok":
+                v["message"] = f"output {i}: {v['message']}"
+                return v
+        return {"status": "ok", "message": ""}
+    return compare(to_host(lb, out), want, out_dtype, record.tol_scale, mag)
+
+
+def op_cases(lb: LoadedBackend, op: str, dtypes: list[str], index: int) -> Iterator[tuple[str, Callable[[], dict]]]:
+    """(case id, thunk) for every sample of ``op`` over ``dtypes``; nothing runs until called."""
+    record = CASES[op]
+    declared = {d.name for d in lb.backend.dtypes}
+    for dtype in dtypes:
+        for s in samples_for(record, dtype, declared):
+            yield case_id(op, dtype, s.label), _bind(lb, record, dtype, s, index)
+
+
+def _bind(lb: LoadedBackend, record: OpCase, dtype: str, s: Sample, index: int) -> Callable[[], dict]:
+    return lambda: run_sample(lb, record, dtype, s, index)

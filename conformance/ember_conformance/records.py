@@ -1,0 +1,87 @@
+"""Op case records: what the harness runs for one op (STYLE.md 19).
+
+A record says which op, how to make sample inputs for a dtype, the float64 NumPy
+reference, which dtypes the op's semantics admit (and why), tolerances and the gradient
+order (0 until autograd lands). The harness (``harness.py``) is the only code that runs
+them, so adding an op to the suite is adding a record, never a test function.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["T", "D", "INDEX", "Sample", "OpCase", "rng_for", "same_dtype"]
+
+
+@dataclass(frozen=True)
+class T:
+    """A tensor argument: its logical values and how the harness lays it out on the device.
+
+    ``layout`` is ``contig`` (``from_numpy``), ``expand`` (``source`` broadcast with the
+    ``expand`` kernel), ``permute`` (a transposed buffer viewed back with ``permute``) or
+    ``step`` (every other element of a wider buffer, through ``slice``).
+    """
+
+    value: np.ndarray
+    layout: str = "contig"
+    source: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class D:
+    """A dtype parameter (``cast``, ``full``, ``arange``), named so it pickles as text."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One call: a label for the report and the kernel's positional arguments."""
+
+    label: str
+    args: tuple[Any, ...]
+    out_dtype: Any = None  # overrides the record's result dtype (``cast`` targets)
+    expect_none: bool = False  # ``reshape`` of a layout that cannot be viewed
+
+
+class _DeviceIndex:
+    """Stands for the device index under test in creation kernels' last argument."""
+
+    def __repr__(self) -> str:
+        return "INDEX"
+
+
+INDEX = _DeviceIndex()
+
+
+def same_dtype(dtype: str) -> str:
+    return dtype
+
+
+@dataclass(frozen=True)
+class OpCase:
+    """The record for one op; see the module docstring."""
+
+    op: str
+    samples: Callable[[str, np.random.Generator], list[Sample]]
+    reference: Callable[..., Any]
+    dtypes: tuple[str, ...]
+    why: str
+    out_dtype: Callable[[str], Any] = same_dtype
+    tol_scale: float = 1.0
+    # Error scale for sums and products: e.g. sum(|x|) instead of |sum(x)|, so rounding
+    # in a differently ordered accumulation is not mistaken for a wrong kernel.
+    magnitude: Callable[..., Any] | None = None
+    grad_order: int = 0
+    # How to run the kernel when its result is not its return value (``assign``).
+    call: Callable[..., Any] | None = field(default=None, compare=False)
+
+
+def rng_for(op: str, dtype: str) -> np.random.Generator:
+    """The generator for (op, dtype): stable across processes, so the worker, the report
+    and the repro snippet all see the same inputs."""
+    return np.random.default_rng(zlib.crc32(f"{op}/{dtype}".encode()))

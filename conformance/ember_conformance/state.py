@@ -1,0 +1,68 @@
+"""The run's state, kept in ``config.stash``: the backend under test, what to test, results."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from ember.backends import ALL_OPS, COMPOSITES, LoadedBackend
+
+from .catalog import CASES
+from .checks import Ctx
+from .groups import check_ids
+from .manifest import Manifest
+from .pool import WorkerPool
+
+__all__ = ["State", "STATE", "state_of"]
+
+
+@dataclass
+class State:
+    name: str
+    plugin: str | None
+    index: int
+    lb: LoadedBackend
+    manifest: Manifest
+    certify: bool
+    report: str | None
+    dtypes: list[str]  # dtypes under test: the manifest's, or every one the backend declares
+    pool: WorkerPool
+    rows: dict[str, dict[str, Any]] = field(default_factory=dict)  # nodeid -> report row
+    errors: list[str] = field(default_factory=list)  # reasons the whole run fails
+    notes: list[str] = field(default_factory=list)
+    deselected: int = 0
+
+    def op_dtypes(self, op: str) -> list[str]:
+        """The dtypes ``op`` is tested in: its record's, narrowed to those under test."""
+        return [d for d in CASES[op].dtypes if d in self.dtypes or d == "uint32"]
+
+    def op_params(self) -> list[tuple[str, str]]:
+        """(op, dtype) pairs for ``test_op``: composites only where the backend overrides them."""
+        return [
+            (op, d)
+            for op in ALL_OPS
+            if not (op in COMPOSITES and self.lb.k[op] is None)
+            for d in self.op_dtypes(op)
+        ]
+
+    def check_params(self, group: str) -> list[str]:
+        return check_ids(Ctx(self.lb, self.dtypes, self.index), group)
+
+    def row(self, nodeid: str, name: str) -> dict[str, Any]:
+        return self.rows.setdefault(nodeid, {"test": name})
+
+
+STATE = pytest.StashKey[State]()
+
+
+def state_of(config: pytest.Config) -> State:
+    """The run's State; a usage error when the suite runs without ``--ember-backend``."""
+    st = config.stash.get(STATE, None)
+    if st is None:
+        raise pytest.UsageError(
+            "ember_conformance needs a backend to test: pass --ember-backend NAME "
+            "(see `pytest --help`, section ember-conformance)"
+        )
+    return st

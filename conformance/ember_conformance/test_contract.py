@@ -1,0 +1,45 @@
+"""Checks of the suite's own coverage and of the backend's declared info (no kernels run)."""
+
+from __future__ import annotations
+
+from ember.backends import ALL_DTYPES, ALL_OPS, PRIMITIVES, Backend, DType
+
+from .catalog import CASES
+from .dtypes import ALL
+from .state import State
+
+
+def test_every_op_has_a_case_record() -> None:
+    """Adding an op to ember.backends.ops without a case record fails the suite."""
+    missing = sorted(set(ALL_OPS) - set(CASES))
+    assert not missing, f"ops without a conformance case record: {missing} (add them to ember_conformance)"
+    stray = sorted(set(CASES) - set(ALL_OPS))
+    assert not stray, f"case records for ops the contract does not have: {stray}"
+
+
+def test_case_records_are_well_formed() -> None:
+    for op, r in CASES.items():
+        assert r.op == op
+        assert r.dtypes and set(r.dtypes) <= set(ALL) | {"uint32"}, f"{op}: bad dtypes {r.dtypes}"
+        assert r.why, f"{op}: say why these dtypes"
+        assert r.grad_order == 0, f"{op}: gradient checks are not implemented yet"
+
+
+def test_backend_declares_the_protocol(ember_state: State) -> None:
+    """The Backend object has the protocol's attributes with the right types."""
+    be = ember_state.lb.backend
+    assert isinstance(be, Backend), f"{type(be).__name__} lacks attributes of ember.backends.Backend"
+    assert isinstance(be.dtypes, frozenset) and be.dtypes, "dtypes must be a non-empty frozenset of DType"
+    assert all(isinstance(d, DType) and d in ALL_DTYPES for d in be.dtypes), "dtypes must hold ember DTypes"
+    assert isinstance(be.contiguous_only, bool), "contiguous_only must be a bool"
+    assert isinstance(be.array_type, type), "array_type must be a class"
+    assert be.device_count() >= 1, "an available backend has at least one device"
+
+
+def test_manifest_fallbacks_are_real(ember_state: State) -> None:
+    """A fallback the manifest declares but the backend implements natively is stale."""
+    st = ember_state
+    stale = sorted(set(st.manifest.fallbacks) & set(st.lb.native))
+    assert not stale, f"manifest {st.manifest.path} declares fallbacks {stale}, but the backend has kernels for them"
+    must = sorted(op for op in st.lb.fallbacks() if not PRIMITIVES[op].may_fall_back)
+    assert not must, f"no kernel for {must}: view and in-place ops cannot fall back, the backend must implement them"
