@@ -19,11 +19,15 @@ __all__ = ["RECORDS"]
 def _round_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
     """Unary layouts plus exact halves, where round-half-to-even differs from round-half-up."""
     halves = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5], dtype=np.float64)
-    return unary_samples(special=True)(dtype, rng) + [Sample("halves", (contig(halves.astype(values(rng, (), dtype).dtype)),))]
+    return unary_samples(special=True)(dtype, rng) + [
+        Sample("halves", (contig(halves.astype(values(rng, (), dtype).dtype)),))
+    ]
 
 
 def _softmax_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
-    out = [Sample(f"{label}-dim1", (t, 1)) for label, t in layout_variants(rng, dtype, "any") if label != "0-d"]
+    out = [
+        Sample(f"{label}-dim1", (t, 1)) for label, t in layout_variants(rng, dtype, "any") if label != "0-d"
+    ]
     out.append(Sample("0-d", (contig(values(rng, (), dtype)), 0)))
     out.append(Sample("dim0", (contig(values(rng, (3, 4), dtype)), 0)))
     return out
@@ -68,9 +72,14 @@ RECORDS = [
     OpCase("expm1", unary_samples(special=True), np.expm1, FLOATS, "real floating"),
     OpCase("remainder", binary_samples("any", "pow2"), _remainder, REAL, "real numbers; Python's sign rule"),
     OpCase("amin", reduction_samples(empty_dims=(1,), nan=True), _red(np.min), BOOL + REAL, "ordered types"),
-    OpCase("argmin", _argmax_samples, lambda x, d, k: _argmax_ref(x, d, k, np.argmin), REAL, "real numbers",
-           out_dtype=_int64),
+    OpCase(
+        "argmin",
+        _argmax_samples,
+        lambda x, d, k: _argmax_ref(x, d, k, np.argmin),
+        REAL,
+        "real numbers",
+        out_dtype=_int64,
+    ),
     OpCase("softmax", _softmax_samples, _softmax, FLOATS, "real floating"),
     OpCase("log_softmax", _softmax_samples, _log_softmax, FLOATS, "real floating"),
 ]
-

@@ -33,12 +33,20 @@ def _index_put_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
     rows = rng.permutation(3)[:2].astype(np.int64)
     out = [
         Sample("rows", (contig(x), (contig(rows),), contig(values(rng, (2, 4), dtype)), False)),
-        Sample("points", (contig(x), (contig(rows), contig(rows + 1)), contig(values(rng, (2,), dtype)), False)),
-        Sample("transposed-dst", (transposed(x), (None, contig(rows)), contig(values(rng, (3, 2), dtype)), False)),
+        Sample(
+            "points", (contig(x), (contig(rows), contig(rows + 1)), contig(values(rng, (2,), dtype)), False)
+        ),
+        Sample(
+            "transposed-dst", (transposed(x), (None, contig(rows)), contig(values(rng, (3, 2), dtype)), False)
+        ),
     ]
     if dtype in NUMERIC:
         dup = index_samples(rng, 3, (6,))
-        out.append(Sample("accumulate-duplicates", (contig(x), (contig(dup),), contig(values(rng, (6, 4), dtype)), True)))
+        out.append(
+            Sample(
+                "accumulate-duplicates", (contig(x), (contig(dup),), contig(values(rng, (6, 4), dtype)), True)
+            )
+        )
     return out
 
 
@@ -48,7 +56,9 @@ def _index_put_call(kernel, x, indices, vals, accumulate):  # type: ignore[no-un
     return x
 
 
-def _index_put_ref(x: np.ndarray, indices: tuple[object, ...], vals: np.ndarray, accumulate: bool) -> np.ndarray:
+def _index_put_ref(
+    x: np.ndarray, indices: tuple[object, ...], vals: np.ndarray, accumulate: bool
+) -> np.ndarray:
     out = x.copy()
     if accumulate:
         np.add.at(out, _key(indices), vals)
@@ -70,7 +80,13 @@ def _int64(dtype: str) -> str:
 
 RECORDS = [
     OpCase("index", _index_samples, lambda x, i: x[_key(i)], ALL, "every dtype; int64 index arrays"),
-    OpCase("index_put", _index_put_samples, _index_put_ref, ALL, "every dtype; accumulate for numbers",
-           call=_index_put_call),
+    OpCase(
+        "index_put",
+        _index_put_samples,
+        _index_put_ref,
+        ALL,
+        "every dtype; accumulate for numbers",
+        call=_index_put_call,
+    ),
     OpCase("nonzero", _nonzero_samples, lambda x: np.argwhere(x), ALL, "every dtype", out_dtype=_int64),
 ]

@@ -174,9 +174,7 @@ def _as_strided_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
 def _as_strided_ref(x: np.ndarray, shape, strides, offset) -> np.ndarray:  # type: ignore[no-untyped-def]
     flat = np.ascontiguousarray(x).reshape(-1)
     size = flat.itemsize
-    return np.lib.stride_tricks.as_strided(
-        flat[offset:], shape, tuple(s * size for s in strides)
-    ).copy()
+    return np.lib.stride_tricks.as_strided(flat[offset:], shape, tuple(s * size for s in strides)).copy()
 
 
 def _u32(dtype: str) -> str:
@@ -195,4 +193,3 @@ RECORDS = [
     OpCase("slice", _slice_samples, lambda x, k: x[k], ALL, "every dtype"),
     OpCase("as_strided", _as_strided_samples, _as_strided_ref, ALL, "every dtype"),
 ]
-

@@ -59,8 +59,12 @@ _NUM = INTS + FLOATS + COMPLEX
 _FC = FLOATS + COMPLEX
 
 RECORDS = [
-    _unary("neg", np.negative, SIGNED + FLOATS + COMPLEX, "not bool (torch refuses); uint8 negation wraps, "
-           "which the frontend does not ask for"),
+    _unary(
+        "neg",
+        np.negative,
+        SIGNED + FLOATS + COMPLEX,
+        "not bool (torch refuses); uint8 negation wraps, which the frontend does not ask for",
+    ),
     _unary("abs", np.abs, _NUM, "every number type; complex gives its real dtype", out_dtype=_real_of),
     _unary("exp", np.exp, _FC, "floating and complex (the frontend casts ints to float first)"),
     _unary("log", np.log, _FC, "floating and complex", domain="pos"),
@@ -74,17 +78,31 @@ RECORDS = [
     _binary("sub", np.subtract, _NUM, "every number type (PyTorch refuses bool)"),
     _binary("mul", np.multiply, _NUM, "every number type; bool is the frontend's logical and"),
     _binary("div", np.true_divide, _FC, "true division: the frontend promotes ints to float", b="pos"),
-    _binary("floordiv", np.floor_divide, REAL, "real numbers; divisors are powers of two so a/b is exact",
-            b="pow2"),
-    _binary("pow", np.power, _NUM, "ints with exponents >= 0, floats with positive bases, complex",
-            a="pos", b="exp", tol_scale=2.0),
+    _binary(
+        "floordiv",
+        np.floor_divide,
+        REAL,
+        "real numbers; divisors are powers of two so a/b is exact",
+        b="pow2",
+    ),
+    _binary(
+        "pow",
+        np.power,
+        _NUM,
+        "ints with exponents >= 0, floats with positive bases, complex",
+        a="pos",
+        b="exp",
+        tol_scale=2.0,
+    ),
     _binary("maximum", np.maximum, BOOL + REAL, "ordered types; NaN propagates", with_nan=True),
     _binary("minimum", np.minimum, BOOL + REAL, "ordered types; NaN propagates", with_nan=True),
     _binary("bitwise_and", np.bitwise_and, BOOL + INTS, "bool and integers only"),
     _binary("bitwise_or", np.bitwise_or, BOOL + INTS, "bool and integers only"),
     _binary("bitwise_xor", np.bitwise_xor, BOOL + INTS, "bool and integers only"),
     OpCase("eq", _compare_samples, np.equal, ALL, "every dtype", out_dtype=_bool),
-    OpCase("lt", _compare_samples, np.less, BOOL + REAL, "ordered types (complex has no order)", out_dtype=_bool),
+    OpCase(
+        "lt", _compare_samples, np.less, BOOL + REAL, "ordered types (complex has no order)", out_dtype=_bool
+    ),
     OpCase("le", _compare_samples, np.less_equal, BOOL + REAL, "ordered types", out_dtype=_bool),
     OpCase("where", _where_samples, np.where, ALL, "every dtype; the condition is bool"),
 ]

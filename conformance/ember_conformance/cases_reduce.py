@@ -8,7 +8,7 @@ from .dtypes import ALL, BOOL, FLOATS, NUMERIC, REAL
 from .records import OpCase, Sample
 from .samples import contig, expanded, scalar, strided, transposed, values
 
-__all__ = ["RECORDS", "reduction_samples", "index_samples"]
+__all__ = ["RECORDS", "index_samples", "reduction_samples"]
 
 
 def reduction_samples(domain: str = "any", empty_dims: tuple[int, ...] = (0,), nan: bool = False):  # type: ignore[no-untyped-def]
@@ -88,7 +88,9 @@ def _matmul_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
     ]
 
 
-def index_samples(rng: np.random.Generator, n: int, shape: tuple[int, ...], unique_dim: int | None = None) -> np.ndarray:
+def index_samples(
+    rng: np.random.Generator, n: int, shape: tuple[int, ...], unique_dim: int | None = None
+) -> np.ndarray:
     """int64 indices in [0, n); a permutation along ``unique_dim`` so scatter has no ties."""
     if unique_dim is None:
         return rng.integers(0, n, shape).astype(np.int64)
@@ -122,14 +124,57 @@ def _gather_ref(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
 def _scatter_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
     x = values(rng, (3, 4), dtype)
     out = [
-        Sample("dim0", (contig(x), 0, contig(index_samples(rng, 3, (2, 4), 0)), contig(values(rng, (2, 4), dtype)), None)),
-        Sample("dim1-bigger-src", (contig(x), 1, contig(index_samples(rng, 4, (3, 2), 1)), contig(values(rng, (3, 4), dtype)), None)),
-        Sample("scalar-src", (contig(x), 1, contig(index_samples(rng, 4, (2, 3), 1)), scalar(rng, dtype), None)),
-        Sample("transposed", (transposed(x), 0, contig(index_samples(rng, 3, (3, 4), 0)), transposed(values(rng, (3, 4), dtype)), None)),
-        Sample("empty-index", (contig(x), 0, contig(index_samples(rng, 3, (0, 4))), contig(values(rng, (0, 4), dtype)), None)),
+        Sample(
+            "dim0",
+            (
+                contig(x),
+                0,
+                contig(index_samples(rng, 3, (2, 4), 0)),
+                contig(values(rng, (2, 4), dtype)),
+                None,
+            ),
+        ),
+        Sample(
+            "dim1-bigger-src",
+            (
+                contig(x),
+                1,
+                contig(index_samples(rng, 4, (3, 2), 1)),
+                contig(values(rng, (3, 4), dtype)),
+                None,
+            ),
+        ),
+        Sample(
+            "scalar-src", (contig(x), 1, contig(index_samples(rng, 4, (2, 3), 1)), scalar(rng, dtype), None)
+        ),
+        Sample(
+            "transposed",
+            (
+                transposed(x),
+                0,
+                contig(index_samples(rng, 3, (3, 4), 0)),
+                transposed(values(rng, (3, 4), dtype)),
+                None,
+            ),
+        ),
+        Sample(
+            "empty-index",
+            (contig(x), 0, contig(index_samples(rng, 3, (0, 4))), contig(values(rng, (0, 4), dtype)), None),
+        ),
     ]
     if dtype != "bool":
-        out.append(Sample("add-duplicates", (contig(x), 0, contig(index_samples(rng, 3, (5, 4))), contig(values(rng, (5, 4), dtype)), "add")))
+        out.append(
+            Sample(
+                "add-duplicates",
+                (
+                    contig(x),
+                    0,
+                    contig(index_samples(rng, 3, (5, 4))),
+                    contig(values(rng, (5, 4), dtype)),
+                    "add",
+                ),
+            )
+        )
     return out
 
 
@@ -198,21 +243,56 @@ def _red_mag(fn):  # type: ignore[no-untyped-def]
 
 
 RECORDS = [
-    OpCase("sum", reduction_samples(), _red(np.sum), NUMERIC, "numbers; result keeps the input dtype "
-           "(the frontend casts small ints to int64 first, as PyTorch sums them)", magnitude=_red_mag(np.sum)),
-    OpCase("prod", reduction_samples("unit"), _red(np.prod), NUMERIC, "numbers; result keeps the dtype",
-           magnitude=_red_mag(np.prod)),
-    OpCase("amax", reduction_samples(empty_dims=(1,), nan=True), _red(np.max), BOOL + REAL,
-           "ordered types; NaN propagates; empty only along non-empty axes"),
-    OpCase("argmax", _argmax_samples, _argmax_ref, REAL, "real numbers (first index wins; NaN is max)",
-           out_dtype=_int64),
-    OpCase("cumsum", _cumsum_samples, lambda x, d: np.cumsum(x, axis=d), NUMERIC, "numbers, keeps the dtype",
-           magnitude=lambda x, d: np.cumsum(np.abs(x), axis=d)),
-    OpCase("matmul", _matmul_samples, np.matmul, NUMERIC, "numbers (no bool); >= 2-d with equal batch dims",
-           magnitude=lambda a, b: np.abs(a) @ np.abs(b)),
+    OpCase(
+        "sum",
+        reduction_samples(),
+        _red(np.sum),
+        NUMERIC,
+        "numbers; result keeps the input dtype "
+        "(the frontend casts small ints to int64 first, as PyTorch sums them)",
+        magnitude=_red_mag(np.sum),
+    ),
+    OpCase(
+        "prod",
+        reduction_samples("unit"),
+        _red(np.prod),
+        NUMERIC,
+        "numbers; result keeps the dtype",
+        magnitude=_red_mag(np.prod),
+    ),
+    OpCase(
+        "amax",
+        reduction_samples(empty_dims=(1,), nan=True),
+        _red(np.max),
+        BOOL + REAL,
+        "ordered types; NaN propagates; empty only along non-empty axes",
+    ),
+    OpCase(
+        "argmax",
+        _argmax_samples,
+        _argmax_ref,
+        REAL,
+        "real numbers (first index wins; NaN is max)",
+        out_dtype=_int64,
+    ),
+    OpCase(
+        "cumsum",
+        _cumsum_samples,
+        lambda x, d: np.cumsum(x, axis=d),
+        NUMERIC,
+        "numbers, keeps the dtype",
+        magnitude=lambda x, d: np.cumsum(np.abs(x), axis=d),
+    ),
+    OpCase(
+        "matmul",
+        _matmul_samples,
+        np.matmul,
+        NUMERIC,
+        "numbers (no bool); >= 2-d with equal batch dims",
+        magnitude=lambda a, b: np.abs(a) @ np.abs(b),
+    ),
     OpCase("gather", _gather_samples, _gather_ref, ALL, "every dtype; int64 indices"),
     OpCase("scatter", _scatter_samples, _scatter_ref, ALL, "every dtype; reduce='add' for numbers"),
     OpCase("sort", _sort_samples, _sort_ref, BOOL + REAL, "ordered types; stable", out_dtype=_sort_out),
     OpCase("cat", _cat_samples, lambda xs, d: np.concatenate(xs, axis=d), ALL, "every dtype"),
 ]
-

@@ -7,17 +7,17 @@ any other exception is reported as an error of that check.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
-
 from ember.backends import DTYPES_BY_NAME, LoadedBackend
 
 from .dtypes import FLOATS, np_dtype
 from .harness import to_host
 
-__all__ = ["CheckFailed", "Ctx", "Check", "GROUPS"]
+__all__ = ["GROUPS", "Check", "CheckFailed", "Ctx"]
 
 
 class CheckFailed(AssertionError):
@@ -56,7 +56,12 @@ def _first(ctx: Ctx, *prefs: str) -> str:
 _VIEWS: dict[str, tuple[tuple[int, ...], Callable[..., Any], Callable[[np.ndarray], np.ndarray], bool]] = {
     "reshape": ((2, 3, 4), lambda k, x: k["reshape"](x, (6, 4)), lambda a: a.reshape(6, 4), True),
     "permute": ((2, 3, 4), lambda k, x: k["permute"](x, (2, 0, 1)), lambda a: a.transpose(2, 0, 1), True),
-    "slice": ((4, 6), lambda k, x: k["slice"](x, (slice(1, 4, 2), slice(0, 6, 3))), lambda a: a[1:4:2, 0:6:3], True),
+    "slice": (
+        (4, 6),
+        lambda k, x: k["slice"](x, (slice(1, 4, 2), slice(0, 6, 3))),
+        lambda a: a[1:4:2, 0:6:3],
+        True,
+    ),
     "slice-int": ((4, 6), lambda k, x: k["slice"](x, (2,)), lambda a: a[2], True),
     "as_strided": (
         (12,),
@@ -85,10 +90,15 @@ def _view_write(ctx: Ctx, name: str, dtype: str) -> None:
     np_view(want)[...] = fill
     lb.k["assign"](view, lb.backend.from_numpy(fill.copy(), ctx.index))
     got = to_host(lb, base)
-    _expect(np.array_equal(got, want), f"{name}: writing through the view did not reach the base "
-            f"(base now {got.ravel()[:8].tolist()}..., expected {want.ravel()[:8].tolist()}...)")
-    _expect(lb.backend.storage_id(view) == lb.backend.storage_id(base),
-            f"{name}: storage_id of the view differs from its base's")
+    _expect(
+        np.array_equal(got, want),
+        f"{name}: writing through the view did not reach the base "
+        f"(base now {got.ravel()[:8].tolist()}..., expected {want.ravel()[:8].tolist()}...)",
+    )
+    _expect(
+        lb.backend.storage_id(view) == lb.backend.storage_id(base),
+        f"{name}: storage_id of the view differs from its base's",
+    )
 
 
 def _view_read(ctx: Ctx, name: str, dtype: str) -> None:
@@ -100,9 +110,11 @@ def _view_read(ctx: Ctx, name: str, dtype: str) -> None:
     new = _fill_for(host, dtype)
     lb.k["assign"](base, lb.backend.from_numpy(new.copy(), ctx.index))
     got, want = to_host(lb, view), np_view(new)
-    _expect(got.shape == want.shape and np.array_equal(got, want),
-            f"{name}: the view did not see a write to its base (view shows {got.ravel()[:8].tolist()}..., "
-            f"expected {want.ravel()[:8].tolist()}...)")
+    _expect(
+        got.shape == want.shape and np.array_equal(got, want),
+        f"{name}: the view did not see a write to its base (view shows {got.ravel()[:8].tolist()}..., "
+        f"expected {want.ravel()[:8].tolist()}...)",
+    )
 
 
 def view_checks(ctx: Ctx) -> list[Check]:
@@ -118,7 +130,11 @@ def view_checks(ctx: Ctx) -> list[Check]:
 # destination view of a (4, 6) base, the NumPy equivalent, the source's shape (None: scalar)
 _ASSIGN: dict[str, tuple[Callable[..., Any], Callable[[np.ndarray], np.ndarray], tuple[int, ...] | None]] = {
     "transposed": (lambda k, x: k["permute"](x, (1, 0)), lambda a: a.T, (6, 4)),
-    "step-sliced": (lambda k, x: k["slice"](x, (slice(0, 4, 2), slice(1, 6, 2))), lambda a: a[0:4:2, 1:6:2], (2, 3)),
+    "step-sliced": (
+        lambda k, x: k["slice"](x, (slice(0, 4, 2), slice(1, 6, 2))),
+        lambda a: a[0:4:2, 1:6:2],
+        (2, 3),
+    ),
     "row-scalar": (lambda k, x: k["slice"](x, (3,)), lambda a: a[3], None),
     "broadcast-src": (lambda k, x: k["slice"](x, (slice(1, 3, 1),)), lambda a: a[1:3], (1, 6)),
 }
@@ -142,8 +158,11 @@ def _assign_strided(ctx: Ctx, name: str, dtype: str) -> None:
     lb.k["assign"](call(lb.k, base), src)
     got = to_host(lb, base)
     bad = np.argwhere(got != want)
-    _expect(bad.size == 0, f"assign into a {name} view: base differs at {len(bad)} positions, first "
-            f"{tuple(bad[0]) if bad.size else ()}")
+    _expect(
+        bad.size == 0,
+        f"assign into a {name} view: base differs at {len(bad)} positions, first "
+        f"{tuple(bad[0]) if bad.size else ()}",
+    )
 
 
 def assign_checks(ctx: Ctx) -> list[Check]:
@@ -152,7 +171,9 @@ def assign_checks(ctx: Ctx) -> list[Check]:
 
 def _special_values(dtype: str) -> np.ndarray:
     if dtype in FLOATS:
-        return np.array([0.0, -0.0, 1.5, -2.25, np.inf, -np.inf, np.nan], dtype=np.float64).astype(np_dtype(dtype))
+        return np.array([0.0, -0.0, 1.5, -2.25, np.inf, -np.inf, np.nan], dtype=np.float64).astype(
+            np_dtype(dtype)
+        )
     nd = np_dtype(dtype)
     if nd.kind in "iu":
         info = np.iinfo(nd)
@@ -169,13 +190,19 @@ def _roundtrip(ctx: Ctx, dtype: str) -> None:
         got = to_host(lb, lb.backend.from_numpy(host.copy(), ctx.index))
         _expect(got.dtype == host.dtype, f"to_numpy gave dtype {got.dtype}, sent {host.dtype}")
         _expect(got.shape == host.shape, f"to_numpy gave shape {got.shape}, sent {host.shape}")
-        _expect(got.tobytes() == host.tobytes(), f"values changed in the round trip: sent {host.tolist()}, "
-                f"got {got.tolist()}")
+        _expect(
+            got.tobytes() == host.tobytes(),
+            f"values changed in the round trip: sent {host.tolist()}, got {got.tolist()}",
+        )
     x = lb.backend.empty((2, 3), DTYPES_BY_NAME[dtype], ctx.index)
     _expect(to_host(lb, x).shape == (2, 3), "empty((2, 3)) has the wrong shape")
-    _expect(lb.backend.layout(x) == ((3, 1), 0), f"empty((2, 3)) layout is {lb.backend.layout(x)}, expected "
-            "((3, 1), 0): new arrays are C-contiguous")
-    _expect(lb.backend.index_of(x) == ctx.index, f"index_of gives {lb.backend.index_of(x)}, made on {ctx.index}")
+    _expect(
+        lb.backend.layout(x) == ((3, 1), 0),
+        f"empty((2, 3)) layout is {lb.backend.layout(x)}, expected ((3, 1), 0): new arrays are C-contiguous",
+    )
+    _expect(
+        lb.backend.index_of(x) == ctx.index, f"index_of gives {lb.backend.index_of(x)}, made on {ctx.index}"
+    )
 
 
 def roundtrip_checks(ctx: Ctx) -> list[Check]:

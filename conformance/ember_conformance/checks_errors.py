@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
-
 from ember.backends import ALL_DTYPES, ALL_OPS, UnsupportedDTypeError, registry
 
 from .checks import Check, CheckFailed, Ctx, _bind, _expect, _first
@@ -20,8 +20,11 @@ def _kat(ctx: Ctx, i: int) -> None:
     key, counter, words = KAT[i]
     got = to_host(ctx.lb, ctx.lb.k["philox"](4, key, counter, ctx.index))
     _expect(got.dtype == np.uint32, f"philox returned dtype {got.dtype}, expected uint32")
-    _expect(got.tolist() == list(words), f"key {key} counter {counter}: got {[hex(w) for w in got.tolist()]}, "
-            f"expected {[hex(w) for w in words]}")
+    _expect(
+        got.tolist() == list(words),
+        f"key {key} counter {counter}: got {[hex(w) for w in got.tolist()]}, "
+        f"expected {[hex(w) for w in words]}",
+    )
 
 
 def _stream(ctx: Ctx) -> None:
@@ -39,7 +42,9 @@ def _stream(ctx: Ctx) -> None:
 
 
 def philox_checks(ctx: Ctx) -> list[Check]:
-    return [(f"kat-{i}", _bind(_kat, ctx, i)) for i in range(len(KAT))] + [("stream-vs-cpu", _bind(_stream, ctx))]
+    return [(f"kat-{i}", _bind(_kat, ctx, i)) for i in range(len(KAT))] + [
+        ("stream-vs-cpu", _bind(_stream, ctx))
+    ]
 
 
 def _raises_index_error(ctx: Ctx, op: str, bad: int) -> None:
@@ -50,14 +55,19 @@ def _raises_index_error(ctx: Ctx, op: str, bad: int) -> None:
     idx = np.zeros((2, 4), np.int64)
     idx[1, 2] = bad
     index = be.from_numpy(idx, ctx.index)
-    args: tuple[Any, ...] = (x, 0, index) if op == "gather" else (x, 0, index, be.from_numpy(np.ones((2, 4), np_dtype(dtype)), ctx.index), None)
+    args: tuple[Any, ...] = (
+        (x, 0, index)
+        if op == "gather"
+        else (x, 0, index, be.from_numpy(np.ones((2, 4), np_dtype(dtype)), ctx.index), None)
+    )
     try:
         ctx.lb.k[op](*args)
     except IndexError:
         return
-    except Exception as e:
-        raise CheckFailed(f"{op} with index {bad} on a dim of size 3 raised {type(e).__name__}: {e}; "
-                          "expected IndexError") from None
+    except Exception as e:  # noqa: BLE001 - any other exception is the finding
+        raise CheckFailed(
+            f"{op} with index {bad} on a dim of size 3 raised {type(e).__name__}: {e}; expected IndexError"
+        ) from None
     raise CheckFailed(f"{op} with index {bad} on a dim of size 3 did not raise; expected IndexError")
 
 
@@ -84,9 +94,11 @@ def _undeclared(ctx: Ctx, name: str) -> None:
             fn()
         except UnsupportedDTypeError:
             continue
-        except Exception as e:
-            raise CheckFailed(f"{what} with undeclared dtype {name} raised {type(e).__name__}: {e}; expected "
-                              "ember.backends.UnsupportedDTypeError") from None
+        except Exception as e:  # noqa: BLE001 - any other exception is the finding
+            raise CheckFailed(
+                f"{what} with undeclared dtype {name} raised {type(e).__name__}: {e}; expected "
+                "ember.backends.UnsupportedDTypeError"
+            ) from None
         raise CheckFailed(f"{what} with undeclared dtype {name} did not raise UnsupportedDTypeError")
 
 
@@ -108,8 +120,10 @@ def _nondeterministic_raises(ctx: Ctx, op: str) -> None:
     except RuntimeError as e:
         _expect("deterministic" in str(e), f"{op} raised RuntimeError without saying why: {e}")
         return
-    except Exception as e:
-        raise CheckFailed(f"{op} under determinism raised {type(e).__name__}, expected RuntimeError") from None
+    except Exception as e:  # noqa: BLE001 - any other exception is the finding
+        raise CheckFailed(
+            f"{op} under determinism raised {type(e).__name__}, expected RuntimeError"
+        ) from None
     finally:
         registry.set_deterministic(False)
     raise CheckFailed(f"{op} is declared nondeterministic but ran under set_deterministic(True)")
@@ -122,7 +136,9 @@ def _nondeterministic_declared(ctx: Ctx) -> None:
 
 def determinism_checks(ctx: Ctx) -> list[Check]:
     out = [("declared-ops-exist", _bind(_nondeterministic_declared, ctx))]
-    return out + [(op, _bind(_nondeterministic_raises, ctx, op)) for op in sorted(ctx.lb.backend.nondeterministic)]
+    return out + [
+        (op, _bind(_nondeterministic_raises, ctx, op)) for op in sorted(ctx.lb.backend.nondeterministic)
+    ]
 
 
 GROUPS: dict[str, Callable[[Ctx], list[Check]]] = {

@@ -20,7 +20,9 @@ def _verdict(ok: bool, message: str = "", **worst: Any) -> dict[str, Any]:
     return {"status": "ok" if ok else "fail", "message": message, **worst}
 
 
-def compare(got: np.ndarray, want: Any, dtype: str, tol_scale: float = 1.0, magnitude: Any = None) -> dict[str, Any]:
+def compare(
+    got: np.ndarray, want: Any, dtype: str, tol_scale: float = 1.0, magnitude: Any = None
+) -> dict[str, Any]:
     """A verdict dict: ``status`` ok/fail, ``message``, and the worst error where values differ."""
     got_name = name_of(got.dtype)
     if got_name != dtype:
@@ -49,7 +51,9 @@ def _compare_exact(got: np.ndarray, want: np.ndarray) -> dict[str, Any]:
     )
 
 
-def _compare_float(got: np.ndarray, want: np.ndarray, dtype: str, scale: float, magnitude: Any) -> dict[str, Any]:
+def _compare_float(
+    got: np.ndarray, want: np.ndarray, dtype: str, scale: float, magnitude: Any
+) -> dict[str, Any]:
     g = got.astype(np.complex128 if dtype in COMPLEX else np.float64)
     w = want.astype(g.dtype)
     rtol, atol = tolerance(dtype, scale)

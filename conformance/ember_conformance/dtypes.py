@@ -12,17 +12,17 @@ import numpy as np
 __all__ = [
     "ALL",
     "BOOL",
-    "UNSIGNED",
-    "SIGNED",
-    "INTS",
-    "FLOATS",
     "COMPLEX",
-    "REAL",
+    "FLOATS",
+    "INTS",
     "NUMERIC",
-    "np_dtype",
+    "REAL",
+    "SIGNED",
+    "UNSIGNED",
     "name_of",
-    "upcast",
+    "np_dtype",
     "tolerance",
+    "upcast",
 ]
 
 BOOL = ("bool",)

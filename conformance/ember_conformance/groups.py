@@ -4,13 +4,14 @@ check groups, each a list of (case id, thunk) built without touching a kernel.""
 from __future__ import annotations
 
 import traceback
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from . import checks, checks_errors
 from .checks import CheckFailed, Ctx
 from .harness import op_cases
 
-__all__ = ["CHECK_GROUPS", "group_cases", "check_ids"]
+__all__ = ["CHECK_GROUPS", "check_ids", "group_cases"]
 
 CHECK_GROUPS: dict[str, Callable[[Ctx], list[checks.Check]]] = {**checks.GROUPS, **checks_errors.GROUPS}
 
@@ -26,7 +27,7 @@ def _verdict(thunk: Callable[[], None]) -> Callable[[], dict[str, Any]]:
             thunk()
         except CheckFailed as e:
             return {"status": "fail", "message": str(e)}
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - any other exception is the finding
             tb = "".join(traceback.format_exception(type(e), e, e.__traceback__, limit=-3))
             return {"status": "error", "message": f"raised {type(e).__name__}: {e}", "traceback": tb}
         return {"status": "ok", "message": ""}

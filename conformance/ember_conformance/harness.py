@@ -8,10 +8,10 @@ Lays each tensor argument out on the device with the backend's own view kernels
 from __future__ import annotations
 
 import traceback
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
-
 from ember.backends import DTYPES_BY_NAME, LoadedBackend
 
 from .catalog import CASES
@@ -19,7 +19,7 @@ from .compare import compare
 from .dtypes import upcast
 from .records import INDEX, D, OpCase, Sample, T, rng_for
 
-__all__ = ["case_id", "op_cases", "samples_for", "reference_of", "run_sample", "device_arg", "to_host"]
+__all__ = ["case_id", "device_arg", "op_cases", "reference_of", "run_sample", "samples_for", "to_host"]
 
 
 def case_id(op: str, dtype: str, label: str) -> str:
@@ -122,7 +122,7 @@ def run_sample(lb: LoadedBackend, record: OpCase, dtype: str, sample: Sample, in
         kernel = lb.k[record.op]
         out = record.call(kernel, *args) if record.call else kernel(*args)
         return _check(lb, record, dtype, sample, out)
-    except Exception as e:  # a kernel that raises is a failure of that case, not of the run
+    except Exception as e:  # noqa: BLE001 - a kernel that raises fails that case, not the run
         tb = traceback.format_exception(type(e), e, e.__traceback__, limit=-3)
         return {"status": "error", "message": f"raised {type(e).__name__}: {e}", "traceback": "".join(tb)}
 
@@ -131,8 +131,11 @@ def _check(lb: LoadedBackend, record: OpCase, dtype: str, sample: Sample, out: A
     if sample.expect_none:
         if out is None:
             return {"status": "ok", "message": ""}
-        return {"status": "fail", "message": "returned an array; a layout that cannot be viewed with the new "
-                "shape must give None (a copy would not alias its input)"}
+        return {
+            "status": "fail",
+            "message": "returned an array; a layout that cannot be viewed with the new "
+            "shape must give None (a copy would not alias its input)",
+        }
     if out is None:
         return {"status": "fail", "message": "returned None"}
     want = reference_of(record, sample)
@@ -143,7 +146,10 @@ def _check(lb: LoadedBackend, record: OpCase, dtype: str, sample: Sample, out: A
             mag = record.magnitude(*[_map(a, _ref_leaf) for a in sample.args])
     if isinstance(want, tuple):
         if not isinstance(out, tuple) or len(out) != len(want):
-            return {"status": "fail", "message": f"returned {type(out).__name__}, expected a {len(want)}-tuple"}
+            return {
+                "status": "fail",
+                "message": f"returned {type(out).__name__}, expected a {len(want)}-tuple",
+            }
         for i, (o, w, d) in enumerate(zip(out, want, out_dtype)):
             v = compare(to_host(lb, o), w, d, record.tol_scale)
             if v["status"] != "ok":
@@ -153,7 +159,9 @@ def _check(lb: LoadedBackend, record: OpCase, dtype: str, sample: Sample, out: A
     return compare(to_host(lb, out), want, out_dtype, record.tol_scale, mag)
 
 
-def op_cases(lb: LoadedBackend, op: str, dtypes: list[str], index: int) -> Iterator[tuple[str, Callable[[], dict]]]:
+def op_cases(
+    lb: LoadedBackend, op: str, dtypes: list[str], index: int
+) -> Iterator[tuple[str, Callable[[], dict]]]:
     """(case id, thunk) for every sample of ``op`` over ``dtypes``; nothing runs until called."""
     record = CASES[op]
     declared = {d.name for d in lb.backend.dtypes}

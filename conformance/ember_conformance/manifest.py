@@ -71,7 +71,9 @@ def load_manifest(path: str | None) -> Manifest:
     for i, entry in enumerate(data.get("known_failures", [])):
         test, reason = entry.get("test"), entry.get("reason")
         if not isinstance(test, str) or not test or not isinstance(reason, str) or not reason.strip():
-            raise ManifestError(f"manifest {path}: known_failures[{i}] needs a 'test' id and a non-empty 'reason'")
+            raise ManifestError(
+                f"manifest {path}: known_failures[{i}] needs a 'test' id and a non-empty 'reason'"
+            )
         if test in m.known_failures:
             raise ManifestError(f"manifest {path}: test {test!r} is listed twice in known_failures")
         m.known_failures[test] = reason

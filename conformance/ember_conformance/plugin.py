@@ -22,15 +22,25 @@ __all__ = ["pytest_addoption", "pytest_configure"]
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("ember-conformance", "ember backend conformance suite")
-    g.addoption("--ember-backend", metavar="NAME", help="the backend to test (an ember.backends entry point name)")
+    g.addoption(
+        "--ember-backend", metavar="NAME", help="the backend to test (an ember.backends entry point name)"
+    )
     g.addoption("--ember-device", metavar="NAME:INDEX", help="device to run on (default NAME:0)")
     g.addoption("--ember-report", metavar="PATH", help="write PATH.md, PATH.json and PATH.xml (JUnit)")
     g.addoption("--ember-manifest", metavar="FILE", help="the backend's manifest (TOML or JSON)")
     g.addoption("--ember-certify", action="store_true", help="no skips, no known failures, no fallbacks")
-    g.addoption("--ember-plugin", metavar="MODULE:OBJECT",
-                help="register this plugin object under --ember-backend's name first (backends not installed)")
-    g.addoption("--ember-timeout", type=float, default=120.0, metavar="SECONDS",
-                help="a case running longer than this is reported as a crash (default 120)")
+    g.addoption(
+        "--ember-plugin",
+        metavar="MODULE:OBJECT",
+        help="register this plugin object under --ember-backend's name first (backends not installed)",
+    )
+    g.addoption(
+        "--ember-timeout",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="a case running longer than this is reported as a crash (default 120)",
+    )
 
 
 def _device_index(name: str, spec: str | None, lb: Any) -> int:
@@ -41,12 +51,15 @@ def _device_index(name: str, spec: str | None, lb: Any) -> int:
     else:
         d = device(spec)
         if d.type != name:
-            raise pytest.UsageError(f"--ember-device {spec} names backend '{d.type}', but --ember-backend is '{name}'")
+            raise pytest.UsageError(
+                f"--ember-device {spec} names backend '{d.type}', but --ember-backend is '{name}'"
+            )
         index = d.index or 0
     count = lb.backend.device_count()
     if index >= count:
-        raise pytest.UsageError(f"ember-conformance: device '{name}:{index}' is missing: backend '{name}' has "
-                                f"{count} device(s)")
+        raise pytest.UsageError(
+            f"ember-conformance: device '{name}:{index}' is missing: backend '{name}' has {count} device(s)"
+        )
     return index
 
 
@@ -58,11 +71,15 @@ def _dtypes(config: pytest.Config, lb: Any, manifest: Any, certify: bool) -> lis
         return declared
     extra = sorted(set(manifest.dtypes) - set(declared))
     if extra:
-        raise pytest.UsageError(f"manifest {manifest.path} declares dtypes {extra} that backend "
-                                f"'{lb.name}' does not (its dtypes: {declared})")
+        raise pytest.UsageError(
+            f"manifest {manifest.path} declares dtypes {extra} that backend "
+            f"'{lb.name}' does not (its dtypes: {declared})"
+        )
     narrowed = [d for d in declared if d not in manifest.dtypes]
     if certify and narrowed:
-        raise pytest.UsageError(f"--ember-certify: manifest {manifest.path} leaves out declared dtypes {narrowed}")
+        raise pytest.UsageError(
+            f"--ember-certify: manifest {manifest.path} leaves out declared dtypes {narrowed}"
+        )
     return [d for d in declared if d in manifest.dtypes]
 
 
@@ -76,18 +93,30 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         lb = load_backend(name, plugin)
     except Exception as e:  # unknown name, broken plugin, contract mismatch, unavailable
-        raise pytest.UsageError(f"ember-conformance: cannot test backend '{name}': {type(e).__name__}: {e}") from e
+        raise pytest.UsageError(
+            f"ember-conformance: cannot test backend '{name}': {type(e).__name__}: {e}"
+        ) from e
     try:
         manifest = load_manifest(config.getoption("--ember-manifest"))
     except ManifestError as e:
         raise pytest.UsageError(str(e)) from e
     if certify and manifest.known_failures:
-        raise pytest.UsageError(f"--ember-certify allows no known failures; {manifest.path} lists "
-                                f"{len(manifest.known_failures)}")
+        raise pytest.UsageError(
+            f"--ember-certify allows no known failures; {manifest.path} lists {len(manifest.known_failures)}"
+        )
     index = _device_index(name, config.getoption("--ember-device"), lb)
     pool = WorkerPool(name, index, plugin, config.getoption("--ember-timeout"))
-    st = State(name, plugin, index, lb, manifest, certify, config.getoption("--ember-report"),
-               _dtypes(config, lb, manifest, certify), pool)
+    st = State(
+        name,
+        plugin,
+        index,
+        lb,
+        manifest,
+        certify,
+        config.getoption("--ember-report"),
+        _dtypes(config, lb, manifest, certify),
+        pool,
+    )
     config.stash[STATE] = st
     config.add_cleanup(pool.close)
 
@@ -108,8 +137,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     names = {i.name for i in items if _ours(i)}
     stale = sorted(set(st.manifest.known_failures) - names)
     if stale:
-        st.errors.append(f"manifest {st.manifest.path} lists known failures that are not tests of this suite: "
-                         f"{stale}")
+        st.errors.append(
+            f"manifest {st.manifest.path} lists known failures that are not tests of this suite: {stale}"
+        )
     for item in items:
         reason = st.manifest.known_failures.get(item.name) if _ours(item) else None
         if reason:
@@ -148,7 +178,9 @@ def _record(row: dict[str, Any], rep: pytest.TestReport) -> None:
         row.update(status="not-run", message=reason.removeprefix("Skipped: "))
     elif rep.failed:
         if "XPASS(strict)" in str(rep.longrepr):
-            row.update(status="fail", message="unexpected pass of a known failure: remove it from the manifest")
+            row.update(
+                status="fail", message="unexpected pass of a known failure: remove it from the manifest"
+            )
         elif row.get("status") not in ("crash", "fail"):
             row.update(status="fail", message=row.get("message") or _short(rep))
     elif "status" not in row:

@@ -20,7 +20,7 @@ from typing import Any
 
 from .worker import PREFIX
 
-__all__ = ["WorkerPool", "GROUP_CRASH"]
+__all__ = ["GROUP_CRASH", "WorkerPool"]
 
 GROUP_CRASH = "*"  # result key when the worker died before starting any case of a group
 _MAX_CRASHES = 50  # per group; past this the rest of the group is reported not run
@@ -41,7 +41,7 @@ class _Worker:
     """One worker subprocess and a thread feeding its protocol lines into a queue."""
 
     def __init__(self, argv: list[str], env: dict[str, str]) -> None:
-        self.stderr = tempfile.TemporaryFile()
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker
         self.proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, text=True, env=env
         )
@@ -68,7 +68,9 @@ class _Worker:
         tail = self.stderr.read().decode(errors="replace").strip().splitlines()[-12:]
         self.stderr.close()
         reason = _describe(None if timed_out else rc)
-        return f"the worker process died ({reason})" + ("; its stderr ends:\n" + "\n".join(tail) if tail else "")
+        return f"the worker process died ({reason})" + (
+            "; its stderr ends:\n" + "\n".join(tail) if tail else ""
+        )
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -80,7 +82,15 @@ class WorkerPool:
     """Runs groups in a worker for backend ``name`` on device ``index``; caches results."""
 
     def __init__(self, name: str, index: int, plugin: str | None, timeout: float) -> None:
-        self.argv = [sys.executable, "-m", "ember_conformance.worker", "--backend", name, "--index", str(index)]
+        self.argv = [
+            sys.executable,
+            "-m",
+            "ember_conformance.worker",
+            "--backend",
+            name,
+            "--index",
+            str(index),
+        ]
         if plugin:
             self.argv += ["--plugin", plugin]
         # The worker must import what this process can (e.g. a --ember-plugin module).
@@ -104,7 +114,9 @@ class WorkerPool:
                 return results
         return results
 
-    def _attempt(self, kind: str, group: str, dtypes: list[str], results: dict[str, dict[str, Any]]) -> str | None:
+    def _attempt(
+        self, kind: str, group: str, dtypes: list[str], results: dict[str, dict[str, Any]]
+    ) -> str | None:
         """One pass over the group; returns None when done, else the id that crashed."""
         if self.worker is None:
             self.worker = _Worker(self.argv, self.env)

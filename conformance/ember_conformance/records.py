@@ -9,12 +9,13 @@ them, so adding an op to the suite is adding a record, never a test function.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-__all__ = ["T", "D", "INDEX", "Sample", "OpCase", "rng_for", "same_dtype"]
+__all__ = ["INDEX", "D", "OpCase", "Sample", "T", "rng_for", "same_dtype"]
 
 
 @dataclass(frozen=True)

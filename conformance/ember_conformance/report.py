@@ -16,14 +16,16 @@ from .report_xml import junit_xml
 from .state import State
 from .todo_autograd_nn import PENDING
 
-__all__ = ["build_report", "write_report", "summary_line", "STATUSES"]
+__all__ = ["STATUSES", "build_report", "summary_line", "write_report"]
 
 STATUSES = ("pass", "fail", "crash", "xfail", "fallback", "unsupported", "not-run")
 
 
 def _matrix(st: State) -> dict[str, dict[str, str]]:
     """op -> dtype -> status; '' where the op's semantics do not admit the dtype."""
-    cells = {(r["op"], r["dtype"]): r.get("status", "not-run") for r in st.rows.values() if r.get("kind") == "op"}
+    cells = {
+        (r["op"], r["dtype"]): r.get("status", "not-run") for r in st.rows.values() if r.get("kind") == "op"
+    }
     out: dict[str, dict[str, str]] = {}
     for op in ALL_OPS:
         if op in COMPOSITES and st.lb.k[op] is None:

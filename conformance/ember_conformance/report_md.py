@@ -8,17 +8,34 @@ from typing import Any
 __all__ = ["markdown"]
 
 _SHORT = {
-    "bool": "bool", "uint8": "u8", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
-    "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
-    "complex64": "c64", "complex128": "c128", "uint32": "u32",
+    "bool": "bool",
+    "uint8": "u8",
+    "int8": "i8",
+    "int16": "i16",
+    "int32": "i32",
+    "int64": "i64",
+    "float16": "f16",
+    "bfloat16": "bf16",
+    "float32": "f32",
+    "float64": "f64",
+    "complex64": "c64",
+    "complex128": "c128",
+    "uint32": "u32",
 }
 _CELL = {
-    "pass": "ok", "fail": "**FAIL**", "crash": "**CRASH**", "xfail": "xfail", "fallback": "fb",
-    "unsupported": "uns", "not-run": "not-run",
+    "pass": "ok",
+    "fail": "**FAIL**",
+    "crash": "**CRASH**",
+    "xfail": "xfail",
+    "fallback": "fb",
+    "unsupported": "uns",
+    "not-run": "not-run",
 }
-_LEGEND = ("ok pass · **FAIL** wrong result or raised · **CRASH** killed the worker · xfail known failure "
-           "(manifest) · fb right, through the CPU fallback · uns dtype not declared · not-run skipped or "
-           "deselected · blank: the op does not take that dtype")
+_LEGEND = (
+    "ok pass · **FAIL** wrong result or raised · **CRASH** killed the worker · xfail known failure "
+    "(manifest) · fb right, through the CPU fallback · uns dtype not declared · not-run skipped or "
+    "deselected · blank: the op does not take that dtype"
+)
 
 
 def _matrix_table(matrix: dict[str, dict[str, str]]) -> list[str]:
@@ -47,12 +64,23 @@ def _failure(t: dict[str, Any]) -> list[str]:
         out.append(f"Worst case: `{t['case']}`")
     out += ["", "```", str(t.get("message", "")).strip(), "```"]
     if t.get("traceback"):
-        out += ["", "<details><summary>traceback</summary>", "", "```", t["traceback"].strip(), "```", "</details>"]
+        out += [
+            "",
+            "<details><summary>traceback</summary>",
+            "",
+            "```",
+            t["traceback"].strip(),
+            "```",
+            "</details>",
+        ]
     w = t.get("worst") or {}
     if w.get("max_abs") is not None:
         rel = w.get("max_rel")
-        out.append(f"Max abs error {w['max_abs']:.3g}" + (f", rel {rel:.3g}" if rel is not None else "")
-                   + (f" at index {tuple(w['where'])}" if w.get("where") is not None else ""))
+        out.append(
+            f"Max abs error {w['max_abs']:.3g}"
+            + (f", rel {rel:.3g}" if rel is not None else "")
+            + (f" at index {tuple(w['where'])}" if w.get("where") is not None else "")
+        )
     if t.get("repro"):
         out += ["", "Repro (paste into Python):", "", "```python", t["repro"], "```"]
     return out + [""]
@@ -63,10 +91,13 @@ def markdown(r: dict[str, Any]) -> str:
     lines = [
         f"# ember conformance: backend `{r['backend']}`",
         "",
-        f"**{r['result']}** — " + ", ".join(f"{n} {k}" for k, n in r["summary"].items() if n or k in ("pass", "fail")),
+        f"**{r['result']}** — "
+        + ", ".join(f"{n} {k}" for k, n in r["summary"].items() if n or k in ("pass", "fail")),
         "",
-        f"- distribution `{r['distribution']}` {r['version']}, contract {r['contract_version']}, device "
-        f"`{r['device']}`",
+        (
+            f"- distribution `{r['distribution']}` {r['version']}, contract {r['contract_version']}, device "
+            f"`{r['device']}`"
+        ),
         f"- certify: {'yes' if r['certify'] else 'no'}; manifest: {r['manifest'] or 'none'}",
         f"- dtypes tested: {', '.join(r['dtypes_tested'])}",
         f"- fallbacks (no native kernel): {', '.join(r['fallbacks']) or 'none'}",
@@ -77,10 +108,17 @@ def markdown(r: dict[str, Any]) -> str:
     for n in r["notes"]:
         lines.append(f"> Note: {n}")
     lines += ["", "## Op × dtype", "", _LEGEND, ""] + _matrix_table(r["matrix"])
-    lines += ["", "## Composites", "",
-              f"- overridden by the backend (tested above): {', '.join(r['composites_overridden']) or 'none'}",
-              f"- composite: not overridden (the frontend decomposes them into primitives): "
-              f"{', '.join(r['composites_not_overridden']) or 'none'}", ""]
+    lines += [
+        "",
+        "## Composites",
+        "",
+        f"- overridden by the backend (tested above): {', '.join(r['composites_overridden']) or 'none'}",
+        (
+            f"- composite: not overridden (the frontend decomposes them into primitives): "
+            f"{', '.join(r['composites_not_overridden']) or 'none'}"
+        ),
+        "",
+    ]
     lines += ["## Semantic checks", ""] + _checks_table(r["tests"]) + [""]
     bad = [t for t in r["tests"] if t.get("status") in ("fail", "crash")]
     lines += [f"## Failures ({len(bad)})", ""]
@@ -88,7 +126,9 @@ def markdown(r: dict[str, Any]) -> str:
         lines += _failure(t)
     xf = [t for t in r["tests"] if t.get("status") == "xfail"]
     if xf:
-        lines += ["## Known failures (manifest)", ""] + [f"- `{t['test']}`: {t.get('known_failure', '')}" for t in xf]
+        lines += ["## Known failures (manifest)", ""] + [
+            f"- `{t['test']}`: {t.get('known_failure', '')}" for t in xf
+        ]
         lines.append("")
     lines += ["## Not yet in the suite", ""] + [f"- {p}" for p in r["pending_checks"]]
     return "\n".join(lines) + "\n"

@@ -24,7 +24,9 @@ __all__ = ["repro_snippet"]
 
 def _literal(v: np.ndarray) -> str:
     data = v.astype(np.complex128 if v.dtype.kind == "c" else np.float64 if v.dtype.kind in "fV" else v.dtype)
-    return f'np.array({data.reshape(-1).tolist()!r}).astype(np_dtype("{name_of(v.dtype)}")).reshape({v.shape})'
+    return (
+        f'np.array({data.reshape(-1).tolist()!r}).astype(np_dtype("{name_of(v.dtype)}")).reshape({v.shape})'
+    )
 
 
 class _Writer:
@@ -42,11 +44,15 @@ class _Writer:
             self.lines.append(f"d{i} = lb.k['expand'](be.from_numpy({_literal(t.source)}, INDEX), {v.shape})")
         elif t.layout == "permute" and v.ndim >= 2:
             perm = tuple(reversed(range(v.ndim)))
-            self.lines.append(f"d{i} = lb.k['permute'](be.from_numpy(np.ascontiguousarray(x{i}.transpose({perm})), "
-                              f"INDEX), {perm})")
+            self.lines.append(
+                f"d{i} = lb.k['permute'](be.from_numpy(np.ascontiguousarray(x{i}.transpose({perm})), "
+                f"INDEX), {perm})"
+            )
         elif t.layout == "step" and v.ndim >= 1:
             key = tuple(slice(0, s, 1) for s in v.shape[:-1]) + (slice(0, 2 * v.shape[-1], 2),)
-            self.lines.append(f"w{i} = np.zeros({v.shape[:-1] + (2 * v.shape[-1],)}, x{i}.dtype); w{i}[..., ::2] = x{i}")
+            self.lines.append(
+                f"w{i} = np.zeros({v.shape[:-1] + (2 * v.shape[-1],)}, x{i}.dtype); w{i}[..., ::2] = x{i}"
+            )
             self.lines.append(f"d{i} = lb.k['slice'](be.from_numpy(w{i}, INDEX), {key!r})")
         else:
             self.lines.append(f"d{i} = be.from_numpy(x{i}.copy(), INDEX)")
@@ -90,8 +96,10 @@ def repro_snippet(st: State, op: str, dtype: str, label: str) -> str:
         "from ember_conformance.harness import reference_of, samples_for",
     ]
     if st.plugin:
-        head.append(f"from ember_conformance.loading import load_plugin_object; "
-                    f"eb.register({st.name!r}, load_plugin_object({st.plugin!r}))")
+        head.append(
+            f"from ember_conformance.loading import load_plugin_object; "
+            f"eb.register({st.name!r}, load_plugin_object({st.plugin!r}))"
+        )
     head += [f"lb = eb.get({st.name!r}); be = lb.backend; INDEX = {st.index}", "nan, inf = np.nan, np.inf"]
     call = f"lb.k[{op!r}]({', '.join(args)})"
     if CASES[op].call is not None:
@@ -99,8 +107,10 @@ def repro_snippet(st: State, op: str, dtype: str, label: str) -> str:
     tail = [
         f"out = {call}",
         "got = [be.to_numpy(o) for o in out] if isinstance(out, tuple) else be.to_numpy(out)",
-        f"sample = [s for s in samples_for(CASES[{op!r}], {dtype!r}, {{d.name for d in be.dtypes}}) "
-        f"if s.label == {label!r}][0]",
+        (
+            f"sample = [s for s in samples_for(CASES[{op!r}], {dtype!r}, {{d.name for d in be.dtypes}}) "
+            f"if s.label == {label!r}][0]"
+        ),
         f"want = reference_of(CASES[{op!r}], sample)  # float64 NumPy reference",
         "print('got ', got)",
         "print('want', want)",

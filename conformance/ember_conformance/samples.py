@@ -6,7 +6,8 @@ test, so the reference (computed on the converted values) sees exactly what the 
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -14,15 +15,15 @@ from .dtypes import COMPLEX, FLOATS, UNSIGNED, np_dtype
 from .records import Sample, T
 
 __all__ = [
-    "values",
-    "scalar",
+    "binary_samples",
     "contig",
     "expanded",
-    "transposed",
-    "strided",
     "layout_variants",
+    "scalar",
+    "strided",
+    "transposed",
     "unary_samples",
-    "binary_samples",
+    "values",
 ]
 
 # domain -> (float low, float high, int low, int high); uint8 clips its low end at 0.
@@ -108,7 +109,9 @@ def _special(dtype: str) -> list[np.ndarray]:
     return [v.astype(np_dtype(dtype))]
 
 
-def unary_samples(domain: str = "any", special: bool = False) -> Callable[[str, np.random.Generator], list[Sample]]:
+def unary_samples(
+    domain: str = "any", special: bool = False
+) -> Callable[[str, np.random.Generator], list[Sample]]:
     """Samples for a one-input elementwise op; ``special`` adds NaN/inf/signed zeros."""
 
     def make(dtype: str, rng: np.random.Generator) -> list[Sample]:

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-
 from ember.backends import ALL_OPS, COMPOSITES, LoadedBackend
 
 from .catalog import CASES
@@ -15,7 +14,7 @@ from .groups import check_ids
 from .manifest import Manifest
 from .pool import WorkerPool
 
-__all__ = ["State", "STATE", "state_of"]
+__all__ = ["STATE", "State", "state_of"]
 
 
 @dataclass

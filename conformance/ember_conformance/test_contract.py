@@ -40,6 +40,10 @@ def test_manifest_fallbacks_are_real(ember_state: State) -> None:
     """A fallback the manifest declares but the backend implements natively is stale."""
     st = ember_state
     stale = sorted(set(st.manifest.fallbacks) & set(st.lb.native))
-    assert not stale, f"manifest {st.manifest.path} declares fallbacks {stale}, but the backend has kernels for them"
+    assert not stale, (
+        f"manifest {st.manifest.path} declares fallbacks {stale}, but the backend has kernels for them"
+    )
     must = sorted(op for op in st.lb.fallbacks() if not PRIMITIVES[op].may_fall_back)
-    assert not must, f"no kernel for {must}: view and in-place ops cannot fall back, the backend must implement them"
+    assert not must, (
+        f"no kernel for {must}: view and in-place ops cannot fall back, the backend must implement them"
+    )

@@ -11,8 +11,10 @@ from __future__ import annotations
 __all__ = ["PENDING"]
 
 PENDING = [
-    "gradients: first-order gradient of every differentiable op against finite differences in float64 "
-    "(records' grad_order=1), through the backend's kernels",
+    (
+        "gradients: first-order gradient of every differentiable op against finite differences in float64 "
+        "(records' grad_order=1), through the backend's kernels"
+    ),
     "second-order: a create_graph=True case (e.g. tanh, mul, matmul) against float64 finite differences",
     "in-place + autograd: the version counter refuses a backward that reads a tensor modified in place",
     "nn: Linear/Conv2d/LayerNorm forward and backward against the CPU backend",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .state import State
 
-__all__ = ["run_level_errors", "EXECUTED"]
+__all__ = ["EXECUTED", "run_level_errors"]
 
 EXECUTED = ("pass", "fail", "crash", "xfail", "fallback")
 FRONTEND_PENDING = "frontend pending:"
@@ -15,17 +15,25 @@ def run_level_errors(st: State) -> list[str]:
     errors = []
     statuses = [r.get("status") for r in st.rows.values()]
     if not any(s in EXECUTED for s in statuses):
-        errors.append(f"no conformance test ran against backend '{st.name}' (all deselected, skipped or "
-                      "uncollected): a run that checks nothing is not a pass")
+        errors.append(
+            f"no conformance test ran against backend '{st.name}' (all deselected, skipped or "
+            "uncollected): a run that checks nothing is not a pass"
+        )
     if st.certify:
-        skipped = [r["test"] for r in st.rows.values()
-                   if r.get("status") == "not-run" and not str(r.get("message", "")).startswith(FRONTEND_PENDING)]
+        skipped = [
+            r["test"]
+            for r in st.rows.values()
+            if r.get("status") == "not-run" and not str(r.get("message", "")).startswith(FRONTEND_PENDING)
+        ]
         if skipped:
             errors.append(f"--ember-certify allows no skips; skipped: {skipped[:10]}")
         if st.deselected:
             errors.append(f"--ember-certify runs the whole suite; {st.deselected} tests were deselected")
-    pending = [r["test"] for r in st.rows.values()
-               if r.get("status") == "not-run" and str(r.get("message", "")).startswith(FRONTEND_PENDING)]
+    pending = [
+        r["test"]
+        for r in st.rows.values()
+        if r.get("status") == "not-run" and str(r.get("message", "")).startswith(FRONTEND_PENDING)
+    ]
     if pending:
         st.notes.append(f"{len(pending)} frontend-level checks are waiting for the frontend (not counted)")
     return errors
