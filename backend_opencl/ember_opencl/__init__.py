@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import plugin
-from .array import CLArray
+from .clarray import CLArray
 from .backend import OpenCLBackend
 
 __all__ = ["CLArray", "OpenCLBackend", "plugin"]

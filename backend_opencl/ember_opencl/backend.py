@@ -14,7 +14,7 @@ import numpy as np
 from ember.backends import CONTRACT_VERSION, DType, UnsupportedDTypeError
 
 from . import runtime
-from .array import CLArray, empty
+from .clarray import CLArray, empty
 from .dtypes import BASE_DTYPES, FP64, from_np, to_np
 
 __all__ = ["OpenCLBackend", "check_dtype", "declared_dtypes"]
@@ -73,8 +73,9 @@ class OpenCLBackend:
         import pyopencl as cl
 
         dtype = check_dtype(from_np(array.dtype), what=str(array.dtype))
-        host = np.ascontiguousarray(array)
-        out = empty(runtime.device(index), tuple(host.shape), dtype)
+        # (np.ascontiguousarray would turn a 0-d array into 1-d)
+        host = array if array.flags.c_contiguous else np.ascontiguousarray(array)
+        out = empty(runtime.device(index), tuple(array.shape), dtype)
         if host.size:
             cl.enqueue_copy(out.dev.queue, out.buf, host, is_blocking=True)
         return out

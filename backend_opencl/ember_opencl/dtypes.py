@@ -11,7 +11,7 @@ import numpy as np
 
 from ember.backends import DTYPES_BY_NAME, DType
 
-__all__ = ["to_np", "from_np", "ctype", "utype", "kind", "BASE_DTYPES", "FP64", "FP16"]
+__all__ = ["to_np", "from_np", "ctype", "utype", "kind", "BASE_DTYPES", "FP64", "FP16", "UINT32"]
 
 _CTYPES = {
     "bool": "uchar",
@@ -23,6 +23,7 @@ _CTYPES = {
     "float16": "half",
     "float32": "float",
     "float64": "double",
+    "uint32": "uint",
 }
 # Wrapping integer arithmetic (add, sub, mul, neg, pow) is done in an unsigned type at
 # least as wide as int: signed overflow is undefined in C, and char/short operands are
@@ -34,6 +35,9 @@ BASE_DTYPES: tuple[DType, ...] = tuple(
 )
 FP64 = DTYPES_BY_NAME["float64"]
 FP16 = DTYPES_BY_NAME["float16"]
+# Philox words are uint32, a dtype ember does not declare (the CPU backend returns NumPy
+# uint32 too); this private DType lets a CLArray hold them and transfer them as uint32.
+UINT32 = DType("uint32", 4, 1, False)
 
 
 def to_np(d: DType) -> np.dtype:
@@ -41,6 +45,7 @@ def to_np(d: DType) -> np.dtype:
 
 
 def from_np(d: np.dtype) -> DType | None:
+    """The ember dtype of a NumPy dtype, None when ember has none (uint32, complex...)."""
     return DTYPES_BY_NAME.get(np.dtype(d).name)
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from ember.backends import DTYPES_BY_NAME, DType
 
 from . import runtime
-from .array import CLArray, empty
+from .clarray import CLArray, empty
 from .dtypes import ctype, kind, to_np, utype
 from .exprs import BINARY_EXPRS, COMPARE_EXPRS, FLAGGED, HELPERS, UNARY_EXPRS, cast_expr
 from .strided import (
@@ -30,7 +30,7 @@ from .strided import (
     shape_params,
 )
 
-__all__ = ["store_expr", "run", "unary", "binary", "compare", "where", "cast", "assign", "full", "arange", "clone"]
+__all__ = ["store_expr", "scalar_arg", "run", "unary", "binary", "compare", "where", "cast", "assign", "full", "arange", "clone"]
 
 EMBER_ELEMENTWISE_SRC = Template("""
 ${helpers}
@@ -66,7 +66,9 @@ def store_expr(out: DType, expr: str) -> str:
     return f"(uchar)(({expr}) != 0)" if out.name == "bool" else f"({ctype(out)})({expr})"
 
 
-def _source(out: CLArray, expr: str, helpers: str, sig: tuple[Any, ...], rank: int, contig: bool, it: str):
+def _source(
+    out: CLArray, expr: str, helpers: str, sig: tuple[Any, ...], rank: int, contig: bool, it: str
+) -> runtime.KernelSpec:
     params = [f"__global {ctype(out.dtype)} *p_out, {it} off_out" + "".join(f", {it} st_out_{d}" for d in range(rank))]
     loads, names, dtypes = [], ["out"], array_dtypes(rank, it)
     for name, ct, scalar, np_t in sig:
@@ -75,7 +77,8 @@ def _source(out: CLArray, expr: str, helpers: str, sig: tuple[Any, ...], rank: i
             dtypes.append(np_t)
         else:
             params.append(array_params(name, ct, rank, it))
-            loads.append(f"    {ct} {name} = p_{name}[i_{name}];\n")
+            if not name.startswith("raw"):  # raw operands are indexed by the expression
+                loads.append(f"    {ct} {name} = p_{name}[i_{name}];\n")
             names.append(name)
             dtypes += array_dtypes(rank, it)
     np_it = np_index_type(it)
@@ -92,7 +95,8 @@ def _source(out: CLArray, expr: str, helpers: str, sig: tuple[Any, ...], rank: i
     return src, "ember_elementwise", dtypes
 
 
-def _scalar(value: Any, dt: DType) -> Any:
+def scalar_arg(value: Any, dt: DType) -> Any:
+    """A Python scalar as the kernel argument for dtype ``dt`` (float to int truncates)."""
     if kind(dt) == "b":
         return int(bool(value))
     if kind(dt) == "i":
@@ -100,8 +104,19 @@ def _scalar(value: Any, dt: DType) -> Any:
     return float(value)
 
 
-def run(out: CLArray, expr: str, helpers: str, operands: list[Operand], flag_msg: str | None = None) -> CLArray:
-    """Evaluate ``expr`` over ``out``'s shape and store into ``out`` (which may be a view)."""
+def run(
+    out: CLArray,
+    expr: str,
+    helpers: str,
+    operands: list[Operand],
+    flag_msg: str | None = None,
+    flag_exc: type[Exception] = RuntimeError,
+) -> CLArray:
+    """Evaluate ``expr`` over ``out``'s shape and store into ``out`` (which may be a view).
+
+    Operands named ``raw...`` are not loaded: the expression indexes ``p_raw..`` itself
+    (gather). If the kernel sets the error flag, ``flag_exc(flag_msg)`` is raised.
+    """
     n = out.size
     if n == 0:
         return out
@@ -121,13 +136,13 @@ def run(out: CLArray, expr: str, helpers: str, operands: list[Operand], flag_msg
             args += array_args(v, strides[k])
             k += 1
         else:
-            args.append(_scalar(v, dt))
+            args.append(scalar_arg(v, dt))
     args += shape + [n, dev.flag]
     if flag_msg is not None:
         runtime.reset_flag(dev)
     runtime.launch(dev, knl, (n + runtime.CHUNK - 1) // runtime.CHUNK, args)
     if flag_msg is not None and runtime.check_flag(dev):
-        raise RuntimeError(flag_msg)
+        raise flag_exc(flag_msg)
     return out
 
 

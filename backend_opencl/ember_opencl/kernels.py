@@ -7,9 +7,12 @@ from typing import Any, Callable
 from ember.backends.ops import BINARY, UNARY
 
 from . import elementwise as ew
+from . import indexing as ix
 from . import matmul as mm
+from . import random as rnd
 from . import reduce as rd
 from . import scan
+from . import sort as st
 from . import views
 
 __all__ = ["KERNELS"]
@@ -42,5 +45,10 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "softmax": scan.softmax,
     "log_softmax": scan.log_softmax,
     "matmul": mm.matmul,
+    "gather": ix.gather,
+    "scatter": ix.scatter,
+    "cat": ix.cat,
+    "philox": rnd.philox,
+    "sort": st.sort,
     "clone": ew.clone,
 }

@@ -15,7 +15,7 @@ from string import Template
 from ember.backends import DType
 
 from . import runtime
-from .array import CLArray, contiguous_strides, empty
+from .clarray import CLArray, contiguous_strides, empty
 from .dtypes import ctype, kind
 from .elementwise import store_expr
 from .strided import collapse, index_code, index_type, np_index_type, shape_params

@@ -17,7 +17,7 @@ import numpy as np
 from ember.backends import DTYPES_BY_NAME, DType
 
 from . import runtime
-from .array import CLArray, empty
+from .clarray import CLArray, empty
 from .dtypes import ctype, kind
 from .elementwise import store_expr
 from .strided import (

@@ -8,6 +8,7 @@ process and device; the cache is a plain dict keyed by that signature.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -117,7 +118,9 @@ def kernel(dev: Device, key: tuple[Any, ...], make: Callable[[], KernelSpec]) ->
         import pyopencl as cl
 
         src, name, arg_dtypes = make()
-        prg = cl.Program(dev.ctx, _preamble(src)).build(options=_BUILD_OPTIONS)
+        with warnings.catch_warnings():  # PoCL's harmless ABI notes about 8-wide vectors
+            warnings.simplefilter("ignore", cl.CompilerWarning)
+            prg = cl.Program(dev.ctx, _preamble(src)).build(options=_BUILD_OPTIONS)
         knl = getattr(prg, name)
         knl.set_scalar_arg_dtypes(arg_dtypes)
         dev.kernels[key] = knl

@@ -16,7 +16,7 @@ import numpy as np
 from ember.backends import DTYPES_BY_NAME, DType
 
 from . import runtime
-from .array import CLArray, contiguous_strides, empty
+from .clarray import CLArray, contiguous_strides, empty
 from .dtypes import ctype, kind
 from .elementwise import store_expr
 from .strided import array_params, collapse, index_code, index_type, np_index_type, shape_params

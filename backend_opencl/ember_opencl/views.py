@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .array import CLArray, contiguous_strides, numel
+from .clarray import CLArray, contiguous_strides, numel
 
 __all__ = ["reshape", "permute", "expand", "slice_", "as_strided"]
 
