@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import re
-from typing import Union
 
-__all__ = ["device", "DeviceLike"]
+__all__ = ["DeviceLike", "device"]
 
 _DEVICE_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?::(\d+))?$")
 
 
-class device:  # noqa: N801 - PyTorch's spelling
+class device:
     """Where a tensor lives: ``ember.device("cuda:1")`` or ``ember.device("cpu")``.
 
     Example: ``ember.device("opencl", 0).type == "opencl"``.
     """
 
-    __slots__ = ("type", "index")
+    __slots__ = ("index", "type")
+    type: str
+    index: int | None
 
-    def __init__(self, type: Union[str, "device"], index: int | None = None) -> None:  # noqa: A002
+    def __init__(self, type: str | device, index: int | None = None) -> None:
         if isinstance(type, device):
             if index is not None:
                 raise ValueError("device(): an index was given twice")
@@ -67,4 +68,4 @@ class device:  # noqa: N801 - PyTorch's spelling
         return (device, (self.type, self.index))
 
 
-DeviceLike = Union[str, device, int, None]
+DeviceLike = str | device | int | None

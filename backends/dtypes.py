@@ -7,24 +7,24 @@ them to their own array library's types in their kernel tables.
 from __future__ import annotations
 
 __all__ = [
-    "DType",
     "ALL_DTYPES",
     "DTYPES_BY_NAME",
+    "DType",
+    "bfloat16",
     "bool_",
-    "uint8",
+    "complex64",
+    "complex128",
+    "float16",
+    "float32",
+    "float64",
     "int8",
     "int16",
     "int32",
     "int64",
-    "float16",
-    "bfloat16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
     "promote_types",
     "to_complex",
     "to_real",
+    "uint8",
 ]
 
 # Category ranks used by promotion: a higher category always wins over a lower one.
@@ -34,7 +34,7 @@ BOOL, INT, FLOAT, COMPLEX = 0, 1, 2, 3
 class DType:
     """A tensor element type, e.g. ``ember.float32``; compares by identity."""
 
-    __slots__ = ("name", "itemsize", "category", "is_signed", "_bits")
+    __slots__ = ("_bits", "category", "is_signed", "itemsize", "name")
 
     def __init__(self, name: str, itemsize: int, category: int, is_signed: bool) -> None:
         self.name = name

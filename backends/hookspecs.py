@@ -7,11 +7,12 @@ implements ``ember_backend`` for the backend it provides; any plugin may impleme
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pluggy
 
-__all__ = ["hookspec", "hookimpl", "ember_backend", "ember_register_kernels"]
+__all__ = ["ember_backend", "ember_register_kernels", "hookimpl", "hookspec"]
 
 hookspec = pluggy.HookspecMarker("ember")
 hookimpl = pluggy.HookimplMarker("ember")

@@ -29,16 +29,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
-    "OpDef",
-    "PRIMITIVES",
-    "COMPOSITES",
     "ALL_OPS",
-    "KINDS",
-    "UNARY",
     "BINARY",
     "COMPARE",
+    "COMPOSITES",
+    "KINDS",
+    "PRIMITIVES",
     "REDUCE",
+    "UNARY",
     "VIEWS",
+    "OpDef",
 ]
 
 KINDS = (

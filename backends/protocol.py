@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from .dtypes import DType
 
-__all__ = ["Backend", "CONTRACT_VERSION"]
+__all__ = ["CONTRACT_VERSION", "Backend"]
 
 # Major.minor. A plugin built for another major version is refused at load time.
 CONTRACT_VERSION = "1.0"

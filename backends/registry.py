@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Callable
 from importlib import metadata
-from typing import Any, Callable
+from typing import Any
 
 import pluggy
 
@@ -21,18 +22,18 @@ from .ops import ALL_OPS, COMPOSITES, PRIMITIVES
 from .protocol import CONTRACT_VERSION, Backend
 
 __all__ = [
-    "LoadedBackend",
     "ENTRY_POINT_GROUP",
+    "FIRST_PARTY",
+    "LoadedBackend",
     "available",
     "get",
-    "status",
-    "register",
-    "unregister",
-    "set_fallback_policy",
     "get_fallback_policy",
-    "set_deterministic",
     "is_deterministic",
-    "FIRST_PARTY",
+    "register",
+    "set_deterministic",
+    "set_fallback_policy",
+    "status",
+    "unregister",
 ]
 
 ENTRY_POINT_GROUP = "ember.backends"
@@ -55,7 +56,7 @@ _warned: set[tuple[str, str]] = set()
 class LoadedBackend:
     """A backend with its kernels resolved; what a Tensor holds as ``_be``."""
 
-    __slots__ = ("name", "backend", "native", "k", "dist", "unavailable")
+    __slots__ = ("backend", "dist", "k", "name", "native", "unavailable")
 
     def __init__(self, name: str, backend: Backend, native: dict[str, Callable[..., Any]], dist: str):
         self.name = name
@@ -166,8 +167,7 @@ def _discover() -> dict[str, metadata.EntryPoint]:
         reserved = FIRST_PARTY.get(ep.name)
         if reserved is not None and _normalise(dist) != reserved:
             _discovery_errors[ep.name] = (
-                f"backend name '{ep.name}' is reserved for '{reserved}' but distribution "
-                f"'{dist}' claims it"
+                f"backend name '{ep.name}' is reserved for '{reserved}' but distribution '{dist}' claims it"
             )
             continue
         found[ep.name] = ep
@@ -259,8 +259,8 @@ def status() -> list[dict[str, Any]]:
     for name in names:
         try:
             get(name)
-        except Exception:
-            pass
+        except (BackendError, RuntimeError, ImportError) as e:  # recorded in _broken
+            _broken.setdefault(name, str(e))
         lb = _loaded.get(name)
         if lb is None:
             err = _discovery_errors.get(name) or _broken.get(name, "not loaded")

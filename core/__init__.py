@@ -9,7 +9,6 @@ from __future__ import annotations
 from ember.backends import DType, device
 from ember.backends.dtypes import (
     bfloat16,
-    bool_ as bool,  # noqa: A004 - PyTorch's name
     complex64,
     complex128,
     float16,
@@ -21,8 +20,11 @@ from ember.backends.dtypes import (
     int64,
     uint8,
 )
+from ember.backends.dtypes import (
+    bool_ as bool,
+)
 
-from . import _methods
+from . import _methods, accelerator, autograd, backends, cuda, testing
 from ._creation import (
     arange,
     as_tensor,
@@ -45,6 +47,16 @@ from ._creation import (
 )
 from ._device import get_default_device, set_default_device
 from ._dtype import get_default_dtype, set_default_dtype
+from ._misc import (
+    are_deterministic_algorithms_enabled,
+    broadcast_shapes,
+    is_complex,
+    is_floating_point,
+    is_tensor,
+    numel,
+    promote_types,
+    use_deterministic_algorithms,
+)
 from ._ops.binary import (
     add,
     bitwise_and,
@@ -66,40 +78,40 @@ from ._ops.binary import (
     mul,
     multiply,
     ne,
-    pow,  # noqa: A004
+    pow,
     remainder,
     result_type,
     sub,
     subtract,
     true_divide,
 )
-from ._ops.convert import clone, conj, real, imag
+from ._ops.convert import clone, conj, imag, real
 from ._ops.indexing import gather, index_put, index_select, masked_fill, nonzero, scatter, scatter_add
 from ._ops.join import cat, concat, concatenate, hstack, stack, vstack
 from ._ops.matmul import bmm, dot, matmul, mm, mv
 from ._ops.reduce import (
-    all,  # noqa: A004
+    all,
     amax,
     amin,
-    any,  # noqa: A004
+    any,
     argmax,
     argmin,
     cumsum,
-    max,  # noqa: A004
+    max,
     mean,
-    min,  # noqa: A004
+    min,
     prod,
     return_types,
     std,
     std_mean,
-    sum,  # noqa: A004
+    sum,
     var,
     var_mean,
 )
 from ._ops.select import clamp, clip, where
 from ._ops.sort import argsort, msort, sort, topk
 from ._ops.unary import (
-    abs,  # noqa: A004
+    abs,
     bitwise_not,
     ceil,
     cos,
@@ -120,7 +132,7 @@ from ._ops.unary import (
     positive,
     reciprocal,
     relu,
-    round,  # noqa: A004
+    round,
     rsqrt,
     sigmoid,
     sign,
@@ -168,17 +180,6 @@ from ._random import (
     set_rng_state,
 )
 from ._tensor import Size, Tensor
-from ._misc import (
-    are_deterministic_algorithms_enabled,
-    broadcast_shapes,
-    is_complex,
-    is_floating_point,
-    is_tensor,
-    numel,
-    promote_types,
-    use_deterministic_algorithms,
-)
-from . import accelerator, autograd, backends, cuda, testing
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 
 _methods.bind()
@@ -186,11 +187,11 @@ _methods.bind()
 negative = neg
 absolute = abs
 swapaxes = transpose
-float = float32  # noqa: A001 - PyTorch's alias names
+float = float32
 double = float64
 half = float16
 long = int64
-int = int32  # noqa: A001
+int = int32
 short = int16
 cfloat = complex64
 cdouble = complex128
@@ -198,4 +199,208 @@ dtype = DType
 
 __version__ = "0.1.0"
 
-__all__ = [n for n in dir() if not n.startswith("_") and n not in ("annotations",)]
+__all__ = [
+    "DType",
+    "Generator",
+    "Size",
+    "Tensor",
+    "abs",
+    "absolute",
+    "accelerator",
+    "add",
+    "all",
+    "amax",
+    "amin",
+    "any",
+    "arange",
+    "are_deterministic_algorithms_enabled",
+    "argmax",
+    "argmin",
+    "argsort",
+    "as_tensor",
+    "asarray",
+    "autograd",
+    "backends",
+    "bernoulli",
+    "bfloat16",
+    "bitwise_and",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_xor",
+    "bmm",
+    "bool",
+    "broadcast_shapes",
+    "cat",
+    "cdouble",
+    "ceil",
+    "cfloat",
+    "chunk",
+    "clamp",
+    "clip",
+    "clone",
+    "complex64",
+    "complex128",
+    "concat",
+    "concatenate",
+    "conj",
+    "cos",
+    "cuda",
+    "cumsum",
+    "default_generator",
+    "device",
+    "div",
+    "divide",
+    "dot",
+    "double",
+    "dtype",
+    "empty",
+    "empty_like",
+    "enable_grad",
+    "eq",
+    "erf",
+    "exp",
+    "exp2",
+    "expm1",
+    "eye",
+    "flatten",
+    "float",
+    "float16",
+    "float32",
+    "float64",
+    "floor",
+    "floor_divide",
+    "from_dlpack",
+    "from_numpy",
+    "full",
+    "full_like",
+    "gather",
+    "ge",
+    "get_default_device",
+    "get_default_dtype",
+    "get_rng_state",
+    "gt",
+    "half",
+    "hstack",
+    "imag",
+    "index_put",
+    "index_select",
+    "inference_mode",
+    "initial_seed",
+    "int",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "is_complex",
+    "is_floating_point",
+    "is_grad_enabled",
+    "is_tensor",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "le",
+    "linspace",
+    "log",
+    "log1p",
+    "log2",
+    "log10",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "logspace",
+    "long",
+    "lt",
+    "manual_seed",
+    "masked_fill",
+    "matmul",
+    "max",
+    "maximum",
+    "mean",
+    "min",
+    "minimum",
+    "mm",
+    "movedim",
+    "msort",
+    "mul",
+    "multinomial",
+    "multiply",
+    "mv",
+    "narrow",
+    "ne",
+    "neg",
+    "negative",
+    "no_grad",
+    "nonzero",
+    "normal",
+    "numel",
+    "ones",
+    "ones_like",
+    "permute",
+    "positive",
+    "pow",
+    "prod",
+    "promote_types",
+    "rand",
+    "rand_like",
+    "randint",
+    "randint_like",
+    "randn",
+    "randn_like",
+    "randperm",
+    "real",
+    "reciprocal",
+    "relu",
+    "remainder",
+    "reshape",
+    "result_type",
+    "return_types",
+    "round",
+    "rsqrt",
+    "scalar_tensor",
+    "scatter",
+    "scatter_add",
+    "seed",
+    "select",
+    "set_default_device",
+    "set_default_dtype",
+    "set_grad_enabled",
+    "set_printoptions",
+    "set_rng_state",
+    "short",
+    "sigmoid",
+    "sign",
+    "sin",
+    "sort",
+    "split",
+    "sqrt",
+    "square",
+    "squeeze",
+    "stack",
+    "std",
+    "std_mean",
+    "sub",
+    "subtract",
+    "sum",
+    "swapaxes",
+    "t",
+    "tan",
+    "tanh",
+    "tensor",
+    "testing",
+    "topk",
+    "transpose",
+    "true_divide",
+    "trunc",
+    "uint8",
+    "unbind",
+    "unflatten",
+    "unsqueeze",
+    "use_deterministic_algorithms",
+    "var",
+    "var_mean",
+    "vstack",
+    "where",
+    "zeros",
+    "zeros_like",
+]

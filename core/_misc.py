@@ -11,14 +11,14 @@ from ._ops._common import broadcast_shape
 from ._tensor import Size, Tensor
 
 __all__ = [
-    "is_tensor",
-    "is_floating_point",
-    "is_complex",
-    "numel",
+    "are_deterministic_algorithms_enabled",
     "broadcast_shapes",
+    "is_complex",
+    "is_floating_point",
+    "is_tensor",
+    "numel",
     "promote_types",
     "use_deterministic_algorithms",
-    "are_deterministic_algorithms_enabled",
 ]
 
 

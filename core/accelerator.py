@@ -6,7 +6,7 @@ from typing import Any
 
 from ember.backends import device, registry
 
-__all__ = ["is_available", "current_accelerator", "device_count", "synchronize"]
+__all__ = ["current_accelerator", "device_count", "is_available", "synchronize"]
 
 
 def _accelerator() -> str | None:

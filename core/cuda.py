@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ember.backends import registry
 
-__all__ = ["is_available", "device_count", "synchronize", "manual_seed", "manual_seed_all"]
+__all__ = ["device_count", "is_available", "manual_seed", "manual_seed_all", "synchronize"]
 
 
 def is_available() -> bool:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import platform
 
 import numpy as np
-
 from ember.backends import ALL_DTYPES, CONTRACT_VERSION, DType
 
 from .dtypes import to_np

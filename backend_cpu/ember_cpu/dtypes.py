@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
-
 from ember.backends import DTYPES_BY_NAME, DType
 
-__all__ = ["to_np", "from_np", "HALF"]
+__all__ = ["HALF", "from_np", "to_np"]
 
 _TO_NP: dict[DType, np.dtype] = {
-    d: np.dtype(ml_dtypes.bfloat16 if d.name == "bfloat16" else d.name)
-    for d in DTYPES_BY_NAME.values()
+    d: np.dtype(ml_dtypes.bfloat16 if d.name == "bfloat16" else d.name) for d in DTYPES_BY_NAME.values()
 }
 _FROM_NP: dict[np.dtype, DType] = {v: k for k, v in _TO_NP.items()}
 # Half types are computed in float32 where NumPy has no fast or accurate loop.

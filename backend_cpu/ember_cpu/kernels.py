@@ -6,7 +6,8 @@ scalar, which cannot be a view). Half types (float16, bfloat16) accumulate in fl
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -186,7 +187,9 @@ def sort(x: np.ndarray, dim: int, descending: bool) -> tuple[np.ndarray, np.ndar
     if descending:
         n = x.shape[dim] if x.ndim else 1
         rev = np.flip(keys, axis=dim) if x.ndim else keys
-        idx = np.flip(n - 1 - np.argsort(rev, axis=dim if x.ndim else None, kind="stable"), axis=dim if x.ndim else None)
+        idx = np.flip(
+            n - 1 - np.argsort(rev, axis=dim if x.ndim else None, kind="stable"), axis=dim if x.ndim else None
+        )
     else:
         idx = np.argsort(keys, axis=dim if x.ndim else None, kind="stable")
     idx = idx.astype(np.int64, copy=False)

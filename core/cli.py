@@ -1,0 +1,88 @@
+"""The ``ember`` command: ``ember info``, ``ember conformance``, ``ember example``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+__all__ = ["main"]
+
+
+def _info(args: argparse.Namespace) -> int:
+    from ember.backends import registry
+
+    rows = registry.status()
+    if args.backend:
+        rows = [r for r in rows if r["name"] == args.backend]
+        if not rows:
+            print(f"ember info: no backend named '{args.backend}' is installed", file=sys.stderr)
+            return 2
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    import ember
+
+    print(f"ember {ember.__version__}; backends found through entry point group 'ember.backends':")
+    for r in rows:
+        if not r["available"]:
+            print(f"  {r['name']}: unavailable: {r['reason']}")
+            continue
+        print(f"  {r['name']} {r['version']} ({r['distribution']}): available")
+        for i, d in enumerate(r["devices"]):
+            print(f"    device {r['name']}:{i}: {d}")
+        print(f"    dtypes: {', '.join(r['dtypes'])}")
+        if args.backend or r["fallbacks"]:
+            fb = ", ".join(r["fallbacks"]) or "none"
+            print(f"    primitives running through the CPU fallback: {fb}")
+        if args.backend:
+            print(f"    composites with their own kernels: {', '.join(r['overrides']) or 'none'}")
+    return 0
+
+
+def _conformance(rest: Sequence[str]) -> int:
+    try:
+        from ember_conformance.cli import main as run
+    except ImportError:
+        print("ember conformance: install the suite first: pip install ./conformance", file=sys.stderr)
+        return 2
+    return int(run(list(rest)))
+
+
+def _example(args: argparse.Namespace) -> int:
+    import ember as torch
+
+    dev = args.device
+    x = torch.tensor([[1.0], [2.0]], device=dev)
+    y = torch.tensor([1.0, 2.0], device=dev)
+    print(f"on {x.device}: x + y =", (x + y).cpu())
+    w = torch.randn(3, 3, device=dev, requires_grad=True)
+    loss = ((w @ w.T) ** 2).mean()
+    loss.backward()
+    print("loss:", loss.item(), " grad norm:", w.grad.pow(2).sum().sqrt().item())
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "conformance":
+        return _conformance(argv[1:])
+    p = argparse.ArgumentParser(
+        prog="ember", description="ember: a PyTorch-style framework with pluggable backends"
+    )
+    sub = p.add_subparsers(dest="cmd", required=True)
+    info = sub.add_parser("info", help="list installed backends, their devices, dtypes and fallbacks")
+    info.add_argument("--backend", help="show one backend in detail (fallbacks, overridden composites)")
+    info.add_argument("--json", action="store_true", help="machine-readable output")
+    ex = sub.add_parser("example", help="run a tiny computation with a gradient on a device")
+    ex.add_argument("--device", default=None, help="device string, e.g. cpu, opencl, cuda:0")
+    sub.add_parser("conformance", help="run the conformance suite (pip install ./conformance)")
+    args = p.parse_args(argv)
+    if args.cmd == "info":
+        return _info(args)
+    return _example(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
