@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import plugin
-from .clarray import CLArray
 from .backend import OpenCLBackend
+from .clarray import CLArray
 
 __all__ = ["CLArray", "OpenCLBackend", "plugin"]

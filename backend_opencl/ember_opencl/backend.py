@@ -10,7 +10,6 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-
 from ember.backends import CONTRACT_VERSION, DType, UnsupportedDTypeError
 
 from . import runtime
@@ -101,4 +100,3 @@ class OpenCLBackend:
 
     def storage_id(self, x: CLArray) -> int:
         return id(x.buf)
-

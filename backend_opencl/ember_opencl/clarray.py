@@ -13,7 +13,7 @@ from ember.backends import DType
 
 from . import runtime
 
-__all__ = ["CLArray", "contiguous_strides", "numel", "empty"]
+__all__ = ["CLArray", "contiguous_strides", "empty", "numel"]
 
 
 def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -35,7 +35,7 @@ def numel(shape: tuple[int, ...]) -> int:
 class CLArray:
     """A view (shape, strides, offset, dtype) of a device buffer of ``nelem`` elements."""
 
-    __slots__ = ("buf", "nelem", "shape", "strides", "offset", "dtype", "dev")
+    __slots__ = ("buf", "dev", "dtype", "nelem", "offset", "shape", "strides")
 
     def __init__(
         self,
@@ -69,7 +69,9 @@ class CLArray:
     def is_contiguous(self) -> bool:
         if self.size <= 1:
             return True
-        return all(st == c for s, st, c in zip(self.shape, self.strides, contiguous_strides(self.shape)) if s != 1)
+        return all(
+            st == c for s, st, c in zip(self.shape, self.strides, contiguous_strides(self.shape)) if s != 1
+        )
 
     def __repr__(self) -> str:
         return (

@@ -8,10 +8,9 @@ declared set is computed from the device, not fixed here.
 from __future__ import annotations
 
 import numpy as np
-
 from ember.backends import DTYPES_BY_NAME, DType
 
-__all__ = ["to_np", "from_np", "ctype", "utype", "kind", "BASE_DTYPES", "FP64", "FP16", "UINT32"]
+__all__ = ["BASE_DTYPES", "FP16", "FP64", "UINT32", "ctype", "from_np", "kind", "to_np", "utype"]
 
 _CTYPES = {
     "bool": "uchar",

@@ -8,11 +8,11 @@ types, which operands are scalars, collapsed rank, index width).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from string import Template
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
-
 from ember.backends import DTYPES_BY_NAME, DType
 
 from . import runtime
@@ -30,7 +30,20 @@ from .strided import (
     shape_params,
 )
 
-__all__ = ["store_expr", "scalar_arg", "run", "unary", "binary", "compare", "where", "cast", "assign", "full", "arange", "clone"]
+__all__ = [
+    "arange",
+    "assign",
+    "binary",
+    "cast",
+    "clone",
+    "compare",
+    "full",
+    "run",
+    "scalar_arg",
+    "store_expr",
+    "unary",
+    "where",
+]
 
 EMBER_ELEMENTWISE_SRC = Template("""
 ${helpers}
@@ -69,7 +82,10 @@ def store_expr(out: DType, expr: str) -> str:
 def _source(
     out: CLArray, expr: str, helpers: str, sig: tuple[Any, ...], rank: int, contig: bool, it: str
 ) -> runtime.KernelSpec:
-    params = [f"__global {ctype(out.dtype)} *p_out, {it} off_out" + "".join(f", {it} st_out_{d}" for d in range(rank))]
+    params = [
+        f"__global {ctype(out.dtype)} *p_out, {it} off_out"
+        + "".join(f", {it} st_out_{d}" for d in range(rank))
+    ]
     loads, names, dtypes = [], ["out"], array_dtypes(rank, it)
     for name, ct, scalar, np_t in sig:
         if scalar:

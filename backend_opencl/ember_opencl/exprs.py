@@ -16,7 +16,7 @@ from ember.backends import DType
 
 from .dtypes import kind
 
-__all__ = ["UNARY_EXPRS", "BINARY_EXPRS", "COMPARE_EXPRS", "HELPERS", "FLAGGED", "cast_expr"]
+__all__ = ["BINARY_EXPRS", "COMPARE_EXPRS", "FLAGGED", "HELPERS", "UNARY_EXPRS", "cast_expr"]
 
 _FLOAT_ONLY = {
     "exp": "exp(a)",

@@ -13,7 +13,6 @@ from string import Template
 from typing import Any
 
 import numpy as np
-
 from ember.backends import DTYPES_BY_NAME
 
 from . import elementwise as ew
@@ -23,7 +22,7 @@ from .dtypes import ctype
 from .strided import array_params, collapse, index_code, index_type, np_index_type, shape_params
 from .views import slice_
 
-__all__ = ["gather", "scatter", "cat"]
+__all__ = ["cat", "gather", "scatter"]
 
 INT64 = DTYPES_BY_NAME["int64"]
 
@@ -133,4 +132,3 @@ def cat(arrays: list[CLArray], dim: int) -> CLArray:
         ew.assign(slice_(out, key), a)
         start = stop
     return out
-

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ember.backends.ops import BINARY, UNARY
 
@@ -11,9 +12,8 @@ from . import indexing as ix
 from . import matmul as mm
 from . import random as rnd
 from . import reduce as rd
-from . import scan
+from . import scan, views
 from . import sort as st
-from . import views
 
 __all__ = ["KERNELS"]
 

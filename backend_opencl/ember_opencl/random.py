@@ -45,7 +45,11 @@ def philox(n: int, key: tuple[int, int], counter: tuple[int, int, int, int], ind
     dev = runtime.device(index)
     out = empty(dev, (n,), UINT32)
     nblocks = (n + 3) // 4
-    spec = (EMBER_PHILOX_SRC, "ember_philox", [None, np.int64, np.int64, np.uint32, np.uint32, np.uint64, np.uint64])
+    spec = (
+        EMBER_PHILOX_SRC,
+        "ember_philox",
+        [None, np.int64, np.int64, np.uint32, np.uint32, np.uint64, np.uint64],
+    )
     knl = runtime.kernel(dev, ("philox",), lambda: spec)
     m = 0xFFFFFFFF
     base_lo = (counter[0] & m) | ((counter[1] & m) << 32)

@@ -9,11 +9,11 @@ int64 (wrapping), float32 accumulates in double where the device has fp64.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from string import Template
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
-
 from ember.backends import DTYPES_BY_NAME, DType
 
 from . import runtime
@@ -30,7 +30,7 @@ from .strided import (
     stride_params,
 )
 
-__all__ = ["reducer", "argreducer", "plan"]
+__all__ = ["Plan", "argreducer", "reducer"]
 
 EMBER_REDUCE_SRC = Template("""
 __kernel void ember_reduce(__global ${OT} *p_out, ${xparams}, ${rst}${ksh}${rsh}${IT} n_out, ${IT} n_red,
@@ -231,4 +231,3 @@ def argreducer(op: str) -> Callable[[CLArray, int | None, bool], CLArray]:
 
     k.__name__ = op
     return k
-

@@ -9,20 +9,21 @@ process and device; the cache is a plain dict keyed by that signature.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 __all__ = [
     "Device",
-    "device",
-    "devices",
-    "unavailable_reason",
-    "kernel",
-    "launch",
     "KernelSpec",
     "check_flag",
+    "device",
+    "devices",
+    "kernel",
+    "launch",
     "reset_flag",
+    "unavailable_reason",
 ]
 
 # (source, kernel name, scalar argument dtypes: None for buffers)
@@ -50,7 +51,7 @@ def devices() -> list[Any]:
 
             found = [d for p in cl.get_platforms() for d in p.get_devices()]
             _reason = None if found else "no OpenCL device found on any platform"
-        except Exception as e:  # ImportError, cl.LogicError (clGetPlatformIDs failed), ...
+        except Exception as e:  # noqa: BLE001 - any driver failure (ImportError, LogicError) = unavailable
             found = []
             _reason = f"no OpenCL platform found ({type(e).__name__}: {e})"
         _devices = found

@@ -8,11 +8,11 @@ line (max, sum of exp, write) without temporaries.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from string import Template
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
-
 from ember.backends import DTYPES_BY_NAME, DType
 
 from . import runtime
@@ -21,7 +21,7 @@ from .dtypes import ctype, kind
 from .elementwise import store_expr
 from .strided import array_params, collapse, index_code, index_type, np_index_type, shape_params
 
-__all__ = ["cumsum", "softmax", "log_softmax", "Lines"]
+__all__ = ["Lines", "cumsum", "log_softmax", "softmax"]
 
 EMBER_CUMSUM_SRC = Template("""
 __kernel void ember_cumsum(${oparams}, ${xparams}, ${ksh}${IT} n_lines, ${IT} len, ${IT} sx, ${IT} so)

@@ -12,7 +12,6 @@ from __future__ import annotations
 from string import Template
 
 import numpy as np
-
 from ember.backends import DTYPES_BY_NAME
 
 from . import runtime

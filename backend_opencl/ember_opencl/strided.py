@@ -13,7 +13,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["collapse", "index_type", "index_code", "array_params", "array_args", "array_dtypes", "shape_params", "stride_params", "np_index_type"]
+__all__ = [
+    "array_args",
+    "array_dtypes",
+    "array_params",
+    "collapse",
+    "index_code",
+    "index_type",
+    "np_index_type",
+    "shape_params",
+    "stride_params",
+]
 
 _INT_MAX = 2**31 - 1
 

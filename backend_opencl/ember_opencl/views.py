@@ -10,10 +10,12 @@ from typing import Any
 
 from .clarray import CLArray, contiguous_strides, numel
 
-__all__ = ["reshape", "permute", "expand", "slice_", "as_strided"]
+__all__ = ["as_strided", "expand", "permute", "reshape", "slice_"]
 
 
-def _nocopy_strides(shape: tuple[int, ...], strides: tuple[int, ...], new: tuple[int, ...]) -> list[int] | None:
+def _nocopy_strides(
+    shape: tuple[int, ...], strides: tuple[int, ...], new: tuple[int, ...]
+) -> list[int] | None:
     old = [(s, st) for s, st in zip(shape, strides) if s != 1]
     olddims = [s for s, _ in old]
     oldstrides = [st for _, st in old]
