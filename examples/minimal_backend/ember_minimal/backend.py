@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-
 from ember.backends import ALL_DTYPES, CONTRACT_VERSION, DType, UnsupportedDTypeError
 
-__all__ = ["MinArray", "MinimalBackend", "DTYPES", "np_dtype"]
+__all__ = ["DTYPES", "MinArray", "MinimalBackend", "np_dtype"]
 
 # Everything but bfloat16, which NumPy lacks without ml_dtypes: a backend declares what it has.
 DTYPES = frozenset(d for d in ALL_DTYPES if d.name != "bfloat16")

@@ -9,7 +9,8 @@ Half precision is accumulated in float32.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
