@@ -152,6 +152,9 @@ _COMPOSITE_LIST = [
     _op("index", "composite", 1, "indices", "NumPy advanced indexing: per-dim int64 arrays or None"),
     _op("index_put", "composite", 2, "indices accumulate", "in place: x[indices] = values (or +=)"),
     _op("nonzero", "composite", 1, "", "int64 (count, ndim) coordinates of non-zero elements"),
+    _op("conv2d", "composite", 2, "stride padding dilation groups", "cross-correlation, NCHW, no bias"),
+    _op("max_pool2d", "composite", 1, "kernel stride padding dilation ceil_mode", "(values, flat indices)"),
+    _op("avg_pool2d", "composite", 1, "kernel stride padding ceil_mode count_include_pad", "window means"),
 ]
 
 PRIMITIVES: dict[str, OpDef] = {o.name: o for o in _PRIMITIVE_LIST}
