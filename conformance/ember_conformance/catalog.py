@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from . import cases_composite, cases_index, cases_layout, cases_math, cases_reduce
+from . import cases_composite, cases_index, cases_layout, cases_math, cases_nn, cases_reduce
 from .records import OpCase
 
 __all__ = ["CASES"]
 
 CASES: dict[str, OpCase] = {
     r.op: r
-    for module in (cases_layout, cases_math, cases_reduce, cases_composite, cases_index)
+    for module in (cases_layout, cases_math, cases_reduce, cases_composite, cases_index, cases_nn)
     for r in module.RECORDS
 }

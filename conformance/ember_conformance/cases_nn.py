@@ -1,0 +1,158 @@
+"""Records for the convolution and pooling composites (NCHW), with loop references.
+
+Parameters are pairs ``(h, w)``, as the frontend passes them after normalising ints.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .dtypes import FLOATS
+from .records import OpCase, Sample
+from .samples import contig, strided, values
+
+__all__ = ["RECORDS"]
+
+
+def _out_size(n: int, k: int, s: int, p: int, d: int, ceil: bool) -> int:
+    span = n + 2 * p - d * (k - 1) - 1
+    out = (math.ceil(span / s) if ceil else span // s) + 1
+    if ceil and (out - 1) * s >= n + p:  # the last window must start inside the input or left padding
+        out -= 1
+    return max(out, 0)
+
+
+def _conv_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
+    def v(*shape: int) -> np.ndarray:
+        return values(rng, shape, dtype, "small")
+
+    return [
+        Sample("basic", (contig(v(2, 3, 5, 5)), contig(v(4, 3, 3, 3)), (1, 1), (0, 0), (1, 1), 1)),
+        Sample("padding-stride", (contig(v(1, 2, 6, 5)), contig(v(3, 2, 3, 2)), (2, 1), (1, 2), (1, 1), 1)),
+        Sample("dilation", (contig(v(1, 2, 7, 7)), contig(v(2, 2, 2, 3)), (1, 1), (0, 1), (2, 2), 1)),
+        Sample("groups", (contig(v(2, 4, 4, 4)), contig(v(6, 2, 3, 3)), (1, 1), (1, 1), (1, 1), 2)),
+        Sample("strided-input", (strided(v(1, 2, 4, 4)), contig(v(2, 2, 2, 2)), (1, 1), (0, 0), (1, 1), 1)),
+    ]
+
+
+def _conv2d(x: np.ndarray, w: np.ndarray, stride, padding, dilation, groups: int) -> np.ndarray:  # type: ignore[no-untyped-def]
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
+    oh = _out_size(h, kh, stride[0], padding[0], dilation[0], False)
+    ow = _out_size(wd, kw, stride[1], padding[1], dilation[1], False)
+    out = np.zeros((n, o, oh, ow), dtype=np.result_type(x, w))
+    per = o // groups
+    for oc in range(o):
+        g = oc // per
+        for i in range(kh):
+            for j in range(kw):
+                hs, ws = i * dilation[0], j * dilation[1]
+                patch = xp[
+                    :,
+                    g * cg : (g + 1) * cg,
+                    hs : hs + stride[0] * oh : stride[0],
+                    ws : ws + stride[1] * ow : stride[1],
+                ]
+                out[:, oc] += np.einsum("nchw,c->nhw", patch, w[oc, :, i, j])
+    return out
+
+
+def _windows(x: np.ndarray, kernel, stride, padding, dilation, ceil: bool, fill: float):  # type: ignore[no-untyped-def]
+    """Yield (oh, ow, values in the window, flat input indices or -1 for padding) per output."""
+    h, w = x.shape[-2:]
+    oh = _out_size(h, kernel[0], stride[0], padding[0], dilation[0], ceil)
+    ow = _out_size(w, kernel[1], stride[1], padding[1], dilation[1], ceil)
+    for a in range(oh):
+        for b in range(ow):
+            rows = [a * stride[0] - padding[0] + i * dilation[0] for i in range(kernel[0])]
+            cols = [b * stride[1] - padding[1] + j * dilation[1] for j in range(kernel[1])]
+            yield a, b, rows, cols, (oh, ow)
+
+
+def _max_pool2d(x: np.ndarray, kernel, stride, padding, dilation, ceil_mode: bool):  # type: ignore[no-untyped-def]
+    h, w = x.shape[-2:]
+    vals: np.ndarray | None = None
+    idx: np.ndarray | None = None
+    for a, b, rows, cols, shape in _windows(x, kernel, stride, padding, dilation, ceil_mode, -np.inf):
+        if vals is None:
+            vals = np.zeros(x.shape[:-2] + shape, x.dtype)
+            idx = np.zeros(x.shape[:-2] + shape, np.int64)
+        cells = [(r, c) for r in rows for c in cols if 0 <= r < h and 0 <= c < w]
+        stack = np.stack([x[..., r, c] for r, c in cells], axis=-1)
+        best = np.argmax(stack, axis=-1)  # first maximum, as PyTorch's CPU kernel
+        vals[..., a, b] = np.take_along_axis(stack, best[..., None], -1)[..., 0]
+        flat = np.array([r * w + c for r, c in cells])
+        idx[..., a, b] = flat[best]  # type: ignore[index]
+    return vals, idx
+
+
+def _avg_pool2d(x: np.ndarray, kernel, stride, padding, ceil_mode: bool, count_include_pad: bool):  # type: ignore[no-untyped-def]
+    h, w = x.shape[-2:]
+    out: np.ndarray | None = None
+    for a, b, rows, cols, shape in _windows(x, kernel, stride, padding, (1, 1), ceil_mode, 0.0):
+        if out is None:
+            out = np.zeros(x.shape[:-2] + shape, x.dtype)
+        # PyTorch's divisor: the window clipped to the padded input, or to the input itself
+        r0, c0 = rows[0], cols[0]
+        r1, c1 = min(r0 + kernel[0], h + padding[0]), min(c0 + kernel[1], w + padding[1])
+        inside = [(r, c) for r in rows for c in cols if 0 <= r < h and 0 <= c < w]
+        total = sum(x[..., r, c] for r, c in inside) if inside else 0.0
+        if count_include_pad:
+            div = (r1 - r0) * (c1 - c0)
+        else:
+            div = (min(r1, h) - max(r0, 0)) * (min(c1, w) - max(c0, 0))
+        out[..., a, b] = total / div
+    return out
+
+
+def _pool_samples(dtype: str, rng: np.random.Generator, avg: bool) -> list[Sample]:
+    def v(*shape: int) -> np.ndarray:
+        return values(rng, shape, dtype)
+
+    tail = (False, True) if avg else ((1, 1), False)
+    tail_ceil = (True, False) if avg else ((1, 1), True)
+    out = [
+        Sample("2x2", (contig(v(2, 3, 4, 6)), (2, 2), (2, 2), (0, 0), *tail)),
+        Sample("3x3-pad", (contig(v(1, 2, 5, 5)), (3, 3), (2, 2), (1, 1), *tail)),
+        Sample("ceil-mode", (contig(v(1, 1, 5, 7)), (2, 3), (2, 2), (0, 1), *tail_ceil)),
+        Sample("strided-input", (strided(v(1, 2, 4, 4)), (2, 2), (1, 1), (0, 0), *tail)),
+    ]
+    if not avg:
+        out.append(Sample("dilation", (contig(v(1, 2, 7, 7)), (2, 2), (1, 2), (1, 0), (2, 2), False)))
+    return out
+
+
+def _sort_out(dtype: str) -> tuple[str, str]:
+    return dtype, "int64"
+
+
+RECORDS = [
+    OpCase(
+        "conv2d",
+        _conv_samples,
+        _conv2d,
+        FLOATS,
+        "real floating; NCHW, OIHW weights, no bias",
+        tol_scale=4.0,
+        magnitude=lambda x, w, *p: _conv2d(np.abs(x), np.abs(w), *p),
+    ),
+    OpCase(
+        "max_pool2d",
+        lambda d, r: _pool_samples(d, r, False),
+        _max_pool2d,
+        FLOATS,
+        "real floating; indices flat per (H, W) plane",
+        out_dtype=_sort_out,
+    ),
+    OpCase(
+        "avg_pool2d",
+        lambda d, r: _pool_samples(d, r, True),
+        _avg_pool2d,
+        FLOATS,
+        "real floating; PyTorch's divisor rules",
+        tol_scale=2.0,
+    ),
+]
