@@ -38,7 +38,7 @@ def _conv_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
 
 
 def _conv2d(x: np.ndarray, w: np.ndarray, stride, padding, dilation, groups: int) -> np.ndarray:  # type: ignore[no-untyped-def]
-    n, c, h, wd = x.shape
+    n, _, h, wd = x.shape
     o, cg, kh, kw = w.shape
     xp = np.pad(x, ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
     oh = _out_size(h, kh, stride[0], padding[0], dilation[0], False)
@@ -60,7 +60,7 @@ def _conv2d(x: np.ndarray, w: np.ndarray, stride, padding, dilation, groups: int
     return out
 
 
-def _windows(x: np.ndarray, kernel, stride, padding, dilation, ceil: bool, fill: float):  # type: ignore[no-untyped-def]
+def _windows(x: np.ndarray, kernel, stride, padding, dilation, ceil: bool):  # type: ignore[no-untyped-def]
     """Yield (oh, ow, values in the window, flat input indices or -1 for padding) per output."""
     h, w = x.shape[-2:]
     oh = _out_size(h, kernel[0], stride[0], padding[0], dilation[0], ceil)
@@ -76,7 +76,7 @@ def _max_pool2d(x: np.ndarray, kernel, stride, padding, dilation, ceil_mode: boo
     h, w = x.shape[-2:]
     vals: np.ndarray | None = None
     idx: np.ndarray | None = None
-    for a, b, rows, cols, shape in _windows(x, kernel, stride, padding, dilation, ceil_mode, -np.inf):
+    for a, b, rows, cols, shape in _windows(x, kernel, stride, padding, dilation, ceil_mode):
         if vals is None:
             vals = np.zeros(x.shape[:-2] + shape, x.dtype)
             idx = np.zeros(x.shape[:-2] + shape, np.int64)
@@ -92,7 +92,7 @@ def _max_pool2d(x: np.ndarray, kernel, stride, padding, dilation, ceil_mode: boo
 def _avg_pool2d(x: np.ndarray, kernel, stride, padding, ceil_mode: bool, count_include_pad: bool):  # type: ignore[no-untyped-def]
     h, w = x.shape[-2:]
     out: np.ndarray | None = None
-    for a, b, rows, cols, shape in _windows(x, kernel, stride, padding, (1, 1), ceil_mode, 0.0):
+    for a, b, rows, cols, shape in _windows(x, kernel, stride, padding, (1, 1), ceil_mode):
         if out is None:
             out = np.zeros(x.shape[:-2] + shape, x.dtype)
         # PyTorch's divisor: the window clipped to the padded input, or to the input itself
