@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
-
 from ember.backends import DType, UnsupportedDTypeError
 from ember.backends import dtypes as D
 
@@ -15,25 +15,25 @@ from ._dtype import get_default_dtype
 from ._tensor import Tensor, wrap
 
 __all__ = [
-    "tensor",
-    "as_tensor",
-    "from_numpy",
-    "asarray",
-    "zeros",
-    "ones",
-    "full",
-    "empty",
-    "zeros_like",
-    "ones_like",
-    "full_like",
-    "empty_like",
     "arange",
+    "as_tensor",
+    "asarray",
+    "empty",
+    "empty_like",
+    "eye",
+    "from_dlpack",
+    "from_numpy",
+    "full",
+    "full_like",
     "linspace",
     "logspace",
-    "eye",
     "numpy_dtype",
-    "from_dlpack",
+    "ones",
+    "ones_like",
     "scalar_tensor",
+    "tensor",
+    "zeros",
+    "zeros_like",
 ]
 
 _NP_NAMES = {d: d.name for d in D.ALL_DTYPES}
@@ -54,7 +54,7 @@ def _from_np_dtype(nd: np.dtype) -> DType:
     d = D.DTYPES_BY_NAME.get(nd.name)
     if d is None:
         raise TypeError(
-            f"can't convert np.ndarray of type numpy.{nd.name}. The only supported types are: float64, "
+            f"can't convert np.ndarray of type numpy.{nd.type.__name__}. The only supported types are: float64, "
             "float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."
         )
     return d
@@ -73,8 +73,14 @@ def _upload(host: np.ndarray, dtype: DType, device: Any, requires_grad: bool) ->
     dev, lb = resolve(device)
     _check_dtype(lb, dtype)
     t = wrap(lb.backend.from_numpy(host, dev.index or 0), lb, dev, dtype, tuple(host.shape))
-    if requires_grad:
-        t.requires_grad_(True)  # type: ignore[attr-defined]
+    return _requiring_grad(t) if requires_grad else t
+
+
+def _requiring_grad(t: Tensor) -> Tensor:
+    """``t`` marked as requiring grad; factory functions word the error as PyTorch's do."""
+    if t.dtype.category < 2:
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    t.requires_grad = True
     return t
 
 
@@ -82,10 +88,29 @@ def _infer(data: Any) -> np.ndarray:
     try:
         host = np.array(data)
     except ValueError as e:
-        raise ValueError(f"expected a rectangular nested sequence of numbers: {e}") from None
+        raise ValueError(_ragged(data, 0) or f"expected a rectangular nested sequence: {e}") from None
     if host.dtype == object:
+        if isinstance(_first(data), int):
+            raise ValueError("Overflow when unpacking long long")
         raise TypeError(f"Could not infer dtype of {type(_first(data)).__name__}")
     return host
+
+
+def _ragged(data: Any, dim: int) -> str | None:
+    """PyTorch's message for the first sequence whose length differs from its siblings'."""
+    subs = [x for x in data if isinstance(x, (list, tuple))]
+    if not subs:
+        return None
+    n = len(subs[0])
+    for x in data:
+        got = len(x) if isinstance(x, (list, tuple)) else None
+        if got != n:
+            return f"expected sequence of length {n} at dim {dim + 1} (got {got})"
+    for x in subs:
+        msg = _ragged(x, dim + 1)
+        if msg:
+            return msg
+    return None
 
 
 def _first(data: Any) -> Any:
@@ -109,22 +134,32 @@ def _default_for(host: np.ndarray, data: Any) -> DType:
     return _from_np_dtype(host.dtype)
 
 
-def _convert(host: np.ndarray, dtype: DType) -> np.ndarray:
-    """Convert Python data to ``dtype``; out-of-range integers raise as in PyTorch."""
-    if dtype.category == 1 and host.dtype.kind in "iub" and host.size:
+def _convert(host: np.ndarray, dtype: DType, checked: bool = True) -> np.ndarray:
+    """Convert Python data to ``dtype``; out-of-range integers raise as in PyTorch.
+
+    ``checked=False`` for NumPy arrays, which PyTorch casts (wrapping) without a check.
+    """
+    if checked and dtype.category == 1 and host.dtype.kind in "iub" and host.size:
         info = np.iinfo(numpy_dtype(dtype))
         lo, hi = host.min(), host.max()
-        if lo < info.min or hi > info.max:
-            bad = lo if lo < info.min else hi
-            raise RuntimeError(f"value cannot be converted to type {dtype.name}_t without overflow: {bad}" if dtype.name != "int64" else f"Overflow when unpacking long: {bad}")
+        # PyTorch lets negative values wrap into uint8 (two's complement) but not large ones.
+        low_ok = lo >= info.min or dtype is D.uint8
+        if not low_ok or hi > info.max:
+            bad = hi if low_ok else lo
+            if dtype is D.int64:
+                raise ValueError("Overflow when unpacking long long")
+            raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow: {bad}")
     if dtype.category == 1 and host.dtype.kind == "f" and host.size and not np.isfinite(host).all():
         raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
     if host.dtype.kind == "c" and dtype.category < 3:
         host = host.real
-    return np.array(host, dtype=numpy_dtype(dtype), order="C", copy=True)
+    with np.errstate(over="ignore"):  # float64 -> float32 overflow gives inf, as in PyTorch
+        return np.array(host, dtype=numpy_dtype(dtype), order="C", copy=True)
 
 
-def tensor(data: Any, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def tensor(
+    data: Any, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
     """A new tensor holding a copy of ``data`` (numbers, nested lists, arrays, tensors).
 
     Example: ``ember.tensor([[1., 2.], [3., 4.]], requires_grad=True)``.
@@ -132,18 +167,20 @@ def tensor(data: Any, *, dtype: DType | None = None, device: Any = None, require
     if isinstance(data, Tensor):
         src = data.detach()
         out = src.to(device=device if device is not None else src.device, dtype=dtype or src.dtype).clone()  # type: ignore[attr-defined]
-        return out.requires_grad_(requires_grad) if requires_grad else out  # type: ignore[attr-defined]
+        return _requiring_grad(out) if requires_grad else out
     if isinstance(data, (list, tuple)) and data and _has_tensors(data):
         data = _tensors_to_lists(data)
     host = _infer(data)
     dt = dtype or _default_for(host, data)
     if not isinstance(dt, DType):
         raise TypeError(f"tensor(): argument 'dtype' must be ember.dtype, not {type(dt).__name__}")
-    return _upload(_convert(host, dt), dt, device, requires_grad)
+    return _upload(_convert(host, dt, not isinstance(data, np.ndarray)), dt, device, requires_grad)
 
 
 def _has_tensors(data: Any) -> bool:
-    return any(isinstance(x, Tensor) or (isinstance(x, (list, tuple)) and x and _has_tensors(x)) for x in data)
+    return any(
+        isinstance(x, Tensor) or (isinstance(x, (list, tuple)) and x and _has_tensors(x)) for x in data
+    )
 
 
 def _tensors_to_lists(data: Any) -> Any:
@@ -193,7 +230,11 @@ def from_dlpack(ext: Any) -> Tensor:
 
 
 def _size(size: Sequence[Any]) -> tuple[int, ...]:
-    if len(size) == 1 and isinstance(size[0], (tuple, list)) or (len(size) == 1 and type(size[0]).__name__ == "Size"):
+    if (
+        len(size) == 1
+        and isinstance(size[0], (tuple, list))
+        or (len(size) == 1 and type(size[0]).__name__ == "Size")
+    ):
         size = tuple(size[0])
     out = []
     for s in size:
@@ -212,9 +253,7 @@ def _fill(shape: tuple[int, ...], value: Any, dtype: DType, device: Any, require
     from ._ops.binary import _scalar_for
 
     t = wrap(lb.k["full"](shape, _scalar_for(value, dtype), dtype, dev.index or 0), lb, dev, dtype, shape)
-    if requires_grad:
-        t.requires_grad_(True)  # type: ignore[attr-defined]
-    return t
+    return _requiring_grad(t) if requires_grad else t
 
 
 def zeros(*size: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
@@ -232,39 +271,69 @@ def empty(*size: Any, dtype: DType | None = None, device: Any = None, requires_g
     return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def full(size: Sequence[int], fill_value: Any, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def full(
+    size: Sequence[int],
+    fill_value: Any,
+    *,
+    dtype: DType | None = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """A tensor filled with ``fill_value``; the dtype follows the value's kind by default."""
     if dtype is None:
         from ._dtype import scalar_dtype
 
         dtype = scalar_dtype(fill_value if not hasattr(fill_value, "item") else fill_value.item())
-    return _fill(_size((size,) if isinstance(size, int) else tuple(size)), fill_value, dtype, device, requires_grad)
+    return _fill(
+        _size((size,) if isinstance(size, int) else tuple(size)), fill_value, dtype, device, requires_grad
+    )
 
 
 def _like(t: Tensor, dtype: DType | None, device: Any) -> tuple[DType, Any]:
     return dtype or t.dtype, device if device is not None else t._device
 
 
-def zeros_like(input: Tensor, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def zeros_like(
+    input: Tensor, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
     dt, dev = _like(input, dtype, device)
     return _fill(input._shape, 0, dt, dev, requires_grad)
 
 
-def ones_like(input: Tensor, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def ones_like(
+    input: Tensor, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
     dt, dev = _like(input, dtype, device)
     return _fill(input._shape, 1, dt, dev, requires_grad)
 
 
-def empty_like(input: Tensor, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def empty_like(
+    input: Tensor, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
     return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def full_like(input: Tensor, fill_value: Any, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def full_like(
+    input: Tensor,
+    fill_value: Any,
+    *,
+    dtype: DType | None = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     dt, dev = _like(input, dtype, device)
     return _fill(input._shape, fill_value, dt, dev, requires_grad)
 
 
-def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def arange(
+    start: Any,
+    end: Any = None,
+    step: Any = 1,
+    *,
+    dtype: DType | None = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """Values ``start, start+step, ...`` below ``end``: ``ember.arange(5)``."""
     if end is None:
         start, end = 0, start
@@ -272,30 +341,49 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: DType | None = 
     start, end, step = vals
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
     if (end - start) * step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         dtype = get_default_dtype() if any(isinstance(v, float) for v in vals) else D.int64
     n = max(0, math.ceil((end - start) / step))
     dev, lb = resolve(device)
     _check_dtype(lb, dtype)
     t = wrap(lb.k["arange"](start, step, n, dtype, dev.index or 0), lb, dev, dtype, (n,))
-    return t.requires_grad_(True) if requires_grad else t  # type: ignore[attr-defined]
+    return _requiring_grad(t) if requires_grad else t
 
 
-def linspace(start: Any, end: Any, steps: int, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def linspace(
+    start: Any,
+    end: Any,
+    steps: int,
+    *,
+    dtype: DType | None = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dtype = dtype or get_default_dtype()
     i = np.arange(steps, dtype=np.float64)
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
-    half = steps // 2
+    half = steps // 2 if steps > 1 else 1  # one step gives ``start``
     host = np.where(i < half, start + i * step, end - (steps - 1 - i) * step)
     return _upload(np.array(host, dtype=numpy_dtype(dtype), order="C"), dtype, device, requires_grad)
 
 
-def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def logspace(
+    start: Any,
+    end: Any,
+    steps: int,
+    base: float = 10.0,
+    *,
+    dtype: DType | None = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """``base ** linspace(start, end, steps)``."""
     dtype = dtype or get_default_dtype()
     lin = linspace(start, end, steps, dtype=D.float64, device="cpu").numpy()
@@ -303,7 +391,14 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: DTy
     return _upload(host, dtype, device, requires_grad)
 
 
-def eye(n: int, m: int | None = None, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def eye(
+    n: int,
+    m: int | None = None,
+    *,
+    dtype: DType | None = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """The identity matrix (``n`` x ``m``)."""
     dtype = dtype or get_default_dtype()
     host = np.eye(n, n if m is None else m, dtype=numpy_dtype(dtype))

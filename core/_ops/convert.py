@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
-
 from ember.backends import DType
 from ember.backends import dtypes as D
 
@@ -15,7 +15,20 @@ from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
 from ._common import broadcast_shape
 
-__all__ = ["clone", "contiguous", "to", "cpu", "copy_", "requires_grad_", "detach_", "conj", "real", "imag", "inplace", "type_as"]
+__all__ = [
+    "clone",
+    "conj",
+    "contiguous",
+    "copy_",
+    "cpu",
+    "detach_",
+    "imag",
+    "inplace",
+    "real",
+    "requires_grad_",
+    "to",
+    "type_as",
+]
 
 
 def _clone_rule(n: Any, g: Tensor) -> tuple:
@@ -168,7 +181,9 @@ def inplace(op: Callable[..., Tensor]) -> Callable[..., Tensor]:
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         check_inplace(self)
-        recording = _grad.enabled and (self.requires_grad or any(getattr(a, "requires_grad", False) for a in args))
+        recording = _grad.enabled and (
+            self.requires_grad or any(getattr(a, "requires_grad", False) for a in args)
+        )
         if not recording:
             prev = _grad.enabled
             _grad.enabled = False
@@ -185,7 +200,9 @@ def inplace(op: Callable[..., Tensor]) -> Callable[..., Tensor]:
         before = clone(self)  # the graph must keep the old value, which we overwrite
         out = op(before, *args, **kwargs)
         if out.dtype is not self.dtype and out.dtype.category > self.dtype.category:
-            raise RuntimeError(f"result type {_pt(out.dtype)} can't be cast to the desired output type {_pt(self.dtype)}")
+            raise RuntimeError(
+                f"result type {_pt(out.dtype)} can't be cast to the desired output type {_pt(self.dtype)}"
+            )
         _write(self, out.detach())
         self.grad_fn, self.requires_grad = out.grad_fn, True
         return self
@@ -194,7 +211,20 @@ def inplace(op: Callable[..., Tensor]) -> Callable[..., Tensor]:
     return method
 
 
-_PT = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "float16": "Half", "bfloat16": "BFloat16", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+_PT = {
+    "float32": "Float",
+    "float64": "Double",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+    "float16": "Half",
+    "bfloat16": "BFloat16",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
 
 
 def _pt(d: DType) -> str:
@@ -204,7 +234,7 @@ def _pt(d: DType) -> str:
 def requires_grad_(input: Tensor, requires_grad: bool = True) -> Tensor:
     """Set ``requires_grad`` on a leaf; only floating and complex tensors may require grad."""
     if requires_grad and input.dtype.category < 2:
-        raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        raise RuntimeError("only Tensors of floating point dtype can require gradients")
     if not requires_grad and input.grad_fn is not None:
         raise RuntimeError(
             "you can only change requires_grad flags of leaf variables. If you want to use a computed "
@@ -234,7 +264,13 @@ def _part(input: Tensor, which: str) -> Tensor:
     host = input._be.backend.to_numpy(input._data)
     part = np.array(getattr(host, which), order="C", copy=True)
     dt = D.to_real(input.dtype)
-    return wrap(input._be.backend.from_numpy(part, input._device.index or 0), input._be, input._device, dt, input._shape)
+    return wrap(
+        input._be.backend.from_numpy(part, input._device.index or 0),
+        input._be,
+        input._device,
+        dt,
+        input._shape,
+    )
 
 
 def real(input: Tensor) -> Tensor:
@@ -246,4 +282,3 @@ def imag(input: Tensor) -> Tensor:
     if not input.dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
     return _part(input, "imag")
-
