@@ -17,6 +17,8 @@ from .philox import philox
 __all__ = ["KERNELS"]
 
 _F32 = np.dtype(np.float32)
+# PyTorch returns inf/nan silently; a per-call np.errstate would cost ~1 us on the hot path.
+np.seterr(divide="ignore", invalid="ignore", over="ignore", under="ignore")
 
 
 def _ufunc1(uf: np.ufunc) -> Callable[[np.ndarray], np.ndarray]:

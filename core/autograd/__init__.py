@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import graph
+from . import functional, graph
+from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .engine import run_backward
 from .function import Function, FunctionCtx
 from .grad_mode import (
@@ -18,19 +19,19 @@ from .grad_mode import (
 from .gradcheck import gradcheck, gradgradcheck
 
 __all__ = [
-    "backward",
-    "grad",
     "Function",
     "FunctionCtx",
-    "no_grad",
+    "backward",
     "enable_grad",
-    "set_grad_enabled",
-    "inference_mode",
-    "is_grad_enabled",
-    "is_inference_mode_enabled",
+    "grad",
     "gradcheck",
     "gradgradcheck",
     "graph",
+    "inference_mode",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "no_grad",
+    "set_grad_enabled",
 ]
 
 
@@ -141,4 +142,3 @@ def grad(
                 )
         result[i] = g if g is None or create_graph else g.detach()
     return tuple(result)
-

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
+from . import anomaly
 from .grad_mode import set_grad_enabled
 from .graph import AccumulateGrad, Node
 
@@ -63,12 +65,13 @@ def _apply(node: Node, g: Any) -> tuple:
         )
     for hook in node._hooks or ():
         hook(grads, (g,))
+    if anomaly.is_anomaly_enabled():
+        anomaly.check(node, grads)
     return grads
 
 
 def _leaf_accumulate(node: AccumulateGrad, g: Any, create_graph: bool) -> None:
     leaf = node.variable
-    from ..autograd.graph import meta
 
     m = leaf._meta or {}
     for hook in m.get("hooks", ()):
