@@ -104,19 +104,38 @@ def _scipy_erf(x: np.ndarray) -> np.ndarray:
     return _erf(x, out=...)
 
 
-def floordiv(a: Any, b: Any) -> np.ndarray:
+def _check_int_divisor(b: Any) -> None:
     if isinstance(b, np.ndarray) and b.dtype.kind in "iu" and b.size and not b.all():
         raise RuntimeError("ZeroDivisionError")
     if isinstance(b, int) and not isinstance(b, bool) and b == 0:
         raise RuntimeError("ZeroDivisionError")
+
+
+def floordiv(a: Any, b: Any) -> np.ndarray:
+    _check_int_divisor(b)
     return np.floor_divide(a, b, out=...)
 
 
+def remainder(a: Any, b: Any) -> np.ndarray:
+    _check_int_divisor(b)
+    return np.remainder(a, b, out=...)
+
+
 def pow_(a: Any, b: Any) -> np.ndarray:
+    if isinstance(b, np.ndarray) and b.dtype.kind == "i" and b.size and b.min() < 0:
+        return _int_pow_negative(a, b)
     try:
         return np.power(a, b, out=...)
     except ValueError as e:  # NumPy's "Integers to negative integer powers ..."
         raise RuntimeError(str(e)) from None
+
+
+def _int_pow_negative(a: Any, b: np.ndarray) -> np.ndarray:
+    # Integer a ** negative b truncates toward zero: 1 for a == 1, +-1 for a == -1, else 0.
+    a = np.broadcast_to(np.asarray(a, dtype=b.dtype), b.shape)
+    pos = np.power(a, np.maximum(b, 0), out=...)
+    neg = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0)).astype(b.dtype)
+    return np.where(b < 0, neg, pos)
 
 
 def where(c: np.ndarray, a: Any, b: Any) -> np.ndarray:
@@ -300,7 +319,7 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "sign": _ufunc1(np.sign),
     "log1p": _ufunc1(np.log1p),
     "expm1": _ufunc1(np.expm1),
-    "remainder": _ufunc2(np.remainder),
+    "remainder": remainder,
     "amin": amin,
     "argmin": argmin,
     "index": index,

@@ -6,7 +6,8 @@ tuples, one kernel call, and graph recording only when an input requires grad.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ember.backends import dtypes as D
 from ember.backends.dtypes import promote_types
@@ -19,32 +20,32 @@ from ._common import broadcast_shape, same_device, sum_to
 
 __all__ = [
     "add",
-    "sub",
-    "mul",
-    "div",
-    "true_divide",
-    "floor_divide",
-    "remainder",
-    "pow",
-    "maximum",
-    "minimum",
+    "binary_op",
     "bitwise_and",
     "bitwise_or",
     "bitwise_xor",
+    "div",
+    "divide",
+    "eq",
+    "floor_divide",
+    "ge",
+    "gt",
+    "le",
     "logical_and",
     "logical_or",
     "logical_xor",
-    "eq",
-    "ne",
     "lt",
-    "le",
-    "gt",
-    "ge",
-    "result_type",
-    "binary_op",
-    "divide",
+    "maximum",
+    "minimum",
+    "mul",
     "multiply",
+    "ne",
+    "pow",
+    "remainder",
+    "result_type",
+    "sub",
     "subtract",
+    "true_divide",
 ]
 
 _PY = {0: bool, 1: int, 2: float, 3: complex}
@@ -144,7 +145,9 @@ def _shape(x: Any) -> tuple[int, ...]:
     return x._shape if isinstance(x, Tensor) else ()
 
 
-def _differentiable(name: str, node: str, rule: Callable[..., Any], saves: bool = True) -> Callable[[Any, Any], Tensor]:
+def _differentiable(
+    name: str, node: str, rule: Callable[..., Any], saves: bool = True
+) -> Callable[[Any, Any], Tensor]:
     """An op function: run the kernel, then record ``node`` with ``rule`` when needed.
 
     ``saves=False`` for rules that need only shapes, so such graphs can be run twice.
@@ -190,7 +193,7 @@ def _mul_rule(n: Any, g: Tensor) -> tuple:
 
 
 def _div_rule(n: Any, g: Tensor) -> tuple:
-    a, b, _, _, out = n.ctx
+    _, b, _, _, out = n.ctx
     need = n.needs_input_grad
     ga = g / _conj(b) if need[0] else None
     gb = -g * _conj(out) / _conj(b) if need[1] else None
@@ -203,7 +206,7 @@ def _pow_rule(n: Any, g: Tensor) -> tuple:
     ga = gb = None
     if need[0]:
         if isinstance(b, Tensor):
-            ga = g * b * where_(b == 0, 1.0, a ** (b - 1))  # noqa: F821 - bound below
+            ga = g * b * where_(b == 0, 1.0, a ** (b - 1))
         else:
             ga = g * 0.0 if b == 0 else g * (b * a ** (b - 1))
     if need[1]:
@@ -238,8 +241,25 @@ def _remainder_rule(n: Any, g: Tensor) -> tuple:
 _add = _differentiable("add", "AddBackward0", _add_rule, saves=False)
 _sub = _differentiable("sub", "SubBackward0", _sub_rule, saves=False)
 mul = _differentiable("mul", "MulBackward0", _mul_rule)
-maximum = _differentiable("maximum", "MaximumBackward0", _max_min_rule(lambda a, b: a > b))
-minimum = _differentiable("minimum", "MinimumBackward0", _max_min_rule(lambda a, b: a < b))
+_maximum = _differentiable("maximum", "MaximumBackward0", _max_min_rule(lambda a, b: a > b))
+_minimum = _differentiable("minimum", "MinimumBackward0", _max_min_rule(lambda a, b: a < b))
+
+
+def _real_only(name: str, a: Any, b: Any) -> None:
+    if any(isinstance(x, Tensor) and x.dtype.category == 3 for x in (a, b)):
+        raise RuntimeError(f"{name} not implemented for complex tensors.")
+
+
+def maximum(input: Any, other: Any) -> Tensor:
+    """Elementwise maximum; NaN propagates."""
+    _real_only("maximum", input, other)
+    return _maximum(input, other)
+
+
+def minimum(input: Any, other: Any) -> Tensor:
+    """Elementwise minimum; NaN propagates."""
+    _real_only("minimum", input, other)
+    return _minimum(input, other)
 _floordiv = _differentiable("floordiv", "FloorDivideBackward0", _floor_rule, saves=False)
 _pow = _differentiable("pow", "PowBackward1", _pow_rule)
 
@@ -296,9 +316,11 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         if _is_float(input) or _is_float(other):
             return trunc(div(input, other))
         q = floor_divide(input, other)
-        fix = ne(remainder(input, other), 0) & ne(lt(input, 0), lt(other, 0) if isinstance(other, Tensor) else other < 0)
+        fix = ne(remainder(input, other), 0) & ne(
+            lt(input, 0), lt(other, 0) if isinstance(other, Tensor) else other < 0
+        )
         return where_(fix, q + 1, q)
-    raise ValueError(
+    raise RuntimeError(
         f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
     )
 
@@ -314,6 +336,7 @@ true_divide = div
 
 def floor_divide(input: Any, other: Any) -> Tensor:
     """``floor(input / other)``: rounds toward minus infinity, as Python's ``//``."""
+    _refuse(input, other, 3, "div_floor")
     return _floordiv(input, other)
 
 
@@ -329,27 +352,55 @@ def remainder(input: Any, other: Any) -> Tensor:
         with _no_record():
             out = sub(a_t, mul(floor_divide(a_t, b_t), b_t))
     if _grad_needed(input, other):
-        record("RemainderBackward0", _remainder_rule, out, (input, other), (), (input, other, _shape(input), _shape(other), out))
+        record(
+            "RemainderBackward0",
+            _remainder_rule,
+            out,
+            (input, other),
+            (),
+            (input, other, _shape(input), _shape(other), out),
+        )
     return out
 
 
-def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
+def pow(input: Any, exponent: Any) -> Tensor:
     """``input ** exponent``; integer tensors to negative integer powers raise."""
     if isinstance(input, Tensor) and input.dtype.category == 1 and isinstance(exponent, int) and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     if isinstance(exponent, (int, float)) and not isinstance(exponent, bool) and isinstance(input, Tensor):
         out = binary_op("pow", input, exponent)
         if _grad_needed(input, None):
-            record("PowBackward0", _pow_rule, out, (input, exponent), (), (input, exponent, input._shape, (), out))
+            record(
+                "PowBackward0",
+                _pow_rule,
+                out,
+                (input, exponent),
+                (),
+                (input, exponent, input._shape, (), out),
+            )
         return out
     return _pow(input, exponent)
 
 
+def _pt_name(a: Any, b: Any) -> str:
+    from .convert import _pt
+
+    return _pt(result_type(a, b))
+
+
+def _refuse(a: Any, b: Any, category: int, kernel: str) -> None:
+    """PyTorch's NotImplementedError when an operand is of ``category`` or above."""
+    for x in (a, b):
+        if (x.dtype.category if isinstance(x, Tensor) else _SCALAR_CATEGORY.get(type(x), 0)) >= category:
+            raise NotImplementedError(f'"{kernel}_cpu" not implemented for \'{_pt_name(a, b)}\'')
+
+
+_SCALAR_CATEGORY = {bool: 0, int: 1, float: 2, complex: 3}
+
+
 def _bitwise(name: str) -> Callable[[Any, Any], Tensor]:
     def op(input: Any, other: Any) -> Tensor:
-        for x in (input, other):
-            if (isinstance(x, Tensor) and x.dtype.category >= 2) or isinstance(x, (float, complex)):
-                raise RuntimeError(f'"{name}_cpu" not implemented for floating point or complex operands')
+        _refuse(input, other, 2, name)
         return binary_op(name, input, other)
 
     op.__name__ = name
@@ -359,6 +410,18 @@ def _bitwise(name: str) -> Callable[[Any, Any], Tensor]:
 bitwise_and = _bitwise("bitwise_and")
 bitwise_or = _bitwise("bitwise_or")
 bitwise_xor = _bitwise("bitwise_xor")
+
+
+def bitwise_left_shift(input: Any, other: Any) -> Tensor:
+    """``input << other``: multiplication by ``2**other`` (wrapping), integers only."""
+    _refuse(input, other, 2, "lshift")
+    return mul(input, pow(2, other) if isinstance(other, Tensor) else 2**other)
+
+
+def bitwise_right_shift(input: Any, other: Any) -> Tensor:
+    """``input >> other``: arithmetic shift, i.e. floor division by ``2**other``."""
+    _refuse(input, other, 2, "rshift")
+    return floor_divide(input, pow(2, other) if isinstance(other, Tensor) else 2**other)
 
 
 def _as_bool(x: Any) -> Any:
@@ -379,8 +442,10 @@ def logical_xor(input: Any, other: Any) -> Tensor:
     return binary_op("bitwise_xor", _as_bool(input), _as_bool(other))
 
 
-def _compare(name: str, swap: bool) -> Callable[[Any, Any], Tensor]:
+def _compare(name: str, swap: bool, torch_name: str = "") -> Callable[[Any, Any], Tensor]:
     def op(input: Any, other: Any) -> Tensor:
+        if torch_name:  # ordering comparisons refuse complex operands
+            _refuse(input, other, 3, torch_name)
         a, b = (other, input) if swap else (input, other)
         return binary_op(name, a, b, D.bool_)
 
@@ -388,22 +453,22 @@ def _compare(name: str, swap: bool) -> Callable[[Any, Any], Tensor]:
 
 
 eq = _compare("eq", False)
-lt = _compare("lt", False)
-le = _compare("le", False)
-gt = _compare("lt", True)
-ge = _compare("le", True)
+lt = _compare("lt", False, "lt")
+le = _compare("le", False, "le")
+gt = _compare("lt", True, "gt")
+ge = _compare("le", True, "ge")
 
 
 def ne(input: Any, other: Any) -> Tensor:
     return binary_op("bitwise_xor", eq(input, other), True, D.bool_)
 
 
-class _no_record:  # noqa: N801 - internal context
+class _no_record:
     def __enter__(self) -> None:
         self._prev = _grad.enabled
         _grad.enabled = False
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         _grad.enabled = self._prev
 
 

@@ -12,7 +12,7 @@ from ..autograd.graph import record
 from ._common import broadcast_shape, same_device, sum_to
 from .binary import _scalar_for, maximum, minimum, result_type
 
-__all__ = ["where", "clamp", "clip"]
+__all__ = ["clamp", "clip", "where"]
 
 
 def _where_rule(n: Any, g: Tensor) -> tuple:
@@ -33,8 +33,12 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
 
         return nonzero(condition, as_tuple=True)
     if not isinstance(condition, Tensor) or condition.dtype is not D.bool_:
-        got = condition.dtype if isinstance(condition, Tensor) else type(condition).__name__
-        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {got}")
+        from .convert import _pt
+
+        got = _pt(condition.dtype) if isinstance(condition, Tensor) else type(condition).__name__
+        raise RuntimeError(
+            f"where expected condition to be a boolean tensor, but got a tensor with dtype {got}"
+        )
     ta, tb = isinstance(input, Tensor), isinstance(other, Tensor)
     if ta or tb:
         dt = result_type(input, other)
@@ -80,10 +84,12 @@ def _clamp_rule(n: Any, g: Tensor) -> tuple:
     return (where(mask, g, 0),)
 
 
-def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
     """Limit values to ``[min, max]``; the result dtype promotes with the bounds (PyTorch 1.13+)."""
     if min is None and max is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        raise RuntimeError("ember.clamp: At least one of 'min' or 'max' must not be None")
+    if input.dtype.is_complex:
+        raise NotImplementedError("clamp is not supported for complex types")
     prev = _grad.enabled
     _grad.enabled = False
     try:
