@@ -10,14 +10,14 @@ from .._tensor import Tensor, wrap
 
 __all__ = [
     "broadcast_shape",
-    "expand_data",
     "cast_data",
-    "same_device",
-    "sum_to",
+    "expand_data",
+    "is_tensor",
     "norm_dim",
     "norm_dims",
     "numel",
-    "is_tensor",
+    "same_device",
+    "sum_to",
 ]
 
 _BCAST: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, ...]] = {}
@@ -84,9 +84,7 @@ def norm_dim(d: int, ndim: int) -> int:
     if not isinstance(d, int):
         raise TypeError(f"dim must be an int, got {type(d).__name__}")
     if not -n <= d < n:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})"
-        )
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
     return d + n if d < 0 else d
 
 
@@ -97,8 +95,9 @@ def norm_dims(dim: Any, ndim: int) -> tuple[int, ...]:
     if isinstance(dim, int):
         return (norm_dim(dim, ndim),)
     dims = [norm_dim(d, ndim) for d in dim]
-    if len(set(dims)) != len(dims):
-        raise RuntimeError(f"dim {dims} appears multiple times in the list of dims")
+    for i, d in enumerate(dims):
+        if d in dims[:i]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     return tuple(sorted(dims))
 
 

@@ -13,34 +13,34 @@ from ..autograd.graph import record
 from ._common import norm_dim, norm_dims, numel
 
 __all__ = [
-    "sum",
-    "mean",
-    "prod",
+    "all",
     "amax",
     "amin",
-    "max",
-    "min",
+    "any",
     "argmax",
     "argmin",
-    "all",
-    "any",
-    "var",
-    "std",
-    "var_mean",
-    "std_mean",
     "cumsum",
+    "max",
+    "mean",
+    "min",
+    "prod",
     "return_types",
+    "std",
+    "std_mean",
+    "sum",
+    "var",
+    "var_mean",
 ]
 
 
-class return_types:  # noqa: N801 - mirrors torch.return_types
+class return_types:
     """Named tuples returned by reductions with indices, as in ``torch.return_types``."""
 
     max = namedtuple("max", ["values", "indices"])
     min = namedtuple("min", ["values", "indices"])
     sort = namedtuple("sort", ["values", "indices"])
     topk = namedtuple("topk", ["values", "indices"])
-    var_mean = namedtuple("var_mean", ["var", "mean"])  # noqa: PIE794
+    var_mean = namedtuple("var_mean", ["var", "mean"])
     std_mean = namedtuple("std_mean", ["std", "mean"])
 
 
@@ -76,7 +76,7 @@ def _sum_rule(n: Any, g: Tensor) -> tuple:
     return (_unreduce(g, shape, dims, keepdim).to(dtype),)
 
 
-def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A001
+def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Sum over ``dim`` (int or tuple; all dims when None). Integers sum in int64."""
     dims = norm_dims(dim, input.ndim)
     out = _reduce("sum", input, dims, keepdim, _sum_dtype(input, dtype))
@@ -97,7 +97,7 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
     if dt.category < 2:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {input.dtype.name.capitalize()}"
+            f"or complex dtype. Got: {_pt(input.dtype)}"
         )
     dims = norm_dims(dim, input.ndim)
     count = numel(tuple(input._shape[d] for d in dims))
@@ -123,12 +123,31 @@ def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
     dims = norm_dims(dim, input.ndim)
     out = _reduce("prod", input, dims, keepdim, _sum_dtype(input, dtype))
     if _grad.enabled and input.requires_grad:
-        record("ProdBackward0" if dim is None else "ProdBackward1", _prod_rule, out, (input,), (), (input, out, dims, keepdim))
+        record(
+            "ProdBackward0" if dim is None else "ProdBackward1",
+            _prod_rule,
+            out,
+            (input,),
+            (),
+            (input, out, dims, keepdim),
+        )
     return out
+
+
+def _pt(d: Any) -> str:
+    from .convert import _pt as pt
+
+    return pt(d)
+
+
+def _is_all(dim: Any) -> bool:
+    return dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0)
 
 
 def _check_nonempty(name: str, x: Tensor, dims: tuple[int, ...], whole: bool) -> None:
     if whole and x.numel() == 0:
+        if name.startswith("arg"):  # PyTorch words (and types) the arg-reductions' error apart
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
         raise RuntimeError(
             f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
             "Specify the reduction dim with the 'dim' argument."
@@ -146,9 +165,9 @@ def _extreme_rule(n: Any, g: Tensor) -> tuple:
     return (_unreduce(g, x._shape, dims, keepdim) * mask / count,)
 
 
-def _extreme(op: str, node: str, input: Tensor, dim: Any, keepdim: bool, whole: bool) -> Tensor:
+def _extreme(op: str, node: str, input: Tensor, dim: Any, keepdim: bool, name: str = "") -> Tensor:
     dims = norm_dims(dim, input.ndim)
-    _check_nonempty(op, input, dims, whole)
+    _check_nonempty(name or op, input, dims, _is_all(dim))
     if op == "amin" and input._be.k["amin"] is None:
         with _NoRecord():
             out = _flip_order(_reduce("amax", _flip_order(input), dims, keepdim, input.dtype))
@@ -168,12 +187,12 @@ def _flip_order(x: Tensor) -> Tensor:
 
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Maximum over ``dim`` (all dims by default); NaN propagates."""
-    return _extreme("amax", "AmaxBackward0", input, dim, keepdim, not dim)
+    return _extreme("amax", "AmaxBackward0", input, dim, keepdim)
 
 
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Minimum over ``dim`` (all dims by default); NaN propagates."""
-    return _extreme("amin", "AminBackward0", input, dim, keepdim, not dim)
+    return _extreme("amin", "AminBackward0", input, dim, keepdim)
 
 
 def _arg(op: str, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
@@ -220,23 +239,33 @@ def _max_min(which: str, input: Tensor, dim: Any, keepdim: bool, other: Any) -> 
         return (maximum if which == "max" else minimum)(input, dim)
     if other is not None:
         return (maximum if which == "max" else minimum)(input, other)
+    op, node = ("amax", "AmaxBackward0") if which == "max" else ("amin", "AminBackward0")
     if dim is None:
-        return amax(input) if which == "max" else amin(input)
+        return _extreme(op, node, input, None, False, which)
+    d = norm_dim(dim, input.ndim)
+    _check_nonempty(which, input, (d,), False)
     with _NoRecord():
         values = (amax if which == "max" else amin)(input, dim, keepdim)
         indices = (argmax if which == "max" else argmin)(input, dim, keepdim)
     if _grad.enabled and input.requires_grad:
         d = norm_dim(dim, input.ndim)
-        record("MaxBackward0" if which == "max" else "MinBackward0", _indexed_rule, values, (input,), (), (input, indices, d, keepdim))
+        record(
+            "MaxBackward0" if which == "max" else "MinBackward0",
+            _indexed_rule,
+            values,
+            (input,),
+            (),
+            (input, indices, d, keepdim),
+        )
     return getattr(return_types, which)(values, indices)
 
 
-def max(input: Tensor, dim: Any = None, keepdim: bool = False, *, other: Any = None) -> Any:  # noqa: A001
+def max(input: Tensor, dim: Any = None, keepdim: bool = False, *, other: Any = None) -> Any:
     """Whole-tensor max, ``(values, indices)`` along ``dim``, or elementwise with a tensor."""
     return _max_min("max", input, dim, keepdim, other)
 
 
-def min(input: Tensor, dim: Any = None, keepdim: bool = False, *, other: Any = None) -> Any:  # noqa: A001
+def min(input: Tensor, dim: Any = None, keepdim: bool = False, *, other: Any = None) -> Any:
     """Whole-tensor min, ``(values, indices)`` along ``dim``, or elementwise with a tensor."""
     return _max_min("min", input, dim, keepdim, other)
 
@@ -245,17 +274,25 @@ def _to_bool(x: Tensor) -> Tensor:
     return x if x.dtype is D.bool_ else x != 0
 
 
-def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
-    """True where any element over ``dim`` is non-zero."""
-    b = _to_bool(input)
+def _any(b: Tensor, dim: Any, keepdim: bool) -> Tensor:
     if b.numel() == 0:
         return _reduce("sum", b, norm_dims(dim, b.ndim), keepdim, D.int64) != 0
     return _reduce("amax", b, norm_dims(dim, b.ndim), keepdim, D.bool_)
 
 
-def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+def _like_uint8(input: Tensor, out: Tensor) -> Tensor:
+    # PyTorch keeps uint8 for any/all of uint8 tensors (a legacy of masks being uint8).
+    return out.to(D.uint8) if input.dtype is D.uint8 else out
+
+
+def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """True where any element over ``dim`` is non-zero."""
+    return _like_uint8(input, _any(_to_bool(input), dim, keepdim))
+
+
+def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """True where every element over ``dim`` is non-zero."""
-    return ~any(~_to_bool(input), dim, keepdim)  # type: ignore[operator]
+    return _like_uint8(input, ~_any(~_to_bool(input), dim, keepdim))  # type: ignore[operator]
 
 
 def _correction(unbiased: Any, correction: Any) -> float:
@@ -264,7 +301,9 @@ def _correction(unbiased: Any, correction: Any) -> float:
     return 1.0 if unbiased is None or unbiased else 0.0
 
 
-def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None) -> Tensor:
+def var(
+    input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None
+) -> Tensor:
     """Variance with Bessel's ``correction`` (1 by default) over ``dim``."""
     if isinstance(unbiased, (int, tuple, list)) and not isinstance(unbiased, bool):
         dim, unbiased = unbiased, None  # var(x, 0) positional dim, as PyTorch accepts
@@ -276,15 +315,19 @@ def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = Fa
     centred = input - mean(input, dims, keepdim=True)
     sq = (centred * centred.conj()).real if input.dtype.is_complex else centred * centred  # type: ignore[attr-defined]
     denom = n - c
-    return sum(sq, dims, keepdim) / (denom if denom > 0 else float("nan") if n else float("nan"))
+    return sum(sq, dims, keepdim) / (denom if denom > 0 else float("nan"))
 
 
-def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None) -> Tensor:
+def std(
+    input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None
+) -> Tensor:
     """Standard deviation: ``sqrt(var(...))``."""
     return var(input, dim, unbiased, keepdim, correction=correction).sqrt()  # type: ignore[attr-defined]
 
 
-def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None) -> Any:
+def var_mean(
+    input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None
+) -> Any:
     """``(var, mean)`` over ``dim`` in one call."""
     if isinstance(unbiased, (int, tuple, list)) and not isinstance(unbiased, bool):
         dim, unbiased = unbiased, None
@@ -292,7 +335,9 @@ def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool
     return return_types.var_mean(v, mean(input, dim, keepdim))
 
 
-def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None) -> Any:
+def std_mean(
+    input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None
+) -> Any:
     v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
     return return_types.std_mean(v.sqrt(), m)  # type: ignore[attr-defined]
 
@@ -321,6 +366,5 @@ class _NoRecord:
         self.prev = _grad.enabled
         _grad.enabled = False
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         _grad.enabled = self.prev
-
