@@ -4,14 +4,30 @@ from __future__ import annotations
 
 from typing import Any
 
+from ember.backends import dtypes as D
+
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
-from ._common import broadcast_shape, same_device, sum_to
+from ._common import broadcast_shape, numel, same_device, sum_to
 
-__all__ = ["matmul", "mm", "bmm", "dot", "mv"]
+__all__ = ["bmm", "dot", "matmul", "mm", "mv"]
 
-_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+# The C++ type names PyTorch's dtype-mismatch message prints.
+_NAMES = {
+    "bool": "bool",
+    "uint8": "unsigned char",
+    "int8": "signed char",
+    "int16": "short int",
+    "int32": "int",
+    "int64": "long int",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "float32": "float",
+    "float64": "double",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
 
 
 def _dtype_check(a: Tensor, b: Tensor, what: str) -> None:
@@ -40,12 +56,12 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D"
         )
+    if a.dtype is D.bool_:
+        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
     a2 = a.unsqueeze(0) if a.ndim == 1 else a
     b2 = b.unsqueeze(-1) if b.ndim == 1 else b
     if a2._shape[-1] != b2._shape[-2]:
-        raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({_fmt(a2)} and {_fmt(b2)})"
-        )
+        _shape_error(a, b, a2, b2)
     prev = _grad.enabled
     _grad.enabled = False
     try:
@@ -58,7 +74,9 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     finally:
         _grad.enabled = prev
     if _grad.enabled and (a.requires_grad or b.requires_grad):
-        record("MmBackward0" if a.ndim == b.ndim == 2 else "MatmulBackward0", _nd_rule, out, (a, b), (), (a, b))
+        record(
+            "MmBackward0" if a.ndim == b.ndim == 2 else "MatmulBackward0", _nd_rule, out, (a, b), (), (a, b)
+        )
     return out
 
 
@@ -82,6 +100,31 @@ def _nd_rule(n: Any, g: Tensor) -> tuple:
     return ga, gb
 
 
+def _shape_error(a: Tensor, b: Tensor, a2: Tensor, b2: Tensor) -> None:
+    """PyTorch's message for the kernel matmul dispatches to (dot, mv, mm or bmm)."""
+    if a.ndim == b.ndim == 1:
+        _dot_error(a, b)
+    if b.ndim == 1:
+        rows = a.numel() // a._shape[-1]
+        raise RuntimeError(
+            f"size mismatch, got input ({rows}), mat ({rows}x{a._shape[-1]}), vec ({b._shape[0]})"
+        )
+    if b.ndim <= 2:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_fmt(a2)} and {_fmt(b2)})")
+    batch = numel(broadcast_shape(a2._shape[:-2], b2._shape[:-2]))
+    raise RuntimeError(
+        f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {a2._shape[-1]}] "
+        f"but got: [{batch}, {b2._shape[-2]}]."
+    )
+
+
+def _dot_error(a: Tensor, b: Tensor) -> None:
+    raise RuntimeError(
+        f"inconsistent tensor size, expected tensor [{a._shape[0]}] and src [{b._shape[0]}] to have the "
+        f"same number of elements, but got {a._shape[0]} and {b._shape[0]} elements respectively"
+    )
+
+
 def _fmt(t: Tensor) -> str:
     return "x".join(str(s) for s in (t._shape if t.ndim == 2 else (t.numel() // t._shape[-1], t._shape[-1])))
 
@@ -99,7 +142,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched product of two 3-D tensors with equal batch sizes."""
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
-    if input._shape[0] != mat2._shape[0]:
+    if input._shape[0] != mat2._shape[0] or input._shape[2] != mat2._shape[1]:
         raise RuntimeError(
             f"Expected size for first two dimensions of batch2 tensor to be: [{input._shape[0]}, {input._shape[2]}] "
             f"but got: [{mat2._shape[0]}, {mat2._shape[1]}]."
@@ -112,11 +155,7 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
     if input._shape != other._shape:
-        raise RuntimeError(
-            f"inconsistent tensor size, expected tensor [{input._shape[0]}] and src [{other._shape[0]}] to have the "
-            "same number of elements, but got "
-            f"{input._shape[0]} and {other._shape[0]} elements respectively"
-        )
+        _dot_error(input, other)
     return matmul(input, other)
 
 
