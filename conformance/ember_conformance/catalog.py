@@ -2,13 +2,31 @@
 
 from __future__ import annotations
 
-from . import cases_composite, cases_index, cases_layout, cases_math, cases_nn, cases_reduce
+from . import (
+    cases_composite,
+    cases_index,
+    cases_layout,
+    cases_linalg,
+    cases_math,
+    cases_nn,
+    cases_reduce,
+    cases_special,
+)
 from .records import OpCase
 
 __all__ = ["CASES"]
 
 CASES: dict[str, OpCase] = {
     r.op: r
-    for module in (cases_layout, cases_math, cases_reduce, cases_composite, cases_index, cases_nn)
+    for module in (
+        cases_layout,
+        cases_math,
+        cases_reduce,
+        cases_composite,
+        cases_index,
+        cases_nn,
+        cases_special,
+        cases_linalg,
+    )
     for r in module.RECORDS
 }

@@ -13,7 +13,7 @@ import numpy as np
 
 from .dtypes import COMPLEX, FLOATS, name_of, np_dtype, tolerance
 
-__all__ = ["compare"]
+__all__ = ["compare", "compare_close"]
 
 
 def _verdict(ok: bool, message: str = "", **worst: Any) -> dict[str, Any]:
@@ -81,3 +81,13 @@ def _compare_float(
         max_rel=rel,
         where=list(where),
     )
+
+
+def compare_close(got: np.ndarray, want: np.ndarray, tol_dtype: str, scale: float = 1.0) -> dict[str, Any]:
+    """Values only, with ``tol_dtype``'s tolerance (for canonical forms of factorisations)."""
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape:
+        return _verdict(False, f"shape {got.shape}, expected {want.shape}")
+    if np.iscomplexobj(got) or np.iscomplexobj(want):  # same tolerances, complex arithmetic
+        tol_dtype = {"float32": "complex64", "float64": "complex128"}.get(tol_dtype, tol_dtype)
+    return _compare_float(got, want, tol_dtype, scale, None)

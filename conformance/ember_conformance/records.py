@@ -80,6 +80,8 @@ class OpCase:
     grad_order: int = 0
     # How to run the kernel when its result is not its return value (``assign``).
     call: Callable[..., Any] | None = field(default=None, compare=False)
+    # Maps a non-unique result (eigenvectors, QR signs) to a unique form to compare.
+    canon: Callable[..., Any] | None = field(default=None, compare=False)
 
 
 def rng_for(op: str, dtype: str) -> np.random.Generator:

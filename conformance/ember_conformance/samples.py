@@ -33,6 +33,8 @@ _DOMAINS = {
     "small": (-2.0, 2.0, -3, 3),
     "unit": (-0.9, 0.9, -1, 1),
     "exp": (-2.0, 2.0, 0, 3),
+    "prob": (0.05, 0.95, 0, 1),  # open unit interval (ndtri)
+    "zeta": (1.5, 4.0, 2, 4),  # zeta's first argument, away from the pole at 1
 }
 # Divisors that make a / b exact in binary floating point, so floor(a / b) cannot differ
 # between a correct kernel and the reference by rounding.

@@ -1,0 +1,120 @@
+"""Deliberately broken backends for the suite's self-test (``--ember-plugin broken_backends:X``).
+
+Each wraps the CPU backend's kernels (looked up through the registry, as a third party
+would) and breaks exactly one thing, so the self-test can assert the suite names it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from collections.abc import Callable
+from typing import Any
+
+import ember.backends as eb
+import numpy as np
+from ember.backends import ALL_DTYPES, hookimpl
+
+
+class _Renamed:
+    """The CPU Backend object under another name, optionally unavailable or with fewer dtypes."""
+
+    def __init__(self, name: str, unavailable: str | None = None, dtypes: Any = None) -> None:
+        self._inner = eb.get("cpu").backend
+        self.name = name
+        self._unavailable = unavailable
+        self.dtypes = dtypes if dtypes is not None else self._inner.dtypes
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._inner, attr)
+
+    def unavailable_reason(self) -> str | None:
+        return self._unavailable
+
+
+class BrokenPlugin:
+    """A plugin object: the CPU kernels with ``replace`` swapped in and ``drop`` left out."""
+
+    def __init__(
+        self,
+        name: str,
+        replace: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        drop: tuple[str, ...] = (),
+        **backend_kw: Any,
+    ) -> None:
+        self.name, self.replace, self.drop, self.backend_kw = name, replace, drop, backend_kw
+
+    @hookimpl
+    def ember_backend(self) -> Any:
+        return _Renamed(self.name, **self.backend_kw)
+
+    @hookimpl
+    def ember_register_kernels(self, backend: str, register: Callable[[str, Any], None]) -> None:
+        kernels = dict(eb.get("cpu").native)
+        if self.replace:
+            kernels.update(self.replace(kernels))
+        for op, fn in kernels.items():
+            if op not in self.drop:
+                register(op, fn)
+
+
+def _wrong_value(k: dict[str, Any]) -> dict[str, Any]:
+    orig = k["add"]
+
+    def add(a: Any, b: Any) -> Any:
+        out = orig(a, b)
+        return out + np.float32(1) if out.dtype == np.float32 else out
+
+    return {"add": add}
+
+
+def _view_copies(k: dict[str, Any]) -> dict[str, Any]:
+    return {"permute": lambda x, dims: np.ascontiguousarray(x.transpose(dims))}
+
+
+def _wrong_dtype(k: dict[str, Any]) -> dict[str, Any]:
+    orig = k["sum"]
+
+    def sum_(x: Any, dims: Any, keepdim: bool) -> Any:
+        out = orig(x, dims, keepdim)
+        return out.astype(np.float64) if out.dtype == np.float32 else out
+
+    return {"sum": sum_}
+
+
+def _crash_on_empty(k: dict[str, Any]) -> dict[str, Any]:
+    exp_, neg_ = k["exp"], k["neg"]
+
+    def exp(x: Any) -> Any:
+        if x.size == 0:
+            os._exit(3)
+        return exp_(x)
+
+    def neg(x: Any) -> Any:
+        if x.size == 0:
+            ctypes.string_at(0)  # reads address 0: a real segfault
+        return neg_(x)
+
+    return {"exp": exp, "neg": neg}
+
+
+def _no_index_error(k: dict[str, Any]) -> dict[str, Any]:
+    orig = k["gather"]
+
+    def gather(x: Any, dim: int, index: Any) -> Any:
+        if x.ndim:
+            index = np.clip(index, 0, x.shape[dim] - 1)  # silently reads the wrong element instead
+        return orig(x, dim, index)
+
+    return {"gather": gather}
+
+
+wrong_value = BrokenPlugin("broken_value", _wrong_value)
+view_copies = BrokenPlugin("broken_view", _view_copies)
+wrong_dtype = BrokenPlugin("broken_dtype", _wrong_dtype)
+crash_on_empty = BrokenPlugin("broken_crash", _crash_on_empty)
+missing_kernels = BrokenPlugin("broken_missing", drop=("tanh", "erf"))
+no_index_error = BrokenPlugin("broken_index", _no_index_error)
+unavailable = BrokenPlugin("broken_unavailable", unavailable="no such hardware on this machine")
+# Declares no bfloat16 but its from_numpy/empty/full still accept it.
+lax_dtypes = BrokenPlugin("broken_lax", dtypes=frozenset(d for d in ALL_DTYPES if d.name != "bfloat16"))

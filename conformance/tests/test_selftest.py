@@ -1,0 +1,238 @@
+"""The suite must be able to fail: run it on deliberately broken backends and check it
+reports each breakage with the right status (and that a good backend passes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).parent
+MINIMAL = HERE.parent.parent / "examples" / "minimal_backend"
+
+
+def run_suite(
+    tmp_path: Path, backend: str, *extra: str, plugin: str | None = None
+) -> tuple[int, dict[str, Any], str]:
+    """``pytest --pyargs ember_conformance`` in a subprocess; (exit code, report JSON, output)."""
+    report = tmp_path / "report"
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "--pyargs",
+        "ember_conformance",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--ember-backend",
+        backend,
+        "--ember-report",
+        str(report),
+        *extra,
+    ]
+    if plugin:
+        cmd += ["--ember-plugin", plugin]
+    path = os.pathsep.join([str(HERE), str(MINIMAL), os.environ.get("PYTHONPATH", "")])
+    proc = subprocess.run(
+        cmd,
+        cwd=tmp_path,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ, PYTHONPATH=path),
+    )
+    out = proc.stdout + proc.stderr
+    data = json.loads((tmp_path / "report.json").read_text()) if (tmp_path / "report.json").exists() else {}
+    return proc.returncode, data, out
+
+
+def _row(data: dict[str, Any], test: str) -> dict[str, Any]:
+    return next(t for t in data["tests"] if t["test"] == test)
+
+
+def test_wrong_value_is_a_failure_with_worst_error_and_repro(tmp_path: Path) -> None:
+    rc, data, out = run_suite(
+        tmp_path,
+        "broken_value",
+        "-k",
+        "add-float32 or add-float64 or sub-float32",
+        plugin="broken_backends:wrong_value",
+    )
+    assert rc == 1, out
+    m = data["matrix"]
+    assert (m["add"]["float32"], m["add"]["float64"], m["sub"]["float32"]) == ("fail", "pass", "pass")
+    row = _row(data, "test_op[add-float32]")
+    assert row["worst"]["max_abs"] == pytest.approx(1.0)
+    assert "lb.k['add'](" in row["repro"] and "reference_of" in row["repro"]
+    md = (tmp_path / "report.md").read_text()
+    assert "| add |" in md and "**FAIL**" in md and "```python" in md
+    assert 'failures="1"' in (tmp_path / "report.xml").read_text()
+
+
+def test_repro_snippet_runs(tmp_path: Path) -> None:
+    _, data, _ = run_suite(
+        tmp_path, "broken_value", "-k", "add-float32", plugin="broken_backends:wrong_value"
+    )
+    repro = _row(data, "test_op[add-float32]")["repro"]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run(
+        [sys.executable, "-c", repro], check=False, capture_output=True, text=True, env=env, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "got" in proc.stdout and "want" in proc.stdout
+
+
+def test_view_that_copies_fails_aliasing(tmp_path: Path) -> None:
+    rc, data, out = run_suite(
+        tmp_path,
+        "broken_view",
+        "-k",
+        "view_aliasing or permute-float32",
+        plugin="broken_backends:view_copies",
+    )
+    assert rc == 1, out
+    assert _row(data, "test_view_aliasing[permute-write-float32]")["status"] == "fail"
+    assert _row(data, "test_view_aliasing[permute-read-float32]")["status"] == "fail"
+    assert _row(data, "test_view_aliasing[reshape-write-float32]")["status"] == "pass"
+    assert data["matrix"]["permute"]["float32"] == "pass"  # the values alone look right
+
+
+def test_wrong_dtype_is_a_failure(tmp_path: Path) -> None:
+    rc, data, out = run_suite(
+        tmp_path, "broken_dtype", "-k", "sum-float32 or sum-float64", plugin="broken_backends:wrong_dtype"
+    )
+    assert rc == 1, out
+    assert data["matrix"]["sum"]["float32"] == "fail" and data["matrix"]["sum"]["float64"] == "pass"
+    assert "returned dtype float64, expected float32" in _row(data, "test_op[sum-float32]")["message"]
+
+
+def test_crash_is_isolated_and_reported(tmp_path: Path) -> None:
+    rc, data, out = run_suite(
+        tmp_path,
+        "broken_crash",
+        "-k",
+        "test_op and (exp- or neg- or add-)",
+        plugin="broken_backends:crash_on_empty",
+    )
+    assert rc == 1, out
+    m = data["matrix"]
+    assert m["exp"]["float32"] == "crash" and m["neg"]["float32"] == "crash"
+    assert m["add"]["float32"] == "pass"  # the run went on after the crashes
+    assert "exit code 3" in _row(data, "test_op[exp-float32]")["message"]
+    assert "SIGSEGV" in _row(data, "test_op[neg-float32]")["message"]
+
+
+def test_missing_kernel_is_fallback_not_failure(tmp_path: Path) -> None:
+    rc, data, out = run_suite(
+        tmp_path,
+        "broken_missing",
+        "-k",
+        "test_op and (tanh- or erf-)",
+        plugin="broken_backends:missing_kernels",
+    )
+    assert rc == 0, out
+    assert data["matrix"]["tanh"]["float32"] == "fallback" and data["fallbacks"] == ["tanh", "erf"]
+
+
+def test_fallback_fails_certify_and_undeclared_fallback_fails_manifest(tmp_path: Path) -> None:
+    rc, data, out = run_suite(
+        tmp_path,
+        "broken_missing",
+        "-k",
+        "tanh-float32",
+        "--ember-certify",
+        plugin="broken_backends:missing_kernels",
+    )
+    assert rc == 1, out
+    assert "certify" in _row(data, "test_op[tanh-float32]")["message"] or "certify" in out
+    manifest = tmp_path / "m.toml"
+    manifest.write_text('fallbacks = ["tanh"]\n')
+    rc, data, out = run_suite(
+        tmp_path,
+        "broken_missing",
+        "-k",
+        "tanh-float32 or erf-float32",
+        "--ember-manifest",
+        str(manifest),
+        plugin="broken_backends:missing_kernels",
+    )
+    assert rc == 1, out
+    assert data["matrix"]["tanh"]["float32"] == "fallback" and data["matrix"]["erf"]["float32"] == "fail"
+
+
+def test_known_failure_is_xfail_and_unexpected_pass_fails(tmp_path: Path) -> None:
+    manifest = tmp_path / "m.toml"
+    manifest.write_text('[[known_failures]]\ntest = "test_op[add-float32]"\nreason = "off by one"\n')
+    args = ("-k", "add-float32 or add-float64", "--ember-manifest", str(manifest))
+    rc, data, out = run_suite(tmp_path, "broken_value", *args, plugin="broken_backends:wrong_value")
+    assert rc == 0, out
+    assert data["matrix"]["add"]["float32"] == "xfail"
+    manifest.write_text('[[known_failures]]\ntest = "test_op[add-float64]"\nreason = "claims a bug"\n')
+    rc, data, out = run_suite(
+        tmp_path,
+        "broken_value",
+        "-k",
+        "add-float64",
+        "--ember-manifest",
+        str(manifest),
+        plugin="broken_backends:wrong_value",
+    )
+    assert rc == 1, out
+    assert "unexpected pass" in _row(data, "test_op[add-float64]")["message"]
+
+
+def test_index_error_must_be_raised(tmp_path: Path) -> None:
+    rc, data, out = run_suite(
+        tmp_path, "broken_index", "-k", "index_error", plugin="broken_backends:no_index_error"
+    )
+    assert rc == 1, out
+    assert _row(data, "test_index_error[gather-too-large]")["status"] == "fail"
+    assert _row(data, "test_index_error[scatter-too-large]")["status"] == "pass"
+
+
+def test_undeclared_dtype_must_be_refused(tmp_path: Path) -> None:
+    rc, data, out = run_suite(tmp_path, "broken_lax", "-k", "undeclared", plugin="broken_backends:lax_dtypes")
+    assert rc == 1, out
+    assert _row(data, "test_undeclared_dtype[bfloat16]")["status"] == "fail"
+
+
+@pytest.mark.parametrize(
+    ("backend", "extra", "plugin", "says"),
+    [
+        ("no_such_backend", (), None, "Unknown device type 'no_such_backend'"),
+        ("broken_unavailable", (), "broken_backends:unavailable", "no such hardware"),
+        ("broken_x", (), "no_such_module:plugin", "No module named 'no_such_module'"),
+        ("cpu", ("--ember-device", "cpu:7"), None, "device 'cpu:7' is missing"),
+        ("cpu", ("-k", "matches_nothing_at_all"), None, "no conformance test ran"),
+    ],
+)
+def test_never_silently_green(
+    tmp_path: Path, backend: str, extra: tuple[str, ...], plugin: str | None, says: str
+) -> None:
+    rc, _, out = run_suite(tmp_path, backend, *extra, plugin=plugin)
+    assert rc != 0, out
+    assert says in out
+
+
+def test_minimal_backend_passes_certify(tmp_path: Path) -> None:
+    from importlib.metadata import entry_points
+
+    installed = any(ep.name == "minimal" for ep in entry_points(group="ember.backends"))
+    rc, data, out = run_suite(
+        tmp_path,
+        "minimal",
+        "--ember-certify",
+        "--ember-manifest",
+        str(MINIMAL / "conformance.toml"),
+        plugin=None if installed else "ember_minimal:plugin",
+    )
+    assert rc == 0, out[-3000:]
+    assert data["summary"]["fail"] == 0 and data["summary"]["crash"] == 0 and data["fallbacks"] == []
+    assert "composite: not overridden" in (tmp_path / "report.md").read_text()
