@@ -1,0 +1,34 @@
+"""Optimizers and learning-rate schedulers, with PyTorch's algorithms and API.
+
+Example::
+
+    opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    opt.zero_grad(); loss.backward(); opt.step()
+"""
+
+from __future__ import annotations
+
+from . import lr_scheduler
+from .adadelta import Adadelta
+from .adagrad import Adagrad
+from .adam import Adam, AdamW
+from .adamax import Adamax
+from .nadam import NAdam
+from .optimizer import Optimizer
+from .radam import RAdam
+from .rmsprop import RMSprop
+from .sgd import SGD
+
+__all__ = [
+    "SGD",
+    "Adadelta",
+    "Adagrad",
+    "Adam",
+    "AdamW",
+    "Adamax",
+    "NAdam",
+    "Optimizer",
+    "RAdam",
+    "RMSprop",
+    "lr_scheduler",
+]

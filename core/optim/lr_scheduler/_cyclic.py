@@ -1,0 +1,291 @@
+"""Cyclical schedules: CyclicLR, CosineAnnealingWarmRestarts, OneCycleLR."""
+
+from __future__ import annotations
+
+import math
+import types
+from collections.abc import Callable
+from typing import Any
+
+from ..optimizer import Optimizer
+from ._base import LRScheduler, check_optimizer, format_param, group_values
+
+__all__ = ["CosineAnnealingWarmRestarts", "CyclicLR", "OneCycleLR"]
+
+
+def _init_momentum(optimizer: Optimizer, base_momentum: Any, max_momentum: Any, last_epoch: int) -> tuple:
+    """Validate and write the starting momentum (SGD's ``momentum`` or Adam's ``beta1``)."""
+    if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+        raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+    use_beta1 = "betas" in optimizer.defaults
+    bases = format_param("base_momentum", optimizer, base_momentum)
+    maxes = format_param("max_momentum", optimizer, max_momentum)
+    if last_epoch == -1:
+        for hi, lo, group in zip(maxes, bases, optimizer.param_groups):
+            _set_momentum(group, hi, use_beta1)
+            group["max_momentum"] = hi
+            group["base_momentum"] = lo
+    return use_beta1, bases, maxes
+
+
+def _set_momentum(group: dict[str, Any], value: float, use_beta1: bool) -> None:
+    if use_beta1:
+        group["betas"] = (value, *group["betas"][1:])
+    else:
+        group["momentum"] = value
+
+
+class CyclicLR(LRScheduler):
+    """The learning rate cycles between ``base_lr`` and ``max_lr`` (Smith), per batch.
+
+    ``mode``: ``"triangular"`` (constant amplitude), ``"triangular2"`` (halved each cycle),
+    ``"exp_range"`` (scaled by ``gamma ** iteration``), or a custom ``scale_fn``.
+    Example: ``CyclicLR(opt, base_lr=0.01, max_lr=0.1, step_size_up=5)``.
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        base_lr: Any,
+        max_lr: Any,
+        step_size_up: int = 2000,
+        step_size_down: int | None = None,
+        mode: str = "triangular",
+        gamma: float = 1.0,
+        scale_fn: Callable[[float], float] | None = None,
+        scale_mode: str = "cycle",
+        cycle_momentum: bool = True,
+        base_momentum: Any = 0.8,
+        max_momentum: Any = 0.9,
+        last_epoch: int = -1,
+    ) -> None:
+        check_optimizer(optimizer)
+        self.optimizer = optimizer
+        base_lrs = format_param("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+        self.max_lrs = format_param("max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        self._init_scale_fn()
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            self.use_beta1, self.base_momentums, self.max_momentums = _init_momentum(
+                optimizer, base_momentum, max_momentum, last_epoch
+            )
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _init_scale_fn(self) -> None:
+        if self._scale_fn_custom is None and self.mode in ("triangular", "triangular2"):
+            self.scale_mode = "cycle"
+        elif self._scale_fn_custom is None:
+            self.scale_mode = "iterations"
+
+    def scale_fn(self, x: float) -> float:
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma**x
+
+    def get_lr(self) -> list[Any]:
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        scale = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
+        s = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [base + (hi - base) * scale * s for base, hi in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            pairs = zip(self.base_momentums, self.max_momentums, self.optimizer.param_groups)
+            for lo, hi, group in pairs:
+                _set_momentum(group, hi - (hi - lo) * scale * s, self.use_beta1)
+        return lrs
+
+    def state_dict(self) -> dict[str, Any]:
+        state = super().state_dict()
+        fn = state.pop("_scale_fn_custom")
+        state["_scale_fn_custom"] = None
+        if fn is not None and not isinstance(fn, types.FunctionType):
+            state["_scale_fn_custom"] = fn.__dict__.copy()
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state = dict(state_dict)
+        fn = state.pop("_scale_fn_custom")
+        super().load_state_dict(state)
+        if fn is not None and self._scale_fn_custom is not None:
+            self._scale_fn_custom.__dict__.update(fn)
+        self._init_scale_fn()
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing restarted every ``T_i`` epochs (``T_i`` grows by ``T_mult``; SGDR)."""
+
+    def __init__(
+        self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0, last_epoch: int = -1
+    ) -> None:
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        if not isinstance(eta_min, (float, int)):
+            raise ValueError(  # noqa: TRY004 (PyTorch raises ValueError here)
+                f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}"
+            )
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[Any]:
+        lo, c = self.eta_min, math.cos(math.pi * self.T_cur / self.T_i)
+        return [lo + (base - lo) * (1 + c) / 2 for base in self.base_lrs]
+
+    def step(self, epoch: Any = None) -> None:
+        """Advance one epoch, or jump to a (possibly fractional) ``epoch``."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur += 1
+            if self.T_cur >= self.T_i:
+                self.T_cur = self.T_cur % self.T_i
+                self.T_i *= self.T_mult
+        else:
+            self._jump(epoch)
+        self.last_epoch = math.floor(epoch)
+        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            group["lr"] = lr
+        self._last_lr = group_values(self.optimizer, "lr")
+
+    def _jump(self, epoch: float) -> None:
+        if epoch < 0:
+            raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+        if epoch < self.T_0:
+            self.T_i, self.T_cur = self.T_0, epoch
+        elif self.T_mult == 1:
+            self.T_cur = epoch % self.T_0
+        else:
+            n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+            self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+            self.T_i = self.T_0 * self.T_mult**n
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy (Smith & Topin): warm up to ``max_lr``, then anneal far below the start.
+
+    Example: ``OneCycleLR(opt, max_lr=0.1, total_steps=100)``; step it after every batch.
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        max_lr: Any,
+        total_steps: int | None = None,
+        epochs: int | None = None,
+        steps_per_epoch: int | None = None,
+        pct_start: float = 0.3,
+        anneal_strategy: str = "cos",
+        cycle_momentum: bool = True,
+        base_momentum: Any = 0.85,
+        max_momentum: Any = 0.95,
+        div_factor: float = 25.0,
+        final_div_factor: float = 1e4,
+        three_phase: bool = False,
+        last_epoch: int = -1,
+    ) -> None:
+        check_optimizer(optimizer)
+        self.optimizer = optimizer
+        self.total_steps = _total_steps(total_steps, epochs, steps_per_epoch)
+        self._schedule_phases = _phases(pct_start, self.total_steps, three_phase)
+        if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
+            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(
+                f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}"
+            )
+        self._anneal_func_type = anneal_strategy
+        max_lrs = format_param("max_lr", optimizer, max_lr)
+        if last_epoch == -1:
+            for hi, group in zip(max_lrs, optimizer.param_groups):
+                group["initial_lr"] = hi / div_factor
+                group["max_lr"] = hi
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            self.use_beta1, _, _ = _init_momentum(optimizer, base_momentum, max_momentum, last_epoch)
+        super().__init__(optimizer, last_epoch)
+
+    def _anneal(self, start: float, end: float, pct: float) -> float:
+        if self._anneal_func_type == "cos":
+            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+        return (end - start) * pct + start
+
+    def get_lr(self) -> list[Any]:
+        step = self.last_epoch
+        if step > self.total_steps:
+            raise ValueError(
+                f"Tried to step {step} times. The specified number of total steps is {self.total_steps}"
+            )
+        lrs = []
+        for group in self.optimizer.param_groups:
+            start = 0.0
+            for i, phase in enumerate(self._schedule_phases):
+                end = phase["end_step"]
+                if step <= end or i == len(self._schedule_phases) - 1:
+                    pct = (step - start) / (end - start)
+                    lrs.append(self._anneal(group[phase["start_lr"]], group[phase["end_lr"]], pct))
+                    if self.cycle_momentum:
+                        m = self._anneal(group[phase["start_momentum"]], group[phase["end_momentum"]], pct)
+                        _set_momentum(group, m, self.use_beta1)
+                    break
+                start = end
+        return lrs
+
+
+def _total_steps(total_steps: int | None, epochs: int | None, steps_per_epoch: int | None) -> int:
+    if total_steps is not None:
+        if total_steps <= 0 or not isinstance(total_steps, int):
+            raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+        return total_steps
+    if epochs is not None and steps_per_epoch is not None:
+        if not isinstance(epochs, int) or epochs <= 0:
+            raise ValueError(f"Expected positive integer epochs, but got {epochs}")
+        if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
+            raise ValueError(f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}")
+        return epochs * steps_per_epoch
+    raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+
+
+def _phase(end: float, lr: tuple[str, str], mom: tuple[str, str]) -> dict[str, Any]:
+    return {
+        "end_step": end,
+        "start_lr": lr[0],
+        "end_lr": lr[1],
+        "start_momentum": mom[0],
+        "end_momentum": mom[1],
+    }
+
+
+def _phases(pct: float, total: int, three_phase: bool) -> list[dict[str, Any]]:
+    warm = _phase(float(pct * total) - 1, ("initial_lr", "max_lr"), ("max_momentum", "base_momentum"))
+    if three_phase:
+        return [
+            warm,
+            _phase(float(2 * pct * total) - 2, ("max_lr", "initial_lr"), ("base_momentum", "max_momentum")),
+            _phase(total - 1, ("initial_lr", "min_lr"), ("max_momentum", "max_momentum")),
+        ]
+    return [warm, _phase(total - 1, ("max_lr", "min_lr"), ("base_momentum", "max_momentum"))]

@@ -1,0 +1,225 @@
+"""The optimizer base class: parameter groups, per-parameter state and their bookkeeping.
+
+Subclasses implement one method, ``_update(p, grad, state, group)``: the per-parameter
+update of their documented formula. Everything else (groups, defaults, ``zero_grad``,
+``state_dict``, closures, ``no_grad``) lives here.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from copy import deepcopy
+from typing import Any
+
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
+
+__all__ = ["Optimizer", "check_range", "init_step", "required"]
+
+
+class _Required:
+    """Marks a default every parameter group must give (``SGD``'s ``lr`` in old PyTorch)."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _Required()
+
+
+def _type_name(x: Any) -> str:
+    """PyTorch's legacy spelling of a tensor's type (``torch.FloatTensor``) or the class name."""
+    if isinstance(x, Tensor):
+        from .._ops.convert import _PT
+
+        return f"torch.{_PT.get(x.dtype.name, '')}Tensor"
+    return type(x).__name__
+
+
+class Optimizer:
+    """Base class: ``Optimizer(params, defaults)``.
+
+    ``params`` is an iterable of tensors or of dicts (parameter groups, each with a
+    ``"params"`` entry and optional per-group options that override ``defaults``).
+    """
+
+    def __init__(self, params: Any, defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                f"but got {_type_name(params)}"
+            )
+        groups = list(params)
+        if len(groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for g in groups:
+            self.add_param_group(g)
+
+    def __repr__(self) -> str:
+        lines = [self.__class__.__name__ + " ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines += [f"    {k}: {group[k]}" for k in sorted(group) if k != "params"]
+        return "\n".join(lines) + "\n)"
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    # -- groups ---------------------------------------------------------------------------
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group of parameters with its own options (fine-tuning a layer, say)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {_type_name(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but the ordering "
+                "of tensors in sets will change between runs. Please use a list instead."
+            )
+        params = list(params)
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(
+                    f"optimizer can only optimize Tensors, but one of the params is {_type_name(p)}"
+                )
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        group = {**param_group, "params": params}
+        for name, default in self.defaults.items():
+            if default is required and name not in group:
+                raise ValueError(
+                    f"parameter group didn't specify a value of required optimization parameter {name}"
+                )
+            group.setdefault(name, default)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if len({id(p) for p in params}) != len(params):
+            import warnings
+
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; "
+                "in future, this will cause an error",
+                stacklevel=3,
+            )
+        if any(id(p) in seen for p in params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    # -- gradients and steps --------------------------------------------------------------
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset every parameter's ``.grad`` (to ``None`` by default, or to zeros)."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    g = p.grad
+                    if g.grad_fn is not None:
+                        g.detach_()
+                    else:
+                        g.requires_grad_(False)
+                    g.zero_()
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """One update of every parameter that has a gradient; ``closure`` re-evaluates the loss."""
+        loss = None
+        if closure is not None:
+            from ..autograd.grad_mode import enable_grad
+
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for group in self.param_groups:
+                self._step_group(group)
+        return loss
+
+    def _step_group(self, group: dict[str, Any]) -> None:
+        for p in group["params"]:
+            grad = p.grad
+            if grad is None:
+                continue
+            self._update(p, grad, self.state[p], group)
+
+    def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must implement _update")
+
+    # -- checkpoints ----------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """``{"state": {index: {...}}, "param_groups": [{..., "params": [indices]}]}``."""
+        index: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+            packed = {k: v for k, v in group.items() if k != "params"}
+            packed["params"] = [index[id(p)] for p in group["params"]]
+            groups.append(packed)
+        state = {index[id(p)]: s for p, s in self.state.items() if id(p) in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore state saved by ``state_dict`` (tensors move to each parameter's device and dtype)."""
+        state_dict = deepcopy(state_dict)
+        saved = state_dict["param_groups"]
+        if len(saved) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        for ours, theirs in zip(self.param_groups, saved):
+            if len(ours["params"]) != len(theirs["params"]):
+                raise ValueError(
+                    "loaded state dict contains a parameter group that doesn't match the size of "
+                    "optimizer's group"
+                )
+        by_index = {
+            i: p
+            for ours, theirs in zip(self.param_groups, saved)
+            for i, p in zip(theirs["params"], ours["params"])
+        }
+        self.state = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in by_index:
+                p = by_index[k]
+                self.state[p] = {name: _cast_state(p, name, value) for name, value in v.items()}
+        self.param_groups = [
+            {**theirs, "params": ours["params"]} for ours, theirs in zip(self.param_groups, saved)
+        ]
+
+
+def _cast_state(p: Tensor, name: str, value: Any) -> Any:
+    if not isinstance(value, Tensor):
+        return value
+    if name == "step":  # step counters stay float32 on their device, as in PyTorch
+        return value
+    if value.is_floating_point():
+        return value.to(dtype=p.dtype, device=p.device)
+    return value.to(device=p.device)
+
+
+def check_range(name: str, value: Any, low: float = 0.0) -> None:
+    """PyTorch's constructor checks: ``Invalid learning rate: -1``."""
+    if not isinstance(value, Tensor) and value < low:
+        raise ValueError(f"Invalid {name}: {value}")
+
+
+def init_step(state: dict[str, Any]) -> float:
+    """Advance the float32 ``step`` counter PyTorch keeps in the state and return it."""
+    from .._creation import tensor
+
+    t = state.get("step")
+    if t is None:
+        t = state["step"] = tensor(0.0)
+    elif not isinstance(t, Tensor):
+        t = state["step"] = tensor(float(t))
+    t.add_(1)
+    return t.item()

@@ -1,0 +1,72 @@
+"""Stochastic gradient descent with momentum, dampening, Nesterov and weight decay."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._tensor import Tensor
+from .optimizer import Optimizer, check_range
+
+__all__ = ["SGD"]
+
+
+class SGD(Optimizer):
+    r"""Stochastic gradient descent (PyTorch's algorithm).
+
+    For each parameter ``p`` with gradient ``g``::
+
+        g = -g if maximize
+        g = g + weight_decay * p                       if weight_decay != 0
+        b = g (first step),  else  b = momentum * b + (1 - dampening) * g
+        g = g + momentum * b if nesterov else b        if momentum != 0
+        p = p - lr * g
+
+    Example: ``opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)``.
+    """
+
+    def __init__(
+        self,
+        params: Any,
+        lr: float = 1e-3,
+        momentum: float = 0.0,
+        dampening: float = 0.0,
+        weight_decay: float = 0.0,
+        nesterov: bool = False,
+        *,
+        maximize: bool = False,
+        foreach: bool | None = None,
+        differentiable: bool = False,
+        fused: bool | None = None,
+    ) -> None:
+        check_range("learning rate", lr)
+        check_range("momentum value", momentum)
+        check_range("weight_decay value", weight_decay)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        defaults = {
+            "lr": lr,
+            "momentum": momentum,
+            "dampening": dampening,
+            "weight_decay": weight_decay,
+            "nesterov": nesterov,
+            "maximize": maximize,
+            "foreach": foreach,
+            "differentiable": differentiable,
+            "fused": fused,
+        }
+        super().__init__(params, defaults)
+
+    def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        momentum, wd = group["momentum"], group["weight_decay"]
+        if group["maximize"]:
+            grad = -grad
+        if wd != 0:
+            grad = grad.add(p, alpha=wd)
+        if momentum != 0:
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = grad.detach().clone()
+            else:
+                buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
+            grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
+        p.add_(grad, alpha=-group["lr"])
