@@ -1,0 +1,147 @@
+"""Fused composites and fast paths: row softmax/log_softmax and the SGD-momentum update.
+
+``EMBER_SOFTMAX`` runs one block per row of the input made contiguous along ``dim``: a
+max pass, a sum-of-exp pass and a write pass, all in the accumulator type (float for
+half types and float32, double for float64), so half inputs never accumulate in half.
+The max propagates NaN, as the decomposition does.
+
+``EMBER_SGD_MOMENTUM`` is an optimizer fast path with no op-table name yet (the op table has
+no optimizer op); ``sgd_momentum_`` is ready for ``ember.optim.SGD`` once the contract
+gains one. It updates ``param`` and ``momentum_buffer`` in place, in one pass::
+
+    d = grad + weight_decay * param
+    buf = d                                   (first step)
+    buf = momentum * buf + (1 - dampening) * d  (later steps)
+    param -= lr * (d + momentum * buf if nesterov else buf)
+"""
+
+from __future__ import annotations
+
+from string import Template
+
+import cupy
+
+from .dtypes import FLOATS, ctype, to_np
+from .elementwise import WIDE_PREAMBLE
+
+__all__ = [
+    "EMBER_SGD_MOMENTUM",
+    "EMBER_SOFTMAX",
+    "EMBER_SOFTMAX_SRC",
+    "log_softmax",
+    "sgd_momentum_",
+    "softmax",
+]
+
+EMBER_SOFTMAX_SRC = Template(
+    r"""
+#include <cupy/complex.cuh>
+#include <cupy/carray.cuh>
+#define EMBER_BLOCK 256
+typedef ${T} T;
+typedef ${A} A;
+
+__device__ A ember_nanmax(A a, A b) { return (a != a || a > b) ? a : b; }
+
+__device__ A ember_block_reduce(A v, A *sh, bool is_max)
+{
+    sh[threadIdx.x] = v;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) {
+            A a = sh[threadIdx.x], b = sh[threadIdx.x + s];
+            sh[threadIdx.x] = is_max ? ember_nanmax(a, b) : a + b;
+        }
+        __syncthreads();
+    }
+    A r = sh[0];
+    __syncthreads();
+    return r;
+}
+
+extern "C" __global__ void ember_softmax(const T *x, T *y, long long n, int log_out)
+{
+    __shared__ A sh[EMBER_BLOCK];
+    const T *row = x + (long long)blockIdx.x * n;
+    T *out = y + (long long)blockIdx.x * n;
+    A m = (A)__int_as_float(0xff800000);  /* -inf */
+    for (long long i = threadIdx.x; i < n; i += blockDim.x) m = ember_nanmax(m, (A)row[i]);
+    m = ember_block_reduce(m, sh, true);
+    A s = 0;
+    for (long long i = threadIdx.x; i < n; i += blockDim.x) s += exp((A)row[i] - m);
+    s = ember_block_reduce(s, sh, false);
+    if (log_out) {
+        A ls = log(s);
+        for (long long i = threadIdx.x; i < n; i += blockDim.x) out[i] = (T)((A)row[i] - m - ls);
+    } else {
+        for (long long i = threadIdx.x; i < n; i += blockDim.x) out[i] = (T)(exp((A)row[i] - m) / s);
+    }
+}
+"""
+)
+
+
+def _acc(name: str) -> str:
+    return "double" if name == "float64" else "float"
+
+
+EMBER_SOFTMAX = {
+    d.name: cupy.RawKernel(EMBER_SOFTMAX_SRC.substitute(T=ctype(d), A=_acc(d.name)), "ember_softmax")
+    for d in FLOATS
+}
+_DTYPE_NAME = {to_np(d): d.name for d in FLOATS}
+_BLOCK = 256
+
+EMBER_SGD_MOMENTUM = cupy.ElementwiseKernel(
+    "T grad, T lr, T momentum, T dampening, T weight_decay, bool nesterov, bool first",
+    "T param, T buf",
+    """
+    typedef typename ember_wide<T>::type W;
+    W d = (W)grad + (W)weight_decay * (W)param;
+    W b = first ? d : (W)momentum * (W)buf + (W(1) - (W)dampening) * d;
+    buf = (T)b;
+    W step = nesterov ? d + (W)momentum * b : b;
+    param = (T)((W)param - (W)lr * step);
+    """,
+    "ember_sgd_momentum",
+    preamble=WIDE_PREAMBLE,
+)
+
+
+def _rows(x: cupy.ndarray, dim: int, log_out: bool) -> cupy.ndarray:
+    if x.ndim == 0:
+        return _rows(x.reshape(1), 0, log_out).reshape(())
+    xm = cupy.ascontiguousarray(cupy.moveaxis(x, dim, -1))
+    out = cupy.empty_like(xm)
+    n = xm.shape[-1]
+    if xm.size:
+        kernel = EMBER_SOFTMAX[_DTYPE_NAME[x.dtype]]
+        kernel((xm.size // n,), (_BLOCK,), (xm, out, cupy.int64(n), cupy.int32(log_out)))
+    return cupy.ascontiguousarray(cupy.moveaxis(out, -1, dim))
+
+
+def softmax(x: cupy.ndarray, dim: int) -> cupy.ndarray:
+    return _rows(x, dim, False)
+
+
+def log_softmax(x: cupy.ndarray, dim: int) -> cupy.ndarray:
+    return _rows(x, dim, True)
+
+
+def sgd_momentum_(
+    param: cupy.ndarray,
+    grad: cupy.ndarray,
+    buf: cupy.ndarray,
+    lr: float,
+    momentum: float,
+    dampening: float,
+    weight_decay: float,
+    nesterov: bool,
+    first: bool,
+) -> None:
+    """One SGD step with momentum on ``param`` and ``buf`` in place (see the module docstring)."""
+    s = param.dtype.type
+    with param.device:
+        EMBER_SGD_MOMENTUM(
+            grad, s(lr), s(momentum), s(dampening), s(weight_decay), bool(nesterov), bool(first), param, buf
+        )
