@@ -69,7 +69,7 @@ def _wrong_value(k: dict[str, Any]) -> dict[str, Any]:
 
 
 def _view_copies(k: dict[str, Any]) -> dict[str, Any]:
-    return {"permute": lambda x, dims: np.ascontiguousarray(x.transpose(dims))}
+    return {"permute": lambda x, dims: np.array(x.transpose(dims), copy=True)}
 
 
 def _wrong_dtype(k: dict[str, Any]) -> dict[str, Any]:
