@@ -15,6 +15,7 @@ from ._ops import matmul as M
 from ._ops import reduce as R
 from ._ops import select as S
 from ._ops import sort as O
+from ._ops import surface as X
 from ._ops import unary as U
 from ._ops import views as V
 from ._tensor import Tensor
@@ -117,7 +118,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
     from ._ops.binary import _scalar_for
 
     v = value.item() if isinstance(value, Tensor) else value
-    self._be.k["assign"](self._data, _scalar_for(v, self.dtype))
+    C.assign(self, _scalar_for(v, self.dtype))
     self._vc[0] += 1
     return self
 
@@ -413,6 +414,12 @@ _PROPERTIES = {
     "imag": property(C.imag),
     "retains_grad": property(retains_grad),
 }
+
+# The extended op surface (flip, linalg-free math, reductions, ...) lives in _ops/surface.py.
+_METHODS.update(X.METHODS)
+_INPLACE_METHODS += X.INPLACE_METHODS
+_OPERATORS.update(X.OPERATORS)
+_PROPERTIES.update(X.PROPERTIES)
 
 
 def bind() -> None:

@@ -134,6 +134,12 @@ def _write(t: Tensor, src: Tensor) -> None:
                 f"output with shape {list(t._shape)} doesn't match the broadcast shape {list(shape)}"
             )
         data = t._be.k["expand"](data, t._shape)
+    assign(t, data)
+    t._vc[0] += 1
+
+
+def assign(t: Tensor, data: Any) -> None:
+    """Run the ``assign`` kernel into ``t``; an expanded (self-overlapping) view refuses."""
     try:
         t._be.k["assign"](t._data, data)
     except ValueError as e:  # NumPy's read-only destination: an expanded view
@@ -141,7 +147,6 @@ def _write(t: Tensor, src: Tensor) -> None:
             "unsupported operation: more than one element of the written-to tensor refers to a single "
             "memory location. Please clone() the tensor before performing the operation."
         ) from e
-    t._vc[0] += 1
 
 
 def _copy_rule(n: Any, g: Tensor) -> tuple:

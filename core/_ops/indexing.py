@@ -17,7 +17,17 @@ from ..autograd.graph import record
 from ._common import broadcast_shape, numel, same_device
 from .views import basic_slice
 
-__all__ = ["getitem", "setitem", "nonzero", "index_put_", "index_put", "gather", "scatter", "index_select", "masked_fill"]
+__all__ = [
+    "gather",
+    "getitem",
+    "index_put",
+    "index_put_",
+    "index_select",
+    "masked_fill",
+    "nonzero",
+    "scatter",
+    "setitem",
+]
 
 
 def _to_index_tensor(x: Tensor, k: Any) -> Tensor:
@@ -36,15 +46,26 @@ def _parse(x: Tensor, key: Any) -> tuple[tuple[Any, ...], tuple[int, ...], dict[
     if not isinstance(key, tuple):
         key = (key,)
     items: list[Any] = []
-    for k in key:
-        if isinstance(k, (list, tuple)) or (hasattr(k, "__array__") and not isinstance(k, Tensor)):
-            k = _to_index_tensor(x, k)
+    empty: set[int] = set()  # positions of ``False`` keys: a new dim of size 0
+    key = tuple(_as_mask(x, k) for k in key)
+    for pos, k in enumerate(key):
         if isinstance(k, Tensor) and k.dtype is D.bool_:
             same_device(x, k, "index")
-            items.extend(nonzero(k, as_tuple=True) if k.ndim else [k])
+            if k.ndim == 0:  # x[True] adds a dim of 1, x[False] one of 0
+                if not k.item():
+                    empty.add(len(items))
+                items.append(None)
+                continue
+            _check_mask(x, key, pos, k)
+            items.extend(nonzero(k, as_tuple=True))
             continue
         items.append(k)
     consumed = sum(0 if (k is None or k is Ellipsis) else 1 for k in items)
+    if consumed and x.ndim == 0:
+        raise IndexError(
+            "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ "
+            "to convert a 0-dim tensor to a number"
+        )
     if consumed > x.ndim:
         raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
     if sum(k is Ellipsis for k in items) > 1:
@@ -53,13 +74,15 @@ def _parse(x: Tensor, key: Any) -> tuple[tuple[Any, ...], tuple[int, ...], dict[
     shape: list[int] = []
     adv: dict[int, Tensor] = {}
     d = 0
-    for k in items:
+    for i_item, k in enumerate(items):
         if k is Ellipsis:
             for _ in range(x.ndim - consumed):
                 slice_key.append(slice(0, x._shape[d], 1))
                 shape.append(x._shape[d])
                 d += 1
         elif k is None:
+            if i_item in empty:
+                adv[len(shape)] = _empty_index(x)
             shape.append(1)
         elif isinstance(k, Tensor):
             if k.dtype.category != 1:
@@ -69,7 +92,9 @@ def _parse(x: Tensor, key: Any) -> tuple[tuple[Any, ...], tuple[int, ...], dict[
             shape.append(x._shape[d])
             d += 1
         elif isinstance(k, slice):
-            if k.step is not None and _int(k.step) <= 0:
+            if k.step is not None and _int(k.step) == 0:
+                raise ValueError("slice step cannot be zero")
+            if k.step is not None and _int(k.step) < 0:
                 raise ValueError("step must be greater than zero")
             s = slice(*slice(_opt(k.start), _opt(k.stop), _opt(k.step)).indices(x._shape[d]))
             slice_key.append(s)
@@ -87,6 +112,50 @@ def _parse(x: Tensor, key: Any) -> tuple[tuple[Any, ...], tuple[int, ...], dict[
         shape.append(x._shape[d])
         d += 1
     return tuple(slice_key), tuple(shape), adv
+
+
+def _as_mask(x: Tensor, k: Any) -> Any:
+    """Sequences become index tensors; Python bools and uint8 tensors become bool masks."""
+    if isinstance(k, bool):
+        from .._creation import tensor
+
+        return tensor(k, device=x._device)
+    if isinstance(k, (list, tuple)) or (hasattr(k, "__array__") and not isinstance(k, Tensor)):
+        k = _to_index_tensor(x, k)
+    if isinstance(k, Tensor) and k.dtype is D.uint8:
+        return k != 0  # PyTorch still accepts (deprecated) uint8 masks
+    return k
+
+
+def _check_mask(x: Tensor, key: tuple, pos: int, mask: Tensor) -> None:
+    """A mask must match the shape of the dims it covers (PyTorch's IndexError otherwise)."""
+    before = key[:pos]
+    if any(k is Ellipsis for k in before):
+        after = key[pos + 1 :]
+        start = x.ndim - mask.ndim - sum(_dims_of(k) for k in after)
+    else:
+        start = sum(_dims_of(k) for k in before)
+    for j, size in enumerate(mask._shape):
+        d = start + j
+        if d >= x.ndim or x._shape[d] != size:
+            raise IndexError(
+                f"The shape of the mask {list(mask._shape)} at index {j} does not match the shape of the "
+                f"indexed tensor {list(x._shape)} at index {d}"
+            )
+
+
+def _dims_of(k: Any) -> int:
+    if k is None or k is Ellipsis:
+        return 0
+    if isinstance(k, Tensor) and k.dtype is D.bool_:
+        return k.ndim
+    return 1
+
+
+def _empty_index(x: Tensor) -> Tensor:
+    from .._creation import zeros
+
+    return zeros(0, dtype=D.int64, device=x._device)
 
 
 def _opt(v: Any) -> Any:
@@ -138,7 +207,7 @@ def _result_shape(shape: tuple[int, ...], dims: list[int], bshape: tuple[int, ..
 
 
 def _index_rule(n: Any, g: Tensor) -> tuple:
-    shape, indices, adv = n.ctx
+    shape, _, adv = n.ctx
     from .._creation import zeros
 
     out = zeros(shape, dtype=g.dtype, device=g._device)
@@ -199,22 +268,31 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     return _advanced(view, adv)
 
 
-def _value_data(x: Tensor, value: Any, shape: tuple[int, ...]) -> Any:
+def _value_data(x: Tensor, value: Any, shape: tuple[int, ...], advanced: bool = False) -> Any:
     if isinstance(value, Tensor):
         same_device(x, value, "index_put_")
         v = value if value.dtype is x.dtype else value.to(x.dtype)
         if v._shape != shape:
-            v = v.expand(broadcast_shape(shape, v._shape)) if len(v._shape) <= len(shape) else _squeeze_lead(v, shape)
+            if len(v._shape) > len(shape) or (advanced and not _expandable(v._shape, shape)):
+                v = _squeeze_lead(v, shape)
+            else:
+                v = v.expand(shape)  # basic indexing words a mismatch as expand does
         return v._data
     from .binary import _scalar_for
 
     return _scalar_for(value, x.dtype)
 
 
+def _expandable(src: tuple[int, ...], dst: tuple[int, ...]) -> bool:
+    return len(src) <= len(dst) and all(s in (1, t) for s, t in zip(reversed(src), reversed(dst)))
+
+
 def _squeeze_lead(v: Tensor, shape: tuple[int, ...]) -> Tensor:
-    lead = len(v._shape) - len(shape)
-    if any(s != 1 for s in v._shape[:lead]):
-        raise RuntimeError(f"shape mismatch: value tensor of shape {list(v._shape)} cannot be broadcast to indexing result of shape {list(shape)}")
+    lead = max(len(v._shape) - len(shape), 0)
+    if any(s != 1 for s in v._shape[:lead]) or not _expandable(v._shape[lead:], shape):
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(v._shape)} cannot be broadcast to indexing result of shape {list(shape)}"
+        )
     return v.reshape(v._shape[lead:]).expand(shape)
 
 
@@ -229,7 +307,9 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     slice_key, shape, adv = _parse(x, key)
     view = basic_slice(x.detach(), slice_key, shape)
     if not adv:
-        view._be.k["assign"](view._data, _value_data(x, value, shape))
+        from .convert import assign
+
+        assign(view, _value_data(x, value, shape))
     else:
         _index_put_into(view, adv, value, accumulate=False)
     x._vc[0] += 1
@@ -239,7 +319,7 @@ def _index_put_into(view: Tensor, adv: dict[int, Tensor], value: Any, accumulate
     indices, bshape = _checked(view, adv)
     dims = sorted(adv)
     shape = _result_shape(view._shape, dims, bshape)
-    vals = _value_data(view, value, shape)
+    vals = _value_data(view, value, shape, advanced=True)
     k = view._be.k["index_put"]
     if k is not None:
         k(view._data, indices, vals, accumulate)
@@ -247,7 +327,9 @@ def _index_put_into(view: Tensor, adv: dict[int, Tensor], value: Any, accumulate
     _index_put_decomposed(view, indices, dims, bshape, shape, vals, accumulate)
 
 
-def _index_put_decomposed(view: Tensor, indices: tuple, dims: list[int], bshape: tuple, shape: tuple, vals: Any, accumulate: bool) -> None:
+def _index_put_decomposed(
+    view: Tensor, indices: tuple, dims: list[int], bshape: tuple, shape: tuple, vals: Any, accumulate: bool
+) -> None:
     """``index_put`` through a linear index and ``scatter`` on a contiguous copy."""
     be, dev = view._be, view._device
     rest = [i for i in range(view.ndim) if i not in dims]
@@ -320,7 +402,7 @@ class _NoRecord:
         self.prev = _grad.enabled
         _grad.enabled = False
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         _grad.enabled = self.prev
 
 
@@ -353,7 +435,9 @@ def _nonzero_decomposed(input: Tensor) -> Tensor:
     pos = flat.cumsum(0)
     count = int(pos[-1].item()) if n else 0
     slot = (pos - 1) * flat + count * (1 - flat)
-    packed = zeros(count + 1, dtype=D.int64, device=input._device).scatter(0, slot, arange(n, device=input._device))
+    packed = zeros(count + 1, dtype=D.int64, device=input._device).scatter(
+        0, slot, arange(n, device=input._device)
+    )
     lin = packed[:count]
     coords = []
     for size in reversed(input._shape or (1,)):
@@ -378,7 +462,16 @@ def _check_index(input: Tensor, index: Tensor, name: str) -> None:
         raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {got}")
     same_device(input, index, name)
     if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
-        raise RuntimeError(f"Index tensor must have the same number of dimensions as input tensor")
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+
+
+def _index_range_error(input: Tensor, index: Tensor, d: int) -> None:
+    """Kernels raise IndexError for a bad index; PyTorch raises RuntimeError naming it."""
+    size = input._shape[d] if input._shape else 1
+    lo, hi = int(index.amin().item()), int(index.amax().item())  # type: ignore[attr-defined]
+    bad = lo if lo < 0 else hi
+    if lo < 0 or hi >= size:
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
 
 
 def _gather_rule(n: Any, g: Tensor) -> tuple:
@@ -394,7 +487,11 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
 
     _check_index(input, index, "gather")
     d = norm_dim(dim, input.ndim)
-    data = input._be.k["gather"](input._data, d, index._data)
+    try:
+        data = input._be.k["gather"](input._data, d, index._data)
+    except IndexError:
+        _index_range_error(input, index, d)
+        raise
     out = wrap(data, input._be, input._device, input.dtype, index._shape)
     if _grad.enabled and input.requires_grad:
         record("GatherBackward0", _gather_rule, out, (input, index), (), (input._shape, d, index))
@@ -408,15 +505,23 @@ def _scatter_rule(n: Any, g: Tensor) -> tuple:
     return (gx, None, gs)
 
 
-def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None, reduce: str | None = None) -> Tensor:
+def scatter(
+    input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None, reduce: str | None = None
+) -> Tensor:
     """A copy of ``input`` with ``src`` (tensor or scalar) written at ``index`` along ``dim``."""
     from ._common import norm_dim
 
     _check_index(input, index, "scatter")
     if src is None:
         src = value
+    if reduce == "multiply":
+        from .index_extra import scatter_multiply
+
+        return scatter_multiply(input, dim, index, src)
     if reduce not in (None, "add"):
-        raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce} (only 'add' is supported yet)")
+        raise RuntimeError(
+            f"reduce argument must be either add or multiply, got {reduce} (only 'add' is supported yet)"
+        )
     d = norm_dim(dim, input.ndim)
     if isinstance(src, Tensor):
         same_device(input, src, "scatter")
@@ -425,10 +530,21 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: A
         from .binary import _scalar_for
 
         s = _scalar_for(src, input.dtype)
-    data = input._be.k["scatter"](input._data, d, index._data, s, reduce)
+    try:
+        data = input._be.k["scatter"](input._data, d, index._data, s, reduce)
+    except IndexError:
+        _index_range_error(input, index, d)
+        raise
     out = wrap(data, input._be, input._device, input.dtype, input._shape)
     if _grad.enabled and (input.requires_grad or getattr(src, "requires_grad", False)):
-        record("ScatterBackward0", _scatter_rule, out, (input, index, src), (), (d, index, reduce, isinstance(src, Tensor)))
+        record(
+            "ScatterBackward0",
+            _scatter_rule,
+            out,
+            (input, index, src),
+            (),
+            (d, index, reduce, isinstance(src, Tensor)),
+        )
     return out
 
 
@@ -451,5 +567,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     from .select import where
 
     if mask.dtype is not D.bool_:
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype.name}")
+        raise RuntimeError(
+            f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype.name}"
+        )
     return where(mask, value if not isinstance(value, Tensor) else value.to(input.dtype), input)

@@ -6,7 +6,8 @@ zeros through a node whose own backward slices again, so higher orders work.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
@@ -14,31 +15,33 @@ from ..autograd.graph import record
 from ._common import norm_dim, numel, sum_to
 
 __all__ = [
-    "view",
-    "reshape",
-    "permute",
-    "transpose",
-    "t",
+    "as_strided",
+    "basic_slice",
+    "chunk",
+    "detach",
     "expand",
     "expand_as",
-    "squeeze",
-    "unsqueeze",
     "flatten",
-    "unflatten",
-    "narrow",
-    "select",
-    "unbind",
-    "split",
-    "chunk",
     "movedim",
-    "as_strided",
-    "detach",
-    "basic_slice",
+    "narrow",
+    "permute",
+    "reshape",
+    "select",
     "slice_backward",
+    "split",
+    "squeeze",
+    "t",
+    "transpose",
+    "unbind",
+    "unflatten",
+    "unsqueeze",
+    "view",
 ]
 
 
-def make_view(base: Tensor, data: Any, shape: tuple[int, ...], node: str | None, rule: Any, ctx: Any) -> Tensor:
+def make_view(
+    base: Tensor, data: Any, shape: tuple[int, ...], node: str | None, rule: Any, ctx: Any
+) -> Tensor:
     """Wrap ``data`` (aliasing ``base``) as a view tensor and record its node."""
     v = wrap(data, base._be, base._device, base.dtype, shape)
     v._vc = base._vc
@@ -160,7 +163,9 @@ def expand(input: Tensor, *sizes: Any) -> Tensor:
         cur = input._shape[j] if j >= 0 else None
         if s == -1:
             if cur is None:
-                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}")
+                raise RuntimeError(
+                    f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}"
+                )
             s = cur
         if cur is not None and cur != s and cur != 1:
             raise RuntimeError(
@@ -235,7 +240,9 @@ def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
 
 
 # -- slicing -------------------------------------------------------------------------------
-def slice_backward(g: Tensor, shape: tuple[int, ...], key: tuple[Any, ...], view_shape: tuple[int, ...]) -> Tensor:
+def slice_backward(
+    g: Tensor, shape: tuple[int, ...], key: tuple[Any, ...], view_shape: tuple[int, ...]
+) -> Tensor:
     """Zeros of ``shape`` with ``g`` written at ``key``; differentiable (its rule slices)."""
     from .._creation import zeros
 
@@ -309,7 +316,9 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     d = norm_dim(dim, input.ndim)
     size = input._shape[d]
     if not -size <= index < size:
-        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
+        raise IndexError(
+            f"select(): index {index} out of range for tensor of size {list(input._shape)} at dimension {d}"
+        )
     i = index + size if index < 0 else index
     key = _normalise_slices(input._shape, (slice(None),) * d + (i,))
     return basic_slice(input, key, input._shape[:d] + input._shape[d + 1 :])
@@ -328,7 +337,9 @@ def split(input: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Ten
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
         if step <= 0 and size:
-            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
+            raise RuntimeError(
+                f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}"
+            )
         sizes = [min(step, size - i) for i in range(0, size, step)] if size else [0]
     else:
         sizes = [int(s) for s in split_size_or_sections]
@@ -357,7 +368,9 @@ def _as_strided_rule(n: Any, g: Tensor) -> tuple:
     raise RuntimeError("as_strided: backward is not supported yet; use view ops instead")
 
 
-def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None) -> Tensor:
+def as_strided(
+    input: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None
+) -> Tensor:
     """A view with explicit sizes and strides (in elements) over ``input``'s storage."""
     off = input.storage_offset() if storage_offset is None else storage_offset
     data = input._be.k["as_strided"](input._data, tuple(size), tuple(stride), off)
