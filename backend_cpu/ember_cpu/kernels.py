@@ -326,3 +326,7 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "index_put": index_put,
     "nonzero": nonzero,
 }
+
+from .math_kernels import MATH_KERNELS
+
+KERNELS.update(MATH_KERNELS)

@@ -1,0 +1,85 @@
+"""Running a composite op that has no decomposition into primitives.
+
+``run_composite`` uses the tensor's backend kernel when it registers one and otherwise runs
+the CPU backend's kernel on host copies and copies the results back (the frontend default
+for special functions, linear algebra and other ops NumPy/SciPy compute well).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from ember.backends import DType, registry
+
+from .._tensor import Tensor, wrap
+from ..autograd.grad_mode import state as _grad
+
+__all__ = ["NoRecord", "composed", "run_composite"]
+
+
+class NoRecord:
+    """Grad mode off for a block (the caller records one node itself)."""
+
+    def __enter__(self) -> None:
+        self.prev = _grad.enabled
+        _grad.enabled = False
+
+    def __exit__(self, *exc: object) -> None:
+        _grad.enabled = self.prev
+
+
+def _shape(be: Any, data: Any) -> tuple[int, ...]:
+    shape = getattr(data, "shape", None)
+    if shape is None:
+        shape = be.backend.to_numpy(data).shape
+    return tuple(int(s) for s in shape)
+
+
+def _to_cpu(t: Tensor, cpu: Any) -> Any:
+    host = np.ascontiguousarray(t._be.backend.to_numpy(t._data))
+    return cpu.backend.from_numpy(host, 0)
+
+
+def run_composite(name: str, tensors: tuple[Tensor, ...], params: tuple, dtypes: Any) -> Any:
+    """Run composite ``name`` on ``tensors`` with ``params``; wrap outputs with ``dtypes``.
+
+    ``dtypes`` is one DType (one output) or a tuple of them (a tuple of outputs).
+    """
+    x = tensors[0]
+    be, dev = x._be, x._device
+    k = be.k.get(name)
+    if k is not None:
+        out = k(*(t._data for t in tensors), *params)
+    else:
+        cpu = registry.get("cpu")
+        host_out = cpu.k[name](*(_to_cpu(t, cpu) for t in tensors), *params)
+        idx = dev.index or 0
+        if isinstance(host_out, tuple):
+            out = tuple(be.backend.from_numpy(np.ascontiguousarray(o), idx) for o in host_out)
+        else:
+            out = be.backend.from_numpy(np.ascontiguousarray(host_out), idx)
+    if isinstance(dtypes, DType):
+        return wrap(out, be, dev, dtypes, _shape(be, out))
+    return tuple(wrap(o, be, dev, d, _shape(be, o)) for o, d in zip(out, dtypes))
+
+
+def composed(fn: Callable[..., Tensor], node: str, rule: Callable[..., Any]) -> Callable[..., Tensor]:
+    """An op computed by ``fn`` without recording, then given one node ``node``.
+
+    ``rule(node, grad)`` sees ``node.ctx == (inputs, out, kwargs)``.
+    """
+
+    def op(*inputs: Any, **kwargs: Any) -> Tensor:
+        with NoRecord():
+            out = fn(*inputs, **kwargs)
+        if _grad.enabled and any(getattr(t, "requires_grad", False) for t in inputs):
+            from ..autograd.graph import record
+
+            record(node, rule, out, inputs, (), (inputs, out, kwargs))
+        return out
+
+    op.__name__ = fn.__name__
+    op.__doc__ = fn.__doc__
+    return op

@@ -1,0 +1,266 @@
+"""Indexing ops built on ``index_put``, ``gather`` and ``nonzero``, plus ``scatter_reduce``.
+
+``scatter_reduce`` is a composite op: a backend may register a kernel; otherwise ``sum``
+decomposes into ``scatter`` and the other reductions run on the CPU backend.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.backends import dtypes as D
+
+from .._tensor import Tensor
+from ..autograd.grad_mode import state as _grad
+from ..autograd.graph import record
+from ._common import broadcast_shape, norm_dim, same_device
+from ._composite import NoRecord, run_composite
+from .indexing import getitem, index_put, nonzero
+
+__all__ = [
+    "argwhere",
+    "index_add",
+    "index_copy",
+    "index_fill",
+    "index_reduce",
+    "masked_scatter",
+    "masked_select",
+    "scatter_multiply",
+    "scatter_reduce",
+    "take",
+    "take_along_dim",
+]
+
+
+def _key(d: int, index: Tensor) -> list[Any]:
+    return [None] * d + [index]
+
+
+def _check_1d_index(name: str, input: Tensor, index: Tensor) -> None:
+    if not isinstance(index, Tensor) or index.dtype.category != 1 or index.dtype is D.bool_:
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+    if index.ndim > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector")
+    same_device(input, index, name)
+
+
+def _prepare(name: str, input: Tensor, dim: int, index: Tensor) -> tuple[Tensor, int, Tensor]:
+    _check_1d_index(name, input, index)
+    x = input.reshape(1) if input.ndim == 0 else input
+    return x, norm_dim(dim, x.ndim), index.reshape(-1).to(D.int64)
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+    """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim`` (duplicates sum)."""
+    x, d, idx = _prepare("index_add", input, dim, index)
+    src = source if alpha == 1 else source * alpha
+    src = src.reshape(1) if src.ndim == 0 else src
+    if src.dtype is not x.dtype:
+        src = src.to(x.dtype)
+    return index_put(x, _key(d, idx), src, accumulate=True).reshape(input._shape)
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """A copy of ``input`` with the slices of ``source`` written at ``index`` along ``dim``."""
+    x, d, idx = _prepare("index_copy", input, dim, index)
+    src = source.reshape(1) if source.ndim == 0 else source
+    if src.dtype is not x.dtype:
+        raise RuntimeError(
+            f"index_copy_(): self and source expected to have the same dtype, but got "
+            f"(self) {x.dtype.name} and (source) {src.dtype.name}"
+        )
+    return index_put(x, _key(d, idx), src).reshape(input._shape)
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    """A copy of ``input`` with ``value`` at ``index`` along ``dim``."""
+    x, d, idx = _prepare("index_fill", input, dim, index)
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(
+                f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.ndim} dimension(s)."
+            )
+        value = value.to(x.dtype)
+    return index_put(x, _key(d, idx), value).reshape(input._shape)
+
+
+def index_reduce(
+    input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self: bool = True
+) -> Tensor:
+    """``scatter_reduce`` of whole slices: ``source``'s slice i reduces into ``input``'s slice index[i]."""
+    x, d, idx = _prepare("index_reduce", input, dim, index)
+    shape = [1] * x.ndim
+    shape[d] = idx.numel()
+    full = idx.reshape(shape).expand(source._shape)  # type: ignore[attr-defined]
+    return scatter_reduce(x, d, full.contiguous(), source, reduce, include_self=include_self).reshape(
+        input._shape
+    )
+
+
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+    """A 1-D tensor of the elements of ``input`` where ``mask`` (broadcast) is True."""
+    if mask.dtype is not D.bool_:
+        raise RuntimeError(f"masked_select: expected BoolTensor for mask, got {mask.dtype.name}")
+    shape = broadcast_shape(input._shape, mask._shape)
+    x = input.expand(shape) if input._shape != shape else input  # type: ignore[attr-defined]
+    m = mask.expand(shape) if mask._shape != shape else mask  # type: ignore[attr-defined]
+    if not shape:
+        return getitem(x.reshape(1), m.reshape(1))
+    return getitem(x, m)
+
+
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """A copy of ``input`` whose True-``mask`` positions take ``source``'s elements in order."""
+    if mask.dtype is not D.bool_:
+        raise RuntimeError(
+            f"masked_scatter_ only supports boolean masks, but got mask with dtype {mask.dtype.name}"
+        )
+    if source.dtype is not input.dtype:
+        raise RuntimeError(
+            f"masked_scatter: expected self and source to have same dtypes but got {input.dtype.name} and {source.dtype.name}"
+        )
+    shape = broadcast_shape(input._shape, mask._shape)
+    x = input.expand(shape).contiguous() if input._shape != shape else input  # type: ignore[attr-defined]
+    m = mask.expand(shape) if mask._shape != shape else mask  # type: ignore[attr-defined]
+    if not shape:
+        x, m = x.reshape(1), m.reshape(1)
+    where_ = nonzero(m, as_tuple=True)
+    count = where_[0].numel()
+    if count > source.numel():
+        raise RuntimeError("masked_scatter: Number of elements of source < number of ones in mask")
+    vals = source.reshape(-1)[:count]
+    return index_put(x, list(where_), vals).reshape(shape)
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """``nonzero(input)``: a ``(count, ndim)`` tensor of coordinates."""
+    return nonzero(input)
+
+
+def take(input: Tensor, index: Tensor) -> Tensor:
+    """Elements of the flattened ``input`` at ``index`` (negative indices count from the end)."""
+    if index.dtype is not D.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {index.dtype.name}")
+    flat = input.reshape(-1)
+    n = flat._shape[0]
+    if index.numel():
+        lo, hi = int(index.amin().item()), int(index.amax().item())  # type: ignore[attr-defined]
+        if lo < -n or hi >= n:
+            bad = hi if hi >= n else lo
+            raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
+    return getitem(flat, index)
+
+
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    """``gather`` with ``indices`` broadcast against ``input`` in all dims but ``dim``."""
+    if indices.dtype is not D.int64:
+        raise RuntimeError(
+            f"torch.take_along_dim(): dtype of indices should be Long but got {indices.dtype.name}"
+        )
+    if dim is None:
+        return input.reshape(-1).gather(0, indices.reshape(-1))  # type: ignore[attr-defined]
+    d = norm_dim(dim, input.ndim)
+    if input.ndim != indices.ndim:
+        raise RuntimeError(
+            "torch.take_along_dim(): input and indices should have the same number of dimensions, "
+            f"but got {input.ndim} dimensions for input, and {indices.ndim} dimensions for indices"
+        )
+    si, sx = list(input._shape), list(indices._shape)
+    si[d] = sx[d] = 1
+    b = broadcast_shape(tuple(si), tuple(sx))
+    xs = b[:d] + (input._shape[d],) + b[d + 1 :]
+    ix = b[:d] + (indices._shape[d],) + b[d + 1 :]
+    return input.expand(xs).gather(d, indices.expand(ix))  # type: ignore[attr-defined]
+
+
+# -- scatter_reduce ------------------------------------------------------------------------
+_REDUCES = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _scatter_reduce_rule(n: Any, g: Tensor) -> tuple:
+    (x, index, src, d, reduce, include_self), out, _ = n.ctx
+    need = n.needs_input_grad
+    if reduce in ("sum", "mean"):
+        count = _counts(x, d, index, include_self) if reduce == "mean" else None
+        gs = g / count if count is not None else g
+        gx = gs if include_self else gs.scatter(d, index, 0.0)  # type: ignore[attr-defined]
+        return (gx if need[0] else None, None, gs.gather(d, index) if need[2] else None)  # type: ignore[attr-defined]
+    if reduce == "prod":
+        from .select import where
+
+        safe_x = where(x == 0, 1.0, x)
+        gx = where(x == 0, 0.0, g * out / safe_x) if include_self else g.scatter(d, index, 0.0)  # type: ignore[attr-defined]
+        picked = (g * out).gather(d, index)  # type: ignore[attr-defined]
+        gsrc = where(src == 0, 0.0, picked / where(src == 0, 1.0, src))
+        return (gx if need[0] else None, None, gsrc if need[2] else None)
+    value = out.gather(d, index)  # type: ignore[attr-defined]
+    self_hit = (x == out).to(g.dtype) if include_self else _untouched(x, d, index, g.dtype)
+    src_hit = (src == value).to(g.dtype)
+    ties = self_hit.scatter_add(d, index, src_hit)  # type: ignore[attr-defined]
+    share = g / ties
+    return (
+        self_hit * share if need[0] else None,
+        None,
+        src_hit * share.gather(d, index) if need[2] else None,
+    )  # type: ignore[attr-defined]
+
+
+def _untouched(x: Tensor, d: int, index: Tensor, dtype: Any) -> Tensor:
+    from .._creation import ones_like
+
+    return ones_like(x, dtype=dtype).scatter(d, index, 0.0)  # type: ignore[attr-defined]
+
+
+def _counts(x: Tensor, d: int, index: Tensor, include_self: bool) -> Tensor:
+    from .._creation import ones, zeros_like
+
+    base = zeros_like(x, dtype=D.float64 if x.dtype is D.float64 else x.dtype)
+    hits = base.scatter_add(d, index, ones(index._shape, dtype=base.dtype, device=x._device))  # type: ignore[attr-defined]
+    total = hits + 1 if include_self else hits
+    from .select import where
+
+    return where(total == 0, 1.0, total).to(x.dtype)
+
+
+def scatter_reduce(
+    input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True
+) -> Tensor:
+    """Reduce ``src`` into ``input`` at ``index`` along ``dim`` with sum/prod/mean/amax/amin."""
+    if reduce not in _REDUCES:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    if index.dtype is not D.int64:
+        raise RuntimeError(f"scatter_reduce(): Expected dtype int64 for index, got {index.dtype.name}")
+    same_device(input, index, "scatter_reduce")
+    same_device(input, src, "scatter_reduce")
+    if src.dtype is not input.dtype:
+        raise RuntimeError(
+            f"scatter_reduce(): Expected self.dtype to be equal to src.dtype, got {input.dtype.name} and {src.dtype.name}"
+        )
+    if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    d = norm_dim(dim, input.ndim)
+    with NoRecord():
+        out = run_composite(
+            "scatter_reduce", (input, index, src), (d, reduce, bool(include_self)), input.dtype
+        )
+    if _grad.enabled and (input.requires_grad or src.requires_grad):
+        record(
+            "ScatterReduceBackward0",
+            _scatter_reduce_rule,
+            out,
+            (input, index, src),
+            (),
+            ((input, index, src, d, reduce, bool(include_self)), out, None),
+        )
+    return out
+
+
+def scatter_multiply(input: Tensor, dim: int, index: Tensor, src: Any) -> Tensor:
+    """``scatter(..., reduce='multiply')``: multiply ``input`` at ``index`` by ``src``."""
+    from .._creation import full
+
+    if not isinstance(src, Tensor):
+        src = full(index._shape, src, dtype=input.dtype, device=input._device)
+    else:
+        src = src[tuple(slice(0, s) for s in index._shape)] if src.ndim else src.expand(index._shape)  # type: ignore[attr-defined]
+    return scatter_reduce(input, dim, index, src.to(input.dtype), "prod", include_self=True)

@@ -1,0 +1,463 @@
+"""Elementwise math beyond the primitives: inverse trig and hyperbolic functions, special
+functions, safe binary forms (``atan2``, ``hypot``, ``logaddexp``, ``xlogy``), ``lerp``,
+shifts and closeness tests.
+
+Functions with a stable decomposition into ember ops get their gradients from it. Special
+functions with no decomposition are composite ops (a backend kernel, else the CPU one);
+each records a node whose rule is written in ember ops.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from ember.backends import dtypes as D
+
+from .._dtype import get_default_dtype
+from .._tensor import Tensor
+from ..autograd.grad_mode import state as _grad
+from ..autograd.graph import record
+from ._composite import NoRecord, composed, run_composite
+from .binary import maximum, minimum, remainder, result_type
+from .select import where
+from .unary import abs, exp, expm1, isnan, log, log1p, sign, sqrt, trunc
+
+__all__ = [
+    "acos",
+    "acosh",
+    "addcdiv",
+    "addcmul",
+    "allclose",
+    "asin",
+    "asinh",
+    "atan",
+    "atan2",
+    "atanh",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "composite_unary",
+    "copysign",
+    "cosh",
+    "digamma",
+    "equal",
+    "erfc",
+    "erfinv",
+    "float_power",
+    "fmax",
+    "fmin",
+    "fmod",
+    "frac",
+    "hypot",
+    "isclose",
+    "isneginf",
+    "isposinf",
+    "lerp",
+    "lgamma",
+    "logaddexp",
+    "logaddexp2",
+    "nan_to_num",
+    "polygamma",
+    "sgn",
+    "signbit",
+    "sinh",
+    "xlogy",
+]
+
+_SQRT_PI = math.sqrt(math.pi)
+_LN2 = math.log(2.0)
+
+
+def _float(x: Tensor) -> Tensor:
+    return x.to(get_default_dtype()) if x.dtype.category < 2 else x
+
+
+def _as_tensor(x: Any, like: Tensor) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    from .._creation import full
+
+    dt = result_type(like, x)
+    return full((), x, dtype=dt, device=like._device)
+
+
+def _pair(a: Any, b: Any, floating: bool = True) -> tuple[Tensor, Tensor]:
+    """Both operands as tensors of their promoted dtype (floating if asked)."""
+    like = a if isinstance(a, Tensor) else b
+    dt = result_type(a, b)
+    if floating and dt.category < 2:
+        dt = get_default_dtype()
+    ta, tb = _as_tensor(a, like), _as_tensor(b, like)
+    return ta.to(dt), tb.to(dt)
+
+
+def composite_unary(name: str, node: str | None, rule: Callable[..., Any] | None) -> Callable[..., Tensor]:
+    """A special function run as composite op ``name``, with derivative ``rule(x, out, g)``."""
+
+    def node_rule(n: Any, g: Tensor) -> tuple:
+        x, out = n.ctx
+        return (rule(x, out, g),)  # type: ignore[misc]
+
+    def op(input: Tensor) -> Tensor:
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
+        x = _float(input)
+        out = run_composite(name, (x,), (), x.dtype)
+        if rule is not None and _grad.enabled and x.requires_grad:
+            record(node, node_rule, out, (x,), (), (x, out))  # type: ignore[arg-type]
+        elif rule is None and _grad.enabled and x.requires_grad:
+            raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
+        return out
+
+    op.__name__ = name
+    return op
+
+
+def _conj(t: Tensor) -> Tensor:
+    return t.conj() if t.dtype.is_complex else t  # type: ignore[attr-defined]
+
+
+atan = composite_unary("atan", "AtanBackward0", lambda x, o, g: g / _conj(1 + x * x))
+asin = composite_unary("asin", "AsinBackward0", lambda x, o, g: g / _conj(sqrt(1 - x * x)))
+acos = composite_unary("acos", "AcosBackward0", lambda x, o, g: -g / _conj(sqrt(1 - x * x)))
+erfc = composite_unary("erfc", "ErfcBackward0", lambda x, o, g: -g * (2 / _SQRT_PI) * exp(-x * x))
+erfinv = composite_unary("erfinv", "ErfinvBackward0", lambda x, o, g: g * (_SQRT_PI / 2) * exp(o * o))
+lgamma = composite_unary("lgamma", "LgammaBackward0", lambda x, o, g: g * digamma(x))
+digamma = composite_unary("digamma", "DigammaBackward0", lambda x, o, g: g * polygamma(1, x))
+
+
+def _polygamma_rule(n: Any, g: Tensor) -> tuple:
+    order, x = n.ctx
+    return (g * polygamma(order + 1, x),)
+
+
+def polygamma(n: int, input: Tensor) -> Tensor:
+    """The ``n``-th derivative of ``digamma``."""
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    x = _float(input)
+    out = run_composite("polygamma", (x,), (int(n),), x.dtype)
+    if _grad.enabled and x.requires_grad:
+        record("PolygammaBackward0", _polygamma_rule, out, (x,), (), (int(n), x))
+    return out
+
+
+def _atan2_rule(n: Any, g: Tensor) -> tuple:
+    (y, x), _, _ = n.ctx
+    from ._common import sum_to
+
+    denom = x * x + y * y
+    return (sum_to(g * x / denom, y._shape), sum_to(-g * y / denom, x._shape))
+
+
+def _atan2(input: Tensor, other: Tensor) -> Tensor:
+    y, x = _pair(input, other)
+    from ._common import broadcast_shape
+
+    shape = broadcast_shape(y._shape, x._shape)
+    return run_composite("atan2", (y.expand(shape), x.expand(shape)), (), y.dtype)  # type: ignore[attr-defined]
+
+
+_atan2_op = composed(_atan2, "Atan2Backward0", _atan2_rule)
+
+
+def atan2(input: Any, other: Any) -> Tensor:
+    """The angle of the point ``(other, input)``, in ``(-pi, pi]``."""
+    y, x = _pair(input, other)
+    return _atan2_op(y, x)
+
+
+arctan2 = atan2
+
+
+def _sinh(x: Tensor) -> Tensor:
+    return (expm1(x) - expm1(-x)) * 0.5  # expm1 keeps small arguments precise
+
+
+def _cosh(x: Tensor) -> Tensor:
+    return (exp(x) + exp(-x)) * 0.5
+
+
+def _asinh(x: Tensor) -> Tensor:
+    a = abs(x)
+    big = a > 1e150  # x^2 would overflow: asinh(x) ~ log(2|x|)
+    safe = where(big, 0.0, a)
+    small = log1p(safe + safe * safe / (1 + sqrt(1 + safe * safe)))
+    return sign(x) * where(big, log(where(big, a, 1.0)) + _LN2, small)
+
+
+def _acosh(x: Tensor) -> Tensor:
+    t = x - 1
+    return log1p(t + sqrt(t * (x + 1)))
+
+
+def _atanh(x: Tensor) -> Tensor:
+    return 0.5 * log1p(2 * x / (1 - x))
+
+
+def _hyperbolic(fn: Any, node: str, deriv: Any, doc: str) -> Any:
+    def rule(n: Any, g: Tensor) -> tuple:
+        (x,), out, _ = n.ctx
+        return (g * deriv(x, out),)
+
+    inner = composed(fn, node, rule)
+
+    def op(input: Tensor) -> Tensor:
+        return inner(_float(input))
+
+    op.__name__ = fn.__name__.lstrip("_")
+    op.__doc__ = doc
+    return op
+
+
+sinh = _hyperbolic(_sinh, "SinhBackward0", lambda x, o: _cosh(x), "Hyperbolic sine.")
+cosh = _hyperbolic(_cosh, "CoshBackward0", lambda x, o: _sinh(x), "Hyperbolic cosine.")
+asinh = _hyperbolic(_asinh, "AsinhBackward0", lambda x, o: 1 / sqrt(x * x + 1), "Inverse hyperbolic sine.")
+acosh = _hyperbolic(_acosh, "AcoshBackward0", lambda x, o: 1 / sqrt(x * x - 1), "Inverse hyperbolic cosine.")
+atanh = _hyperbolic(_atanh, "AtanhBackward0", lambda x, o: 1 / (1 - x * x), "Inverse hyperbolic tangent.")
+
+
+def _hypot_rule(n: Any, g: Tensor) -> tuple:
+    (a, b), out, _ = n.ctx
+    from ._common import sum_to
+
+    return (sum_to(g * a / out, a._shape), sum_to(g * b / out, b._shape))
+
+
+def _hypot(a: Tensor, b: Tensor) -> Tensor:
+    return sqrt(a * a + b * b)
+
+
+_hypot_op = composed(_hypot, "HypotBackward0", _hypot_rule)
+
+
+def hypot(input: Tensor, other: Tensor) -> Tensor:
+    """``sqrt(input**2 + other**2)`` elementwise."""
+    a, b = _pair(input, other)
+    return _hypot_op(a, b)
+
+
+def fmod(input: Any, other: Any) -> Tensor:
+    """C's ``fmod``: the remainder has the sign of the dividend."""
+    a, b = _pair(input, other, floating=False)
+    r = remainder(a, b)
+    fix = (r != 0) & ((r < 0) != (a < 0))
+    return where(fix, r - b, r)
+
+
+def float_power(input: Any, exponent: Any) -> Tensor:
+    """``input ** exponent`` computed in float64 (complex128 for complex operands)."""
+    dt = result_type(input, exponent)
+    wide = D.complex128 if dt.is_complex else D.float64
+    a = input.to(wide) if isinstance(input, Tensor) else input
+    b = exponent.to(wide) if isinstance(exponent, Tensor) else exponent
+    if not isinstance(a, Tensor):
+        a = _as_tensor(float(a) if not isinstance(a, complex) else a, b).to(wide)
+    return a**b
+
+
+def _nan_aware(pick: Callable[[Tensor, Tensor], Tensor]) -> Callable[[Tensor, Tensor], Tensor]:
+    def op(input: Tensor, other: Tensor) -> Tensor:
+        a, b = _pair(input, other, floating=False)
+        if a.dtype.category < 2:
+            return pick(a, b)
+        return where(isnan(b), a, where(isnan(a), b, pick(a, b)))
+
+    op.__name__ = "fmax" if pick is maximum else "fmin"
+    op.__doc__ = "Elementwise max/min that ignores a NaN when the other value is a number."
+    return op
+
+
+fmax = _nan_aware(maximum)
+fmin = _nan_aware(minimum)
+
+
+def signbit(input: Tensor) -> Tensor:
+    """True where the sign bit is set (also for -0.0 and negative NaN-free values)."""
+    if input.dtype.category < 2:
+        return input < 0 if input.dtype.is_signed else _false(input)
+    if input.dtype.is_complex:
+        raise RuntimeError("signbit is not implemented for complex tensors.")
+    with NoRecord():
+        neg_zero = (input == 0) & ((1 / input) < 0)
+        return (input < 0) | neg_zero
+
+
+def copysign(input: Any, other: Any) -> Tensor:
+    """``|input|`` with the sign of ``other``."""
+    a, b = _pair(input, other)
+    return where(signbit(b), -abs(a), abs(a))
+
+
+def logaddexp(input: Tensor, other: Tensor) -> Tensor:
+    """``log(exp(input) + exp(other))`` without overflow."""
+    a, b = _pair(input, other)
+    m = maximum(a, b)
+    same_inf = (a == b) & (abs(a) == float("inf"))
+    d = where(same_inf, 0.0, abs(a - b))
+    return where(same_inf, a, m + log1p(exp(-d)))
+
+
+def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
+    """``log2(2**input + 2**other)`` without overflow."""
+    a, b = _pair(input, other)
+    m = maximum(a, b)
+    same_inf = (a == b) & (abs(a) == float("inf"))
+    d = where(same_inf, 0.0, abs(a - b))
+    return where(same_inf, a, m + log1p(exp(-d * _LN2)) / _LN2)
+
+
+def xlogy(input: Any, other: Any) -> Tensor:
+    """``input * log(other)``, and 0 where ``input == 0`` (unless ``other`` is NaN)."""
+    x, y = _pair(input, other)
+    return where((x == 0) & ~isnan(y), 0.0, x * log(y))  # type: ignore[operator]
+
+
+def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
+    """``input + weight * (end - input)``, in PyTorch's two-sided form for accuracy."""
+    if isinstance(end, Tensor) and end.dtype is not input.dtype:
+        raise RuntimeError(f"expected dtype {input.dtype.name} for `end` but got dtype {end.dtype.name}")
+    diff = end - input
+    w = weight
+    if isinstance(w, Tensor):
+        return where(abs(w) < 0.5, input + w * diff, end - diff * (1 - w))
+    return input + w * diff if abs_py(w) < 0.5 else end - diff * (1 - w)
+
+
+def abs_py(w: Any) -> float:
+    return w if w >= 0 else -w
+
+
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    """``input + value * tensor1 * tensor2``."""
+    return input + value * (tensor1 * tensor2)
+
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    """``input + value * tensor1 / tensor2`` (integer division refuses, as in PyTorch)."""
+    if tensor1.dtype.category < 2 and tensor2.dtype.category < 2:
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future release addcdiv will "
+            "perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+            "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer "
+            "inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv "
+            "behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes."
+        )
+    return input + value * (tensor1 / tensor2)
+
+
+def _shift_operands(input: Any, other: Any, name: str) -> tuple[Tensor, Tensor]:
+    a, b = _pair(input, other, floating=False)
+    if a.dtype.category != 1 or a.dtype is D.bool_:
+        raise RuntimeError(f"\"{name}_cpu\" not implemented for '{a.dtype.name}'")
+    return a, b
+
+
+def bitwise_left_shift(input: Any, other: Any) -> Tensor:
+    """``input << other`` for integers (0 once the shift reaches the width)."""
+    a, b = _shift_operands(input, other, "lshift")
+    bits = a.dtype.bits
+    ok = (b >= 0) & (b < bits)
+    p = (2 ** where(ok, b, 0)).to(a.dtype)  # type: ignore[operator]
+    return where(ok, a * p, 0).to(a.dtype)
+
+
+def bitwise_right_shift(input: Any, other: Any) -> Tensor:
+    """``input >> other`` (arithmetic for signed integers)."""
+    a, b = _shift_operands(input, other, "rshift")
+    bits = a.dtype.bits
+    ok = (b >= 0) & (b < bits - (1 if a.dtype.is_signed else 0))
+    p = (2 ** where(ok, b, 0)).to(a.dtype)  # type: ignore[operator]
+    over = where(a < 0, -1, 0).to(a.dtype)
+    return where(ok, a // p, over).to(a.dtype)
+
+
+def isclose(
+    input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Tensor:
+    """``|input - other| <= atol + rtol * |other|`` elementwise (infinities equal themselves)."""
+    if isinstance(other, Tensor) and input.dtype is not other.dtype:
+        raise RuntimeError(f"{input.dtype.name} did not match {other.dtype.name}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    with NoRecord():
+        eq = input == other
+        if input.dtype is D.bool_ or (input.dtype.category == 1 and rtol == 0 and atol == 0):
+            return eq
+        a, b = _pair(input, other)
+        close = eq | (abs(a - b) <= atol + rtol * abs(b))
+        close = close & (abs(a - b) != float("inf")) | eq
+        if equal_nan:
+            close = close | (isnan(a) & isnan(b))
+        return close
+
+
+def allclose(
+    input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> bool:
+    """True when every element pair is ``isclose``."""
+    return bool(isclose(input, other, rtol, atol, equal_nan).all().item())  # type: ignore[attr-defined]
+
+
+def equal(input: Tensor, other: Tensor) -> bool:
+    """True when both tensors have the same shape and elements."""
+    if input._shape != other._shape:
+        return False
+    with NoRecord():
+        return bool((input == other).all().item())  # type: ignore[attr-defined]
+
+
+def frac(input: Tensor) -> Tensor:
+    """``input - trunc(input)``."""
+    if input.dtype.category < 2:
+        raise RuntimeError('"frac_cpu" not implemented for integer types')
+    return input - trunc(input)
+
+
+_FMAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38}
+
+
+def _finfo_max(dt: Any) -> float:
+    return _FMAX.get(dt.name, 1.7976931348623157e308)
+
+
+def nan_to_num(
+    input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+) -> Tensor:
+    """Replace NaN by ``nan`` and infinities by ``posinf``/``neginf`` (the dtype's extremes by default)."""
+    if input.dtype.category < 2:
+        return input.clone()
+    big = _finfo_max(D.to_real(input.dtype))
+    hi = big if posinf is None else posinf
+    lo = -big if neginf is None else neginf
+    x = input
+    out = where(isnan(x), nan, x)
+    out = where(x == float("inf"), hi, out)
+    return where(x == float("-inf"), lo, out).to(input.dtype)
+
+
+def _false(input: Tensor) -> Tensor:
+    from .._creation import zeros
+
+    return zeros(input._shape, dtype=D.bool_, device=input._device)
+
+
+def isposinf(input: Tensor) -> Tensor:
+    """True where ``input`` is +inf."""
+    return input == float("inf") if input.dtype.category >= 2 else _false(input)
+
+
+def isneginf(input: Tensor) -> Tensor:
+    """True where ``input`` is -inf."""
+    return input == float("-inf") if input.dtype.category >= 2 else _false(input)
+
+
+def sgn(input: Tensor) -> Tensor:
+    """``sign`` for real tensors; ``x / |x|`` (0 at 0) for complex ones."""
+    if not input.dtype.is_complex:
+        return sign(input)
+    a = abs(input)
+    return where(a == 0, 0, input / where(a == 0, 1.0, a).to(input.dtype))

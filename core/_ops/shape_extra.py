@@ -1,0 +1,427 @@
+"""Shape ops built on views, ``cat`` and indexing: flips, rolls, repeats, diagonals, splits.
+
+Most are compositions of differentiable ember ops, so their gradients come for free;
+``diagonal``, ``diag_embed`` and ``unfold`` record their own nodes.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+from ember.backends import dtypes as D
+
+from .._tensor import Tensor
+from ..autograd.grad_mode import state as _grad
+from ..autograd.graph import record
+from ._common import broadcast_shape, norm_dim
+from .join import cat, hstack
+from .views import expand, make_view, narrow
+
+__all__ = [
+    "broadcast_tensors",
+    "broadcast_to",
+    "column_stack",
+    "diag",
+    "diag_embed",
+    "diagonal",
+    "dstack",
+    "flip",
+    "fliplr",
+    "flipud",
+    "meshgrid",
+    "repeat",
+    "repeat_interleave",
+    "roll",
+    "rot90",
+    "tensor_split",
+    "tile",
+    "tril",
+    "triu",
+    "unfold",
+]
+
+
+def _ints(args: tuple) -> tuple[int, ...]:
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    return tuple(int(a) for a in args)
+
+
+def _arange(n: int, like: Tensor) -> Tensor:
+    from .._creation import arange
+
+    return arange(n, device=like._device)
+
+
+def flip(input: Tensor, *dims: Any) -> Tensor:
+    """Reverse the order of elements along ``dims`` (a copy, as in PyTorch)."""
+    ds = sorted({norm_dim(d, input.ndim) for d in _ints(dims)})
+    if len(ds) != len(_ints(dims)):
+        raise RuntimeError(f"dims has duplicates, original flip dims size={len(_ints(dims))}")
+    out = input
+    for d in ds:
+        n = input._shape[d]
+        if n > 1:
+            out = out.index_select(d, n - 1 - _arange(n, input))  # type: ignore[attr-defined]
+    return out.clone() if out is input else out
+
+
+def fliplr(input: Tensor) -> Tensor:
+    """Flip the columns (dimension 1); needs at least 2 dimensions."""
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, 1)
+
+
+def flipud(input: Tensor) -> Tensor:
+    """Flip the rows (dimension 0); needs at least 1 dimension."""
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, 0)
+
+
+def _roll1(x: Tensor, shift: int, d: int) -> Tensor:
+    n = x._shape[d]
+    if n == 0:
+        return x.clone()
+    s = shift % n
+    if s == 0:
+        return x.clone()
+    return cat([narrow(x, d, n - s, s), narrow(x, d, 0, n - s)], d)
+
+
+def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
+    """Rotate elements along ``dims`` by ``shifts`` (the flattened tensor when dims is None)."""
+    sh = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    if dims is None:
+        if len(sh) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:0")
+        return _roll1(input.reshape(-1), sh[0], 0).reshape(input._shape)
+    ds = (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(sh) != len(ds):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(ds)}")
+    out = input
+    for s, d in zip(sh, ds):
+        out = _roll1(out, s, norm_dim(d, input.ndim))
+    return out
+
+
+def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
+    """Rotate by 90 degrees ``k`` times in the plane of ``dims`` (from the first toward the second)."""
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
+    d0, d1 = norm_dim(dims[0], input.ndim), norm_dim(dims[1], input.ndim)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
+    k %= 4
+    if k == 1:
+        return flip(input, d1).transpose(d0, d1)  # type: ignore[attr-defined]
+    if k == 2:
+        return flip(input, d0, d1)
+    if k == 3:
+        return flip(input, d0).transpose(d0, d1)  # type: ignore[attr-defined]
+    return input.clone()
+
+
+def repeat(input: Tensor, *sizes: Any) -> Tensor:
+    """Tile ``input`` ``sizes[i]`` times along each dimension (a copy)."""
+    reps = _ints(sizes)
+    if len(reps) < input.ndim:
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
+        )
+    if any(r < 0 for r in reps):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(reps)}: {list(reps)}")
+    shape = (1,) * (len(reps) - input.ndim) + input._shape
+    inter, big = [], []
+    for r, s in zip(reps, shape):
+        inter += [1, s]
+        big += [r, s]
+    x = input.reshape(tuple(inter)).expand(tuple(big))  # type: ignore[attr-defined]
+    return x.contiguous().reshape(tuple(r * s for r, s in zip(reps, shape)))
+
+
+def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
+    """``repeat`` with ``dims`` padded by leading ones to ``input``'s rank."""
+    reps = tuple(dims)
+    reps = (1,) * (input.ndim - len(reps)) + reps
+    return repeat(input, reps)
+
+
+def repeat_interleave(
+    input: Any, repeats: Any = None, dim: int | None = None, *, output_size: Any = None
+) -> Tensor:
+    """Repeat each element ``repeats`` times (an int or a tensor of counts per element)."""
+    if repeats is None:  # repeat_interleave(counts): indices repeated by their counts
+        counts = input
+        return repeat_interleave(_arange(counts.numel(), counts), counts, 0)
+    x = input.reshape(-1) if dim is None else input
+    d = 0 if dim is None else norm_dim(dim, input.ndim)
+    if isinstance(repeats, Tensor) and repeats.numel() == 1 and repeats.ndim <= 1:
+        repeats = int(repeats.item())
+    if isinstance(repeats, int):
+        if repeats < 0:
+            raise RuntimeError("repeats can not be negative")
+        if x.ndim == 0:
+            x = x.reshape(1)
+        sh = x._shape
+        y = x.unsqueeze(d + 1).expand(sh[: d + 1] + (repeats,) + sh[d + 1 :])  # type: ignore[attr-defined]
+        return y.contiguous().reshape(sh[:d] + (sh[d] * repeats,) + sh[d + 1 :])
+    if repeats.ndim != 1 or repeats._shape[0] != x._shape[d]:
+        raise RuntimeError("repeats must have the same size as input along dim")
+    if repeats.numel() and int(repeats.amin().item()) < 0:  # type: ignore[attr-defined]
+        raise RuntimeError("repeats can not be negative")
+    idx = _counts_to_index(repeats)
+    return x.index_select(d, idx)  # type: ignore[attr-defined]
+
+
+def _counts_to_index(counts: Tensor) -> Tensor:
+    """[2, 0, 1] -> [0, 0, 2]: each position repeated by its count."""
+    from .._creation import tensor, zeros
+
+    c = counts.to(D.int64)
+    total = int(c.sum().item()) if c.numel() else 0  # type: ignore[attr-defined]
+    if total == 0:
+        return zeros(0, dtype=D.int64, device=counts._device)
+    starts = (c.cumsum(0) - c)[c > 0]  # type: ignore[attr-defined]
+    groups = (c > 0).nonzero().reshape(-1)  # type: ignore[attr-defined]
+    prev = cat([tensor([0], device=counts._device), groups[:-1]])
+    marks = zeros(total, dtype=D.int64, device=counts._device)
+    marks = marks.index_put((starts,), groups - prev, accumulate=True)  # type: ignore[attr-defined]
+    return marks.cumsum(0)  # type: ignore[attr-defined]
+
+
+def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:
+    """``input.expand(size)``."""
+    return expand(input, tuple(size))
+
+
+def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
+    """Views of ``tensors`` expanded to their common broadcast shape."""
+    ts = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+    shape: tuple[int, ...] = ()
+    for t in ts:
+        shape = broadcast_shape(shape, t._shape)
+    return tuple(expand(t, shape) for t in ts)
+
+
+def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """Split into ``n`` nearly equal views, or at the given indices, along ``dim``."""
+    if input.ndim == 0:
+        raise RuntimeError(
+            "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"
+        )
+    d = norm_dim(dim, input.ndim)
+    size = input._shape[d]
+    ios = indices_or_sections
+    if isinstance(ios, Tensor):
+        ios = int(ios.item()) if ios.ndim == 0 else [int(v) for v in ios.tolist()]
+    if isinstance(ios, int):
+        if ios <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {ios}")
+        q, r = divmod(size, ios)
+        bounds, start = [], 0
+        for i in range(ios):
+            stop = start + q + (1 if i < r else 0)
+            bounds.append((start, stop))
+            start = stop
+    else:
+        cuts = [0] + [min(max(i + size if i < 0 else i, 0), size) for i in ios] + [size]
+        bounds = [(a, max(a, b)) for a, b in itertools.pairwise(cuts)]
+    return tuple(narrow(input, d, a, b - a) for a, b in bounds)
+
+
+def dstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Stack along the third dimension (inputs made at least 3-D)."""
+    ts = [_atleast_3d(t) for t in tensors]
+    return cat(ts, 2)
+
+
+def _atleast_3d(t: Tensor) -> Tensor:
+    if t.ndim == 0:
+        return t.reshape(1, 1, 1)
+    if t.ndim == 1:
+        return t.reshape(1, -1, 1)
+    if t.ndim == 2:
+        return t.unsqueeze(-1)  # type: ignore[attr-defined]
+    return t
+
+
+def column_stack(tensors: Sequence[Tensor]) -> Tensor:
+    """Stack 1-D tensors as columns (and 2-D ones side by side)."""
+    ts = [t.reshape(-1, 1) if t.ndim <= 1 else t for t in tensors]
+    return hstack(ts)
+
+
+# -- diagonals -----------------------------------------------------------------------------
+def _diag_geometry(shape: tuple[int, ...], offset: int, d1: int, d2: int) -> tuple[tuple[int, ...], int]:
+    n = (
+        max(min(shape[d1], shape[d2] - offset), 0)
+        if offset >= 0
+        else max(min(shape[d1] + offset, shape[d2]), 0)
+    )
+    rest = tuple(s for i, s in enumerate(shape) if i not in (d1, d2))
+    return rest + (n,), n
+
+
+def _diag_dims(ndim: int, dim1: int, dim2: int) -> tuple[int, int]:
+    d1, d2 = norm_dim(dim1, ndim), norm_dim(dim2, ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return d1, d2
+
+
+def _diagonal_rule(n: Any, g: Tensor) -> tuple:
+    shape, offset, d1, d2 = n.ctx
+    return (_diagonal_backward(g, shape, offset, d1, d2),)
+
+
+def _diagonal_backward(g: Tensor, shape: tuple[int, ...], offset: int, d1: int, d2: int) -> Tensor:
+    """Zeros of ``shape`` with ``g`` on the diagonal; its own rule takes the diagonal again."""
+    from .._creation import zeros
+
+    out = zeros(shape, dtype=g.dtype, device=g._device)
+    view = diagonal(out, offset, d1, d2)
+    out._be.k["assign"](view._data, g.contiguous()._data)
+    if _grad.enabled and g.requires_grad:
+        record("DiagonalBackwardBackward0", _rediag_rule, out, (g,), (), (offset, d1, d2))
+    return out
+
+
+def _rediag_rule(n: Any, g: Tensor) -> tuple:
+    offset, d1, d2 = n.ctx
+    return (diagonal(g, offset, d1, d2),)
+
+
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """The diagonal at ``offset`` of the planes ``(dim1, dim2)``, as a view (last dim)."""
+    if input.ndim < 2:
+        raise RuntimeError(f"diagonal(): input must be at least 2-D, got {input.ndim}-D")
+    d1, d2 = _diag_dims(input.ndim, dim1, dim2)
+    shape, n = _diag_geometry(input._shape, offset, d1, d2)
+    strides = input.stride()
+    start = input.storage_offset()
+    if n > 0:
+        start += offset * strides[d2] if offset >= 0 else -offset * strides[d1]
+    rest = tuple(s for i, s in enumerate(strides) if i not in (d1, d2))
+    data = input._be.k["as_strided"](input._data, shape, rest + (strides[d1] + strides[d2],), start)
+    return make_view(input, data, shape, "DiagonalBackward0", _diagonal_rule, (input._shape, offset, d1, d2))
+
+
+_diagonal_view = diagonal
+
+
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Matrices whose ``offset`` diagonals (in dims ``dim1``, ``dim2``) hold the last dim of ``input``."""
+    nd = input.ndim + 1
+    d1, d2 = _diag_dims(nd, dim1, dim2)
+    m = input._shape[-1] + abs(offset) if input.ndim else 1 + abs(offset)
+    x = input if input.ndim else input.reshape(1)
+    rest = list(x._shape[:-1])
+    shape = []
+    for i in range(nd):
+        shape.append(m if i in (d1, d2) else rest.pop(0))
+    if d1 > d2:
+        d1, d2, offset = d2, d1, -offset
+    return _diagonal_backward(x, tuple(shape), offset, d1, d2)
+
+
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """1-D input: a matrix with it on diagonal ``diagonal``; 2-D input: that diagonal (a copy)."""
+    if input.ndim == 1:
+        return diag_embed(input, diagonal, 0, 1)
+    if input.ndim == 2:
+        return _diagonal_view(input, diagonal, 0, 1).clone()
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
+
+
+def _tri_mask(input: Tensor, diagonal: int, upper: bool) -> Tensor:
+    from .._creation import arange
+
+    r, c = input._shape[-2], input._shape[-1]
+    rows = arange(r, device=input._device).reshape(r, 1)
+    cols = arange(c, device=input._device).reshape(1, c)
+    return (cols - rows >= diagonal) if upper else (cols - rows <= diagonal)
+
+
+def _tri(input: Tensor, diagonal: int, upper: bool, name: str) -> Tensor:
+    from .select import where
+
+    if input.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    return where(_tri_mask(input, diagonal, upper), input, 0).to(input.dtype)
+
+
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    """The lower triangle (elements with ``col - row <= diagonal``); others zero."""
+    return _tri(input, diagonal, False, "tril")
+
+
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    """The upper triangle (elements with ``col - row >= diagonal``); others zero."""
+    return _tri(input, diagonal, True, "triu")
+
+
+# -- unfold (sliding windows as a view) ----------------------------------------------------
+def _unfold_rule(n: Any, g: Tensor) -> tuple:
+    shape, d, size, step = n.ctx
+    return (_unfold_backward(g, shape, d, size, step),)
+
+
+def _unfold_backward(g: Tensor, shape: tuple[int, ...], d: int, size: int, step: int) -> Tensor:
+    from .._creation import zeros
+    from .index_extra import index_add
+
+    nwin = g._shape[d] if g.ndim > len(shape) - 1 and shape else 1
+    if not shape:
+        return g.reshape(())
+    idx = (_arange(nwin, g) * step).reshape(-1, 1) + _arange(size, g).reshape(1, -1)
+    moved = g.movedim(-1, d + 1)  # type: ignore[attr-defined]
+    flat = moved.reshape(shape[:d] + (nwin * size,) + shape[d + 1 :])
+    return index_add(zeros(shape, dtype=g.dtype, device=g._device), d, idx.reshape(-1), flat)
+
+
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """All windows of ``size`` with stride ``step`` along ``dimension``, as a new last dim (a view)."""
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if input.ndim == 0:
+        if size > 1:
+            raise RuntimeError(f"maximum size for tensor at dimension 0 is 1 but size is {size}")
+        return input.reshape(1)
+    d = norm_dim(dimension, input.ndim)
+    length = input._shape[d]
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is {size}")
+    nwin = (length - size) // step + 1
+    strides = input.stride()
+    shape = input._shape[:d] + (nwin,) + input._shape[d + 1 :] + (size,)
+    st = strides[:d] + (strides[d] * step,) + strides[d + 1 :] + (strides[d],)
+    data = input._be.k["as_strided"](input._data, shape, st, input.storage_offset())
+    return make_view(input, data, shape, "UnfoldBackward0", _unfold_rule, (input._shape, d, size, step))
+
+
+def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
+    """Coordinate grids from 1-D tensors; ``indexing='xy'`` swaps the first two outputs' axes."""
+    ts = list(tensors[0]) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else list(tensors)
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    for t in ts:
+        if t.ndim > 1:
+            raise RuntimeError(
+                f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t.ndim}D"
+            )
+    ts = [t.reshape(-1) for t in ts]
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = tuple(t._shape[0] for t in ts)
+    n = len(ts)
+    outs = [t.reshape((1,) * i + (-1,) + (1,) * (n - i - 1)).expand(shape) for i, t in enumerate(ts)]  # type: ignore[attr-defined]
+    if swap:
+        outs[0], outs[1] = outs[1], outs[0]
+    return tuple(outs)

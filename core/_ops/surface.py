@@ -1,0 +1,144 @@
+"""Tensor methods for the extended op surface, merged into ``_methods``' tables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._tensor import Tensor
+from . import index_extra as IX
+from . import math_extra as MX
+from . import shape_extra as SX
+
+__all__ = ["INPLACE_METHODS", "METHODS", "OPERATORS", "PROPERTIES"]
+
+
+def _swap(fn: Any) -> Any:
+    def method(self: Tensor, other: Any) -> Tensor:
+        return fn(other, self)
+
+    return method
+
+
+def _flip_method(self: Tensor, *dims: Any) -> Tensor:
+    return SX.flip(self, *dims)
+
+
+METHODS: dict[str, Any] = {
+    # shape
+    "flip": _flip_method,
+    "fliplr": SX.fliplr,
+    "flipud": SX.flipud,
+    "roll": SX.roll,
+    "rot90": SX.rot90,
+    "repeat": SX.repeat,
+    "repeat_interleave": SX.repeat_interleave,
+    "tile": SX.tile,
+    "broadcast_to": SX.broadcast_to,
+    "tensor_split": SX.tensor_split,
+    "diagonal": SX.diagonal,
+    "diag": SX.diag,
+    "diag_embed": SX.diag_embed,
+    "tril": SX.tril,
+    "triu": SX.triu,
+    "unfold": SX.unfold,
+    # indexing
+    "take": IX.take,
+    "take_along_dim": IX.take_along_dim,
+    "index_add": IX.index_add,
+    "index_copy": IX.index_copy,
+    "index_fill": IX.index_fill,
+    "index_reduce": IX.index_reduce,
+    "masked_select": IX.masked_select,
+    "masked_scatter": IX.masked_scatter,
+    "argwhere": IX.argwhere,
+    "scatter_reduce": IX.scatter_reduce,
+    # math
+    "atan2": MX.atan2,
+    "arctan2": MX.atan2,
+    "hypot": MX.hypot,
+    "fmod": MX.fmod,
+    "float_power": MX.float_power,
+    "fmax": MX.fmax,
+    "fmin": MX.fmin,
+    "copysign": MX.copysign,
+    "logaddexp": MX.logaddexp,
+    "logaddexp2": MX.logaddexp2,
+    "xlogy": MX.xlogy,
+    "lerp": MX.lerp,
+    "addcmul": MX.addcmul,
+    "addcdiv": MX.addcdiv,
+    "bitwise_left_shift": MX.bitwise_left_shift,
+    "bitwise_right_shift": MX.bitwise_right_shift,
+    "isclose": MX.isclose,
+    "allclose": MX.allclose,
+    "equal": MX.equal,
+    "sinh": MX.sinh,
+    "cosh": MX.cosh,
+    "asinh": MX.asinh,
+    "acosh": MX.acosh,
+    "atanh": MX.atanh,
+    "arcsinh": MX.asinh,
+    "arccosh": MX.acosh,
+    "arctanh": MX.atanh,
+    "asin": MX.asin,
+    "acos": MX.acos,
+    "atan": MX.atan,
+    "arcsin": MX.asin,
+    "arccos": MX.acos,
+    "arctan": MX.atan,
+    "erfc": MX.erfc,
+    "erfinv": MX.erfinv,
+    "lgamma": MX.lgamma,
+    "digamma": MX.digamma,
+    "polygamma": _swap(MX.polygamma),
+    "frac": MX.frac,
+    "nan_to_num": MX.nan_to_num,
+    "isneginf": MX.isneginf,
+    "isposinf": MX.isposinf,
+    "signbit": MX.signbit,
+    "sgn": MX.sgn,
+}
+
+INPLACE_METHODS = [
+    "index_add",
+    "index_copy",
+    "index_fill",
+    "masked_scatter",
+    "scatter_reduce",
+    "tril",
+    "triu",
+    "atan2",
+    "hypot",
+    "fmod",
+    "copysign",
+    "xlogy",
+    "lerp",
+    "addcmul",
+    "addcdiv",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "sinh",
+    "cosh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "asin",
+    "acos",
+    "atan",
+    "erfc",
+    "erfinv",
+    "lgamma",
+    "digamma",
+    "frac",
+    "nan_to_num",
+    "sgn",
+]
+
+OPERATORS: dict[str, Any] = {
+    "__lshift__": MX.bitwise_left_shift,
+    "__rlshift__": _swap(MX.bitwise_left_shift),
+    "__rshift__": MX.bitwise_right_shift,
+    "__rrshift__": _swap(MX.bitwise_right_shift),
+}
+
+PROPERTIES: dict[str, Any] = {}
