@@ -255,6 +255,8 @@ from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set
 
 _methods.bind()
 
+from . import nn  # noqa: E402  (needs the bound Tensor methods)
+
 negative = neg
 absolute = abs
 swapaxes = transpose
@@ -403,6 +405,7 @@ __all__ = [
     "ne",
     "neg",
     "negative",
+    "nn",
     "no_grad",
     "nonzero",
     "normal",

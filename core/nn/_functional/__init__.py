@@ -1,0 +1,1 @@
+"""Implementation modules of ``ember.nn.functional`` (the public names live there)."""

@@ -1,0 +1,190 @@
+"""Elementwise activations, each written in ember ops (their gradients come from those ops)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..._ops import unary as U
+from ..._ops.select import clamp, where
+from ..._tensor import Tensor
+
+__all__ = [
+    "celu",
+    "elu",
+    "gelu",
+    "glu",
+    "hardshrink",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
+    "leaky_relu",
+    "logsigmoid",
+    "mish",
+    "prelu",
+    "relu",
+    "relu6",
+    "rrelu",
+    "selu",
+    "sigmoid",
+    "silu",
+    "softplus",
+    "softshrink",
+    "softsign",
+    "tanh",
+    "tanhshrink",
+    "threshold",
+]
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _maybe_inplace(x: Tensor, y: Tensor, inplace: bool) -> Tensor:
+    if inplace:
+        x.copy_(y)  # type: ignore[attr-defined]
+        return x
+    return y
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``max(x, 0)``."""
+    return _maybe_inplace(input, U.relu(input), inplace)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``min(max(x, 0), 6)``."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x`` if ``x > 0`` else ``negative_slope * x``."""
+    return _maybe_inplace(input, where(input > 0, input, input * negative_slope), inplace)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` if ``x > 0`` else ``alpha * (exp(x) - 1)``."""
+    neg = U.expm1(clamp(input, max=0.0)) * alpha
+    return _maybe_inplace(input, where(input > 0, input, neg), inplace)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``scale * elu(x, alpha)`` with the self-normalising constants."""
+    return _maybe_inplace(input, elu(input, _SELU_ALPHA) * _SELU_SCALE, inplace)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    neg = U.expm1(clamp(input, max=0.0) / alpha) * alpha
+    return _maybe_inplace(input, where(input > 0, input, neg), inplace)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """``x * Φ(x)``; ``approximate='tanh'`` uses ``0.5x(1 + tanh(√(2/π)(x + 0.044715x³)))``."""
+    if approximate == "tanh":
+        inner = (input + 0.044715 * input * input * input) * math.sqrt(2.0 / math.pi)
+        return 0.5 * input * (1.0 + U.tanh(inner))
+    if approximate != "none":
+        raise RuntimeError(f"approximate argument must be either none or tanh. Got {approximate}")
+    return 0.5 * input * (1.0 + U.erf(input * (1.0 / math.sqrt(2.0))))
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    """``1 / (1 + exp(-x))``."""
+    return U.sigmoid(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    return U.tanh(input)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * sigmoid(x)``."""
+    return _maybe_inplace(input, input * U.sigmoid(input), inplace)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta x)) / beta``, linear where ``beta x > threshold``."""
+    bx = input * beta
+    soft = (clamp(bx, min=0.0) + U.log1p(U.exp(-U.abs(bx)))) / beta
+    return where(bx > threshold, input, soft)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * tanh(softplus(x))``."""
+    return _maybe_inplace(input, input * U.tanh(softplus(input)), inplace)
+
+
+def softsign(input: Tensor) -> Tensor:
+    """``x / (1 + |x|)``."""
+    return input / (1 + U.abs(input))
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` clamped to ``[min_val, max_val]``."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _maybe_inplace(input, clamp(input, min_val, max_val), inplace)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """``relu6(x + 3) / 6``."""
+    return _maybe_inplace(input, clamp(input + 3.0, 0.0, 6.0) / 6.0, inplace)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * relu6(x + 3) / 6``."""
+    return _maybe_inplace(input, input * clamp(input + 3.0, 0.0, 6.0) / 6.0, inplace)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(x)) = -softplus(-x)``, stable for large ``|x|``."""
+    return clamp(input, max=0.0) - U.log1p(U.exp(-U.abs(input)))
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    return input - U.tanh(input)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x - λ`` above ``λ``, ``x + λ`` below ``-λ``, else 0."""
+    return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, input * 0))
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    return where(U.abs(input) > lambd, input, input * 0)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``x`` if ``x > threshold`` else ``value``."""
+    return _maybe_inplace(input, where(input > threshold, input, value), inplace)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """``a * sigmoid(b)`` where ``a, b`` are the halves of ``input`` along ``dim``."""
+    if input._shape[dim] % 2:
+        raise RuntimeError(
+            f"Halving dimension must be even, but dimension {dim % input.ndim} is size {input._shape[dim]}"
+        )
+    a, b = input.chunk(2, dim)  # type: ignore[attr-defined]
+    return a * U.sigmoid(b)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """``x`` if ``x > 0`` else ``weight * x`` (``weight`` per channel, dim 1, or one value)."""
+    w = weight
+    if weight.numel() > 1 and input.ndim >= 2:
+        w = weight.reshape((1, -1) + (1,) * (input.ndim - 2))  # type: ignore[attr-defined]
+    return where(input > 0, input, w * input)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False, inplace: bool = False) -> Tensor:
+    """Leaky ReLU with a random slope in ``[lower, upper]`` when training, else their mean."""
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    from ..._random import rand_like
+
+    slope = rand_like(input) * (upper - lower) + lower
+    return _maybe_inplace(input, where(input >= 0, input, input * slope), inplace)
+
+

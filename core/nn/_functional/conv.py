@@ -1,0 +1,179 @@
+"""2-D convolution as three bilinear ops whose derivative rules call each other.
+
+``conv2d(x, w)``, its adjoint in ``x`` (``conv_input_grad(g, w)``, i.e. the transposed
+convolution) and its adjoint in ``w`` (``conv_weight_grad(x, g)``) each record one node;
+each rule is written with these three ops, so gradients of any order work on every backend.
+Forward values come from the backend's ``conv2d`` kernel when it registers one, else from
+``im2col`` (an ``as_strided`` view) and one matmul per group.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..._creation import zeros
+from ..._tensor import Tensor, wrap
+from ...autograd.graph import record
+from ._util import NoRecord, recording
+from .padding import constant_pad
+
+__all__ = ["conv2d_op", "conv_input_grad", "conv_weight_grad", "out_size"]
+
+Pair = tuple[int, int]
+
+
+def out_size(n: int, k: int, s: int, p: int, d: int, ceil: bool = False) -> int:
+    """Output length of a sliding window (PyTorch's formula, incl. ceil_mode's last-window rule)."""
+    span = n + 2 * p - d * (k - 1) - 1
+    if span < 0:
+        return 0
+    out = (-(-span // s) if ceil else span // s) + 1
+    if ceil and (out - 1) * s >= n + p:
+        out -= 1
+    return out
+
+
+# -- forward values (no graph) -------------------------------------------------------------
+def _im2col_conv(x: Tensor, w: Tensor, stride: Pair, padding: Pair, dilation: Pair, groups: int) -> Tensor:
+    n, c, _, _ = x._shape
+    o, cg, kh, kw = w._shape
+    if padding != (0, 0):
+        x = constant_pad(x, [padding[:1] * 2, padding[1:] * 2])
+    x = x.contiguous()  # type: ignore[attr-defined]
+    hp, wp = x._shape[2:]
+    oh = (hp - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    ow = (wp - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    cols = x.as_strided(  # type: ignore[attr-defined]
+        (n, groups, cg, kh, kw, oh, ow),
+        (c * hp * wp, cg * hp * wp, hp * wp, dilation[0] * wp, dilation[1], stride[0] * wp, stride[1]),
+        0,
+    ).reshape(n, groups, cg * kh * kw, oh * ow)
+    out = w.reshape(1, groups, o // groups, cg * kh * kw) @ cols
+    return out.reshape(n, o, oh, ow)
+
+
+def _conv_data(x: Tensor, w: Tensor, stride: Pair, padding: Pair, dilation: Pair, groups: int) -> Tensor:
+    k = x._be.k["conv2d"]
+    with NoRecord():
+        x, w = x.detach(), w.detach()
+        if k is None:
+            return _im2col_conv(x, w, stride, padding, dilation, groups)
+        data = k(x._data, w._data, stride, padding, dilation, groups)
+        n, o = x._shape[0], w._shape[0]
+        oh = out_size(x._shape[2], w._shape[2], stride[0], padding[0], dilation[0])
+        ow = out_size(x._shape[3], w._shape[3], stride[1], padding[1], dilation[1])
+        return wrap(data, x._be, x._device, x.dtype, (n, o, oh, ow))
+
+
+def _dilate(g: Tensor, stride: Pair) -> Tensor:
+    if stride == (1, 1):
+        return g
+    n, c, h, w = g._shape
+    out = zeros((n, c, (h - 1) * stride[0] + 1, (w - 1) * stride[1] + 1), dtype=g.dtype, device=g._device)
+    out[:, :, :: stride[0], :: stride[1]] = g
+    return out
+
+
+def _flip_hw(w: Tensor) -> Tensor:
+    kh, kw = w._shape[2:]
+    if kh > 1:
+        w = w.index_select(2, _rev(kh, w))  # type: ignore[attr-defined]
+    if kw > 1:
+        w = w.index_select(3, _rev(kw, w))  # type: ignore[attr-defined]
+    return w
+
+
+def _rev(n: int, like: Tensor) -> Tensor:
+    from ..._creation import arange
+
+    return arange(n - 1, -1, -1, device=like._device)
+
+
+def _input_grad_data(g: Tensor, w: Tensor, in_hw: Pair, stride: Pair, padding: Pair, dilation: Pair, groups: int) -> Tensor:
+    o, cg, kh, kw = w._shape
+    with NoRecord():
+        g, w = g.detach(), w.detach()
+        gd = _dilate(g, stride)
+        lh, lw = gd._shape[2:]
+        left_h, left_w = dilation[0] * (kh - 1) - padding[0], dilation[1] * (kw - 1) - padding[1]
+        right_h = in_hw[0] + dilation[0] * (kh - 1) - lh - left_h
+        right_w = in_hw[1] + dilation[1] * (kw - 1) - lw - left_w
+        gp = constant_pad(gd, [(left_h, right_h), (left_w, right_w)])
+        og = o // groups
+        wt = w.reshape(groups, og, cg, kh, kw).transpose(1, 2).reshape(groups * cg, og, kh, kw)
+        wt = _flip_hw(wt).contiguous()
+    return _conv_data(gp, wt, (1, 1), (0, 0), dilation, groups)
+
+
+def _weight_grad_data(x: Tensor, g: Tensor, w_shape: tuple, stride: Pair, padding: Pair, dilation: Pair, groups: int) -> Tensor:
+    o, cg, kh, kw = w_shape
+    og = o // groups
+    parts = []
+    with NoRecord():
+        x, g = x.detach(), g.detach()
+        for i in range(groups):
+            xi = x[:, i * cg : (i + 1) * cg].transpose(0, 1)
+            gi = g[:, i * og : (i + 1) * og].transpose(0, 1)
+            r = _conv_data(xi, gi, dilation, padding, stride, 1)  # (cg, og, >=kh, >=kw)
+            parts.append(r[:, :, :kh, :kw].transpose(0, 1))
+        out = parts[0] if groups == 1 else _cat(parts)
+        return out.contiguous()  # type: ignore[attr-defined]
+
+
+def _cat(parts: list[Tensor]) -> Tensor:
+    from ..._ops.join import cat
+
+    return cat(parts, 0)
+
+
+# -- the three ops with their rules --------------------------------------------------------
+def _conv_rule(n: Any, g: Tensor) -> tuple:
+    x, w, stride, padding, dilation, groups = n.ctx
+    need = n.needs_input_grad
+    gx = conv_input_grad(g, w, x._shape[2:], stride, padding, dilation, groups) if need[0] else None
+    gw = conv_weight_grad(x, g, w._shape, stride, padding, dilation, groups) if need[1] else None
+    return gx, gw
+
+
+def conv2d_op(x: Tensor, w: Tensor, stride: Pair, padding: Pair, dilation: Pair, groups: int) -> Tensor:
+    """Cross-correlation of NCHW ``x`` with OIHW ``w`` (validated args, no bias)."""
+    out = _conv_data(x, w, stride, padding, dilation, groups)
+    if recording(x, w):
+        record("ConvolutionBackward0", _conv_rule, out, (x, w), (), (x, w, stride, padding, dilation, groups))
+    return out
+
+
+def _input_grad_rule(n: Any, gg: Tensor) -> tuple:
+    g, w, stride, padding, dilation, groups = n.ctx
+    need = n.needs_input_grad
+    d_g = conv2d_op(gg, w, stride, padding, dilation, groups) if need[0] else None
+    d_w = conv_weight_grad(gg, g, w._shape, stride, padding, dilation, groups) if need[1] else None
+    return d_g, d_w
+
+
+def conv_input_grad(
+    g: Tensor, w: Tensor, in_hw: tuple, stride: Pair, padding: Pair, dilation: Pair, groups: int
+) -> Tensor:
+    """The adjoint of ``conv2d`` in its input: a transposed convolution of ``g`` to size ``in_hw``."""
+    out = _input_grad_data(g, w, tuple(in_hw), stride, padding, dilation, groups)
+    if recording(g, w):
+        record("ConvolutionBackwardBackward0", _input_grad_rule, out, (g, w), (), (g, w, stride, padding, dilation, groups))
+    return out
+
+
+def _weight_grad_rule(n: Any, gg: Tensor) -> tuple:
+    x, g, stride, padding, dilation, groups = n.ctx
+    need = n.needs_input_grad
+    d_x = conv_input_grad(g, gg, x._shape[2:], stride, padding, dilation, groups) if need[0] else None
+    d_g = conv2d_op(x, gg, stride, padding, dilation, groups) if need[1] else None
+    return d_x, d_g
+
+
+def conv_weight_grad(
+    x: Tensor, g: Tensor, w_shape: tuple, stride: Pair, padding: Pair, dilation: Pair, groups: int
+) -> Tensor:
+    """The adjoint of ``conv2d`` in its weight: the weight gradient for output gradient ``g``."""
+    out = _weight_grad_data(x, g, tuple(w_shape), stride, padding, dilation, groups)
+    if recording(x, g):
+        record("ConvolutionBackwardBackward0", _weight_grad_rule, out, (x, g), (), (x, g, stride, padding, dilation, groups))
+    return out

@@ -1,0 +1,236 @@
+"""``linear``, ``bilinear``, dropout variants, ``embedding``, ``one_hot``, similarity and resizing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.backends import dtypes as D
+
+from ..._creation import arange
+from ..._ops import unary as U
+from ..._ops.matmul import matmul
+from ..._random import rand
+from ..._tensor import Tensor
+
+__all__ = [
+    "alpha_dropout",
+    "bilinear",
+    "cosine_similarity",
+    "dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "embedding",
+    "interpolate",
+    "linear",
+    "normalize",
+    "one_hot",
+    "pairwise_distance",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+]
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``input @ weight.T + bias``; ``weight`` is (out_features, in_features)."""
+    out = matmul(input, weight.t() if weight.ndim == 2 else weight)  # type: ignore[attr-defined]
+    return out if bias is None else out + bias
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``y_k = x1 @ W_k @ x2 + b_k`` with ``weight`` (out, in1, in2)."""
+    if input1._shape[:-1] != input2._shape[:-1]:
+        raise RuntimeError(
+            f"bilinear(): input batch dimensions do not match: got {list(input1._shape[:-1])} and "
+            f"{list(input2._shape[:-1])}"
+        )
+    t = matmul(input1.unsqueeze(-2).unsqueeze(-3), weight)  # (..., out, 1, in2)  # type: ignore[attr-defined]
+    out = (t.squeeze(-2) * input2.unsqueeze(-2)).sum(-1)  # type: ignore[attr-defined]
+    return out if bias is None else out + bias
+
+
+def _check_p(p: float) -> None:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _apply_mask(input: Tensor, mask_shape: tuple, p: float, inplace: bool) -> Tensor:
+    if p == 1.0:
+        out = input * 0.0
+    else:
+        keep = rand(mask_shape, dtype=input.dtype, device=input._device) >= p
+        out = input * (keep.to(input.dtype) * (1.0 / (1.0 - p)))  # type: ignore[attr-defined]
+    if inplace:
+        input.copy_(out)  # type: ignore[attr-defined]
+        return input
+    return out
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)`` (training only)."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    return _apply_mask(input, input._shape, p, inplace)
+
+
+def _channel_dropout(input: Tensor, p: float, training: bool, inplace: bool, spatial: int, name: str) -> Tensor:
+    _check_p(p)
+    if input.ndim not in (spatial + 1, spatial + 2):
+        raise RuntimeError(
+            f"{name}: Expected {spatial + 1}D or {spatial + 2}D input, but received a {input.ndim}D input. "
+            f"Note that {name} exists to provide channel-wise dropout on inputs with {spatial} spatial "
+            f"dimension{'s' if spatial > 1 else ''}, a channel dimension, and an optional batch dimension "
+            f"(i.e. {spatial + 1}D or {spatial + 2}D inputs)."
+        )
+    if not training or p == 0.0:
+        return input
+    lead = input.ndim - spatial
+    return _apply_mask(input, input._shape[:lead] + (1,) * spatial, p, inplace)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, L) or (C, L) input with probability ``p``."""
+    return _channel_dropout(input, p, training, inplace, 1, "dropout1d")
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, H, W) or (C, H, W) input with probability ``p``."""
+    return _channel_dropout(input, p, training, inplace, 2, "dropout2d")
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    return _channel_dropout(input, p, training, inplace, 3, "dropout3d")
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Dropout that keeps SELU's mean and variance: dropped units take the saturation value."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    alpha = -1.7580993408473766
+    keep = (rand(input._shape, dtype=input.dtype, device=input._device) >= p).to(input.dtype)  # type: ignore[attr-defined]
+    a = ((1 - p) * (1 + p * alpha**2)) ** -0.5
+    b = -a * alpha * p
+    return (input * keep + alpha * (1 - keep)) * a + b
+
+
+def embedding(
+    input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
+    norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False,
+) -> Tensor:
+    """Rows of ``weight`` at the integer ``input`` indices; ``padding_idx`` rows get no gradient."""
+    if input.dtype not in (D.int64, D.int32):
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
+            f"but got {input.dtype} instead (while checking arguments for embedding)"
+        )
+    n = weight._shape[0]
+    if input.numel() and (int(input.max()) >= n or int(input.min()) < -n):  # type: ignore[attr-defined]
+        raise IndexError("index out of range in self")
+    if max_norm is not None:
+        from ...autograd.grad_mode import no_grad
+
+        with no_grad():
+            rows = weight[input.reshape(-1)]
+            norms = rows.norm(norm_type, -1, keepdim=True) if hasattr(rows, "norm") else (rows * rows).sum(-1, keepdim=True).sqrt()
+            scale = (max_norm / (norms + 1e-7)).clamp(max=1.0)
+            weight[input.reshape(-1)] = rows * scale
+    if padding_idx is not None and weight.requires_grad:
+        pi = padding_idx + n if padding_idx < 0 else padding_idx
+        mask = (arange(n, device=weight._device) != pi).to(weight.dtype).reshape(n, 1)  # type: ignore[attr-defined]
+        return (weight * mask + (weight * (1 - mask)).detach())[input]  # type: ignore[attr-defined]
+    return weight[input]
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 one-hot encoding: ``one_hot(ember.tensor([0, 2]), 3)`` is ``[[1, 0, 0], [0, 0, 1]]``."""
+    if tensor.dtype is not D.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if tensor.numel() and int(tensor.min()) < 0:  # type: ignore[attr-defined]
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        num_classes = int(tensor.max()) + 1 if tensor.numel() else 0  # type: ignore[attr-defined]
+    elif tensor.numel() and int(tensor.max()) >= num_classes:  # type: ignore[attr-defined]
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    classes = arange(num_classes, device=tensor._device)
+    return (tensor.unsqueeze(-1) == classes).to(D.int64)  # type: ignore[attr-defined]
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Any = None) -> Tensor:
+    """``x / max(||x||_p, eps)`` along ``dim``."""
+    norm = _pnorm(input, p, dim, True)
+    return input / norm.clamp(min=eps).expand_as(input)  # type: ignore[attr-defined]
+
+
+def _pnorm(x: Tensor, p: float, dim: int, keepdim: bool) -> Tensor:
+    if p == 2:
+        return (x * x).sum(dim, keepdim=keepdim).sqrt()  # type: ignore[attr-defined]
+    if p == 1:
+        return U.abs(x).sum(dim, keepdim=keepdim)  # type: ignore[attr-defined]
+    if p == float("inf"):
+        return U.abs(x).amax(dim, keepdim=keepdim)  # type: ignore[attr-defined]
+    return (U.abs(x) ** p).sum(dim, keepdim=keepdim) ** (1.0 / p)  # type: ignore[attr-defined]
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """``x1·x2 / max(||x1|| ||x2||, eps)`` along ``dim`` (inputs broadcast)."""
+    n1 = (x1 * x1).sum(dim)  # type: ignore[attr-defined]
+    n2 = (x2 * x2).sum(dim)  # type: ignore[attr-defined]
+    return (x1 * x2).sum(dim) / ((n1 * n2).clamp(min=eps * eps)).sqrt()  # type: ignore[attr-defined]
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
+    """``||x1 - x2 + eps||_p`` along the last dim."""
+    return _pnorm(x1 - x2 + eps, p, -1, keepdim)
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """(*, C·r², H, W) → (*, C, H·r, W·r)."""
+    r = upscale_factor
+    *lead, c, h, w = input._shape
+    if c % (r * r):
+        raise RuntimeError(
+            f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, "
+            f"but input.size(-3)={c} is not divisible by {r * r}"
+        )
+    x = input.reshape(*lead, c // (r * r), r, r, h, w)  # type: ignore[attr-defined]
+    n = len(lead)
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)  # type: ignore[attr-defined]
+    return x.reshape(*lead, c // (r * r), h * r, w * r)  # type: ignore[attr-defined]
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """(*, C, H·r, W·r) → (*, C·r², H, W)."""
+    r = downscale_factor
+    *lead, c, h, w = input._shape
+    x = input.reshape(*lead, c, h // r, r, w // r, r)  # type: ignore[attr-defined]
+    n = len(lead)
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)  # type: ignore[attr-defined]
+    return x.reshape(*lead, c * r * r, h // r, w // r)  # type: ignore[attr-defined]
+
+
+def interpolate(
+    input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+    align_corners: bool | None = None, recompute_scale_factor: bool | None = None, antialias: bool = False,
+) -> Tensor:
+    """Resize the spatial dims; only ``mode='nearest'`` (PyTorch's floor(i * in / out) rule)."""
+    if mode != "nearest":
+        raise NotImplementedError(f"interpolate: mode '{mode}' is not supported yet (only 'nearest')")
+    spatial = input._shape[2:]
+    if size is not None:
+        out = (size,) * len(spatial) if isinstance(size, int) else tuple(size)
+        scales = [n / o for n, o in zip(spatial, out)]
+    else:
+        sf = (scale_factor,) * len(spatial) if not isinstance(scale_factor, (tuple, list)) else scale_factor
+        out = tuple(int(n * s) for n, s in zip(spatial, sf))
+        scales = [1.0 / s if not recompute_scale_factor else n / o for n, s, o in zip(spatial, sf, out)]
+    x = input
+    for i, (n, o) in enumerate(zip(spatial, out)):
+        idx = [min(int(j * scales[i]), n - 1) for j in range(o)]
+        from ..._creation import tensor
+
+        x = x.index_select(2 + i, tensor(idx, device=input._device))  # type: ignore[attr-defined]
+    return x
+
+

@@ -1,0 +1,228 @@
+"""Loss functions with PyTorch's formulas, reductions (``none``/``mean``/``sum``) and errors."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from ember.backends import dtypes as D
+
+from ..._ops import unary as U
+from ..._ops.select import clamp, where
+from ..._tensor import Tensor
+from ._util import apply_reduction
+from .softmax import log_softmax
+
+__all__ = [
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "cross_entropy",
+    "huber_loss",
+    "kl_div",
+    "l1_loss",
+    "mse_loss",
+    "nll_loss",
+    "smooth_l1_loss",
+]
+
+
+def _legacy(size_average: Any, reduce: Any, reduction: str) -> str:
+    if size_average is None and reduce is None:
+        return reduction
+    sa = True if size_average is None else size_average
+    rd = True if reduce is None else reduce
+    return "none" if not rd else ("mean" if sa else "sum")
+
+
+def _warn_size(input: Tensor, target: Tensor) -> None:
+    if input._shape != target._shape:
+        warnings.warn(
+            f"Using a target size (torch.Size({list(target._shape)})) that is different to the input size "
+            f"(torch.Size({list(input._shape)})). This will likely lead to incorrect results due to "
+            "broadcasting. Please ensure they have the same size.",
+            stacklevel=3,
+        )
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    """``(x - y)²``, reduced."""
+    _warn_size(input, target)
+    d = input - target
+    loss = d * d
+    if weight is not None:
+        loss = loss * weight
+    return apply_reduction(loss, _legacy(size_average, reduce, reduction))
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """``|x - y|``, reduced."""
+    _warn_size(input, target)
+    return apply_reduction(U.abs(input - target), _legacy(size_average, reduce, reduction))
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """``0.5 d² / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (``d = x - y``)."""
+    _warn_size(input, target)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    d = U.abs(input - target)
+    loss = d if beta == 0 else where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
+    return apply_reduction(loss, _legacy(size_average, reduce, reduction))
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0, weight: Tensor | None = None) -> Tensor:
+    """``0.5 d²`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``."""
+    _warn_size(input, target)
+    d = U.abs(input - target)
+    loss = where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    if weight is not None:
+        loss = loss * weight
+    return apply_reduction(loss, reduction)
+
+
+def _check_batch(input: Tensor, target: Tensor) -> None:
+    if input.ndim >= 2 and target.ndim >= 1 and input._shape[0] != target._shape[0]:
+        raise ValueError(
+            f"Expected input batch_size ({input._shape[0]}) to match target batch_size ({target._shape[0]})."
+        )
+
+
+def _class_dim_last(t: Tensor) -> Tensor:
+    return t if t.ndim <= 2 else t.movedim(1, -1)  # type: ignore[attr-defined]
+
+
+def nll_loss(
+    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: Any = None,
+    ignore_index: int = -100, reduce: Any = None, reduction: str = "mean",
+) -> Tensor:
+    """``-w[y_n] * input[n, y_n]`` per sample (input: log-probabilities, class dim 1).
+
+    ``mean`` divides by the summed weights of the targets that are not ``ignore_index``.
+    """
+    reduction = _legacy(size_average, reduce, reduction)
+    if target.dtype not in (D.int64, D.int32, D.int16, D.uint8, D.int8):
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype.name.capitalize()}")
+    _check_batch(input, target)
+    n_cls = input._shape[1] if input.ndim >= 2 else input._shape[0]
+    t = target.to(D.int64)  # type: ignore[attr-defined]
+    valid = t != ignore_index
+    safe = where(valid, t, 0)
+    if safe.numel() and (int(safe.max()) >= n_cls or int(safe.min()) < 0):  # type: ignore[attr-defined]
+        bad = int(safe.max()) if int(safe.max()) >= n_cls else int(safe.min())  # type: ignore[attr-defined]
+        raise IndexError(f"Target {bad} is out of bounds.")
+    x = _class_dim_last(input)
+    picked = x.gather(-1, safe.unsqueeze(-1)).squeeze(-1)  # type: ignore[attr-defined]
+    w = valid.to(input.dtype)  # type: ignore[attr-defined]
+    if weight is not None:
+        w = w * weight[safe]
+    loss = -picked * w
+    if reduction == "mean":
+        return loss.sum() / w.sum()  # type: ignore[attr-defined]
+    return apply_reduction(loss, reduction)
+
+
+def cross_entropy(
+    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: Any = None,
+    ignore_index: int = -100, reduce: Any = None, reduction: str = "mean", label_smoothing: float = 0.0,
+) -> Tensor:
+    """``nll_loss(log_softmax(input, 1), target)``; ``target`` holds class indices or class probabilities.
+
+    With ``label_smoothing`` ε the target mixes with the uniform distribution: ``(1-ε) y + ε/C``.
+    """
+    reduction = _legacy(size_average, reduce, reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    cdim = 1 if input.ndim >= 2 else 0
+    logp = log_softmax(input, cdim)
+    n_cls = input._shape[cdim]
+    if target.dtype.is_floating_point:
+        return _soft_targets(logp, target, weight, reduction, label_smoothing, cdim)
+    nll = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
+    if label_smoothing == 0.0:
+        return nll
+    x = _class_dim_last(logp)
+    valid = (target != ignore_index).to(input.dtype)  # type: ignore[attr-defined]
+    per = -(x * weight).sum(-1) if weight is not None else -x.sum(-1)  # type: ignore[attr-defined]
+    smooth = per * valid
+    if reduction == "mean":
+        safe = where(target != ignore_index, target, 0)
+        denom = (weight[safe] * valid).sum() if weight is not None else valid.sum()  # type: ignore[attr-defined]
+        smooth = smooth.sum() / denom  # type: ignore[attr-defined]
+    else:
+        smooth = apply_reduction(smooth, reduction)
+    return nll * (1.0 - label_smoothing) + smooth * (label_smoothing / n_cls)
+
+
+def _soft_targets(logp: Tensor, target: Tensor, weight: Tensor | None, reduction: str, eps: float, cdim: int) -> Tensor:
+    if target._shape != logp._shape:
+        raise RuntimeError(
+            f"Expected target size {list(logp._shape)}, got {list(target._shape)}"
+        )
+    n_cls = logp._shape[cdim]
+    if eps > 0:
+        target = target * (1.0 - eps) + eps / n_cls
+    prod = logp * target
+    if weight is not None:
+        prod = prod * weight.reshape((-1,) + (1,) * (logp.ndim - cdim - 1))  # type: ignore[attr-defined]
+    loss = -prod.sum(cdim)  # type: ignore[attr-defined]
+    if reduction == "mean":
+        return loss.sum() / (logp.numel() // n_cls if logp.numel() else 1)  # type: ignore[attr-defined]
+    return apply_reduction(loss, reduction)
+
+
+def binary_cross_entropy(
+    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: Any = None,
+    reduce: Any = None, reduction: str = "mean",
+) -> Tensor:
+    """``-w (y log x + (1 - y) log(1 - x))`` with the logs clamped at -100, as PyTorch does."""
+    if input._shape != target._shape:
+        raise ValueError(
+            f"Using a target size (torch.Size({list(target._shape)})) that is different to the input size "
+            f"(torch.Size({list(input._shape)})) is deprecated. Please ensure they have the same size."
+        )
+    if input.numel() and (float(input.min()) < 0 or float(input.max()) > 1):  # type: ignore[attr-defined]
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    log_x = clamp(U.log(input), min=-100.0)
+    log_1mx = clamp(U.log(1 - input), min=-100.0)
+    loss = -(target * log_x + (1 - target) * log_1mx)
+    if weight is not None:
+        loss = loss * weight
+    return apply_reduction(loss, _legacy(size_average, reduce, reduction))
+
+
+def binary_cross_entropy_with_logits(
+    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: Any = None,
+    reduce: Any = None, reduction: str = "mean", pos_weight: Tensor | None = None,
+) -> Tensor:
+    """``-w (p y log σ(x) + (1 - y) log(1 - σ(x)))`` in the stable form
+    ``(1 - y) x + (1 + (p - 1) y) (log(1 + exp(-|x|)) + max(-x, 0))``."""
+    if input._shape != target._shape:
+        raise ValueError(
+            f"Target size (torch.Size({list(target._shape)})) must be the same as input size "
+            f"(torch.Size({list(input._shape)}))"
+        )
+    softplus_neg = U.log1p(U.exp(-U.abs(input))) + clamp(-input, min=0.0)  # = -log σ(x)
+    if pos_weight is not None:
+        coef = 1 + (pos_weight - 1) * target
+        loss = (1 - target) * input + coef * softplus_neg
+    else:
+        loss = (1 - target) * input + softplus_neg
+    if weight is not None:
+        loss = loss * weight
+    return apply_reduction(loss, _legacy(size_average, reduce, reduction))
+
+
+def kl_div(
+    input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
+    reduction: str = "mean", log_target: bool = False,
+) -> Tensor:
+    """``target * (log target - input)`` (``input`` is log-probabilities); ``batchmean`` divides by N."""
+    reduction = _legacy(size_average, reduce, reduction)
+    if log_target:
+        loss = U.exp(target) * (target - input)
+    else:
+        safe = where(target > 0, target, 1.0)
+        loss = where(target > 0, target * (U.log(safe) - input), -target * input * 0)
+    if reduction == "batchmean":
+        return loss.sum() / (input._shape[0] if input.ndim else 1)  # type: ignore[attr-defined]
+    return apply_reduction(loss, reduction)

@@ -1,0 +1,131 @@
+"""Normalisation: ``layer_norm``, ``batch_norm`` (with running statistics), ``group_norm``,
+``instance_norm``, ``local_response_norm`` is not provided. Written in ember ops."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+from ..._tensor import Tensor
+from ...autograd.grad_mode import no_grad
+
+__all__ = ["batch_norm", "group_norm", "instance_norm", "layer_norm", "rms_norm"]
+
+
+def _moments(x: Tensor, dims: tuple[int, ...]) -> tuple[Tensor, Tensor]:
+    mean = x.mean(dims, keepdim=True)  # type: ignore[attr-defined]
+    c = x - mean
+    var = (c * c).mean(dims, keepdim=True)  # type: ignore[attr-defined]
+    return mean, var
+
+
+def layer_norm(
+    input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
+    bias: Tensor | None = None, eps: float = 1e-5,
+) -> Tensor:
+    """``(x - mean) / sqrt(var + eps) * weight + bias`` over the last ``len(normalized_shape)`` dims."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if tuple(input._shape[input.ndim - k :]) != shape or k > input.ndim:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape [*, {', '.join(map(str, shape))}], "
+            f"but got input of size{list(input._shape)}"
+        )
+    dims = tuple(range(input.ndim - k, input.ndim))
+    mean, var = _moments(input, dims)
+    out = (input - mean) * (var + eps).rsqrt()  # type: ignore[attr-defined]
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None, eps: float | None = None) -> Tensor:
+    """``x / sqrt(mean(x²) + eps) * weight`` over the last dims."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    dims = tuple(range(input.ndim - len(shape), input.ndim))
+    e = eps if eps is not None else (1.1920928955078125e-07 if input.dtype.name == "float32" else 2.220446049250313e-16)
+    out = input * ((input * input).mean(dims, keepdim=True) + e).rsqrt()  # type: ignore[attr-defined]
+    return out * weight if weight is not None else out
+
+
+def _channel_shape(x: Tensor) -> tuple[int, ...]:
+    return (1, x._shape[1]) + (1,) * (x.ndim - 2)
+
+
+def batch_norm(
+    input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
+    bias: Tensor | None = None, training: bool = False, momentum: float = 0.1, eps: float = 1e-5,
+) -> Tensor:
+    """Normalise each channel (dim 1) by batch statistics (training) or running ones (eval).
+
+    Training updates ``running = (1 - momentum) * running + momentum * batch_stat`` with the
+    unbiased batch variance, as PyTorch does.
+    """
+    if input.ndim < 2:
+        raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
+    cs = _channel_shape(input)
+    if training:
+        dims = (0,) + tuple(range(2, input.ndim))
+        count = input.numel() // input._shape[1]
+        if count <= 1:
+            raise ValueError(
+                f"Expected more than 1 value per channel when training, got input size {list(input._shape)}"
+            )
+        mean, var = _moments(input, dims)
+        if running_mean is not None and running_var is not None:
+            with no_grad():
+                running_mean.mul_(1 - momentum).add_(mean.reshape(-1) * momentum)  # type: ignore[attr-defined]
+                unbiased = var.reshape(-1) * (count / (count - 1))  # type: ignore[attr-defined]
+                running_var.mul_(1 - momentum).add_(unbiased * momentum)  # type: ignore[attr-defined]
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+        mean, var = running_mean.reshape(cs), running_var.reshape(cs)  # type: ignore[attr-defined]
+    out = (input - mean) * (var + eps).rsqrt()  # type: ignore[attr-defined]
+    if weight is not None:
+        out = out * weight.reshape(cs)  # type: ignore[attr-defined]
+    if bias is not None:
+        out = out + bias.reshape(cs)  # type: ignore[attr-defined]
+    return out
+
+
+def instance_norm(
+    input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
+    weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
+    momentum: float = 0.1, eps: float = 1e-5,
+) -> Tensor:
+    """Normalise each (sample, channel) plane over its spatial dims."""
+    dims = tuple(range(2, input.ndim))
+    mean, var = _moments(input, dims)
+    out = (input - mean) * (var + eps).rsqrt()  # type: ignore[attr-defined]
+    cs = _channel_shape(input)
+    if weight is not None:
+        out = out * weight.reshape(cs)  # type: ignore[attr-defined]
+    if bias is not None:
+        out = out + bias.reshape(cs)  # type: ignore[attr-defined]
+    return out
+
+
+def group_norm(
+    input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5
+) -> Tensor:
+    """Normalise over groups of ``C / num_groups`` channels (and all spatial dims) per sample."""
+    n, c = input._shape[0], input._shape[1]
+    if c % num_groups:
+        raise RuntimeError(
+            f"Expected number of channels in input to be divisible by num_groups, but got input of shape "
+            f"{list(input._shape)} and num_groups={num_groups}"
+        )
+    x = input.reshape(n, num_groups, -1)  # type: ignore[attr-defined]
+    mean, var = _moments(x, (2,))
+    out = ((x - mean) * (var + eps).rsqrt()).reshape(input._shape)  # type: ignore[attr-defined]
+    cs = _channel_shape(input)
+    if weight is not None:
+        out = out * weight.reshape(cs)  # type: ignore[attr-defined]
+    if bias is not None:
+        out = out + bias.reshape(cs)  # type: ignore[attr-defined]
+    return out
+
+

@@ -1,0 +1,214 @@
+"""Pooling: max (with indices) and average over 2-D windows, adaptive average pooling.
+
+``max_pool2d`` and ``avg_pool2d`` use the backend's kernels when registered, else an
+``as_strided`` window view; each records one node whose rule is written in ember ops
+(a scatter of the gradient to the argmax positions; a transposed convolution with ones).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..._creation import arange, ones, tensor, zeros
+from ..._tensor import Tensor, wrap
+from ...autograd.graph import record
+from ._util import NoRecord, ntuple, recording
+from .conv import conv_input_grad, out_size
+from .padding import constant_pad
+
+__all__ = [
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "avg_pool1d",
+    "avg_pool2d",
+    "max_pool1d",
+    "max_pool2d",
+]
+
+
+def _geometry(x: Tensor, kernel: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: bool, name: str) -> tuple:
+    k = ntuple(kernel, 2, "kernel_size")
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else ntuple(stride, 2, "stride")
+    p, d = ntuple(padding, 2, "padding"), ntuple(dilation, 2, "dilation")
+    if x.ndim not in (3, 4):
+        raise RuntimeError(f"{name}: Expected 3D or 4D (batch mode) tensor for input, but got: {list(x._shape)}")
+    for i in range(2):
+        if p[i] > (d[i] * (k[i] - 1) + 1) // 2:
+            raise RuntimeError(
+                f"pad should be at most half of effective kernel size, but got pad={p[i]}, "
+                f"kernel_size={k[i]} and dilation={d[i]}"
+            )
+    oh = out_size(x._shape[-2], k[0], s[0], p[0], d[0], ceil_mode)
+    ow = out_size(x._shape[-1], k[1], s[1], p[1], d[1], ceil_mode)
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(
+            f"Given input size: ({'x'.join(map(str, x._shape[-3:]))}). Calculated output size: "
+            f"({x._shape[-3]}x{oh}x{ow}). Output size is too small"
+        )
+    return k, s, p, d, (oh, ow)
+
+
+def _windows(x: Tensor, k: tuple, s: tuple, p: tuple, d: tuple, out: tuple, fill: float) -> Tensor:
+    """(N, C, oh, ow, kh*kw) copies of the windows of a padded copy of ``x``."""
+    h, w = x._shape[-2:]
+    extra_h = max((out[0] - 1) * s[0] + d[0] * (k[0] - 1) + 1 - h - 2 * p[0], 0)
+    extra_w = max((out[1] - 1) * s[1] + d[1] * (k[1] - 1) + 1 - w - 2 * p[1], 0)
+    xp = constant_pad(x, [(p[0], p[0] + extra_h), (p[1], p[1] + extra_w)], fill).contiguous()  # type: ignore[attr-defined]
+    n, c, hp, wp = xp._shape
+    v = xp.as_strided(  # type: ignore[attr-defined]
+        (n, c, out[0], out[1], k[0], k[1]), (c * hp * wp, hp * wp, s[0] * wp, s[1], d[0] * wp, d[1]), 0
+    )
+    return v.reshape(n, c, out[0], out[1], k[0] * k[1])
+
+
+def _max_data(x: Tensor, k: tuple, s: tuple, p: tuple, d: tuple, out: tuple, ceil_mode: bool) -> tuple:
+    kern = x._be.k["max_pool2d"]
+    shape = x._shape[:2] + out
+    if kern is not None:
+        vals, idx = kern(x._data, k, s, p, d, ceil_mode)
+        from ember.backends import dtypes as D
+
+        return wrap(vals, x._be, x._device, x.dtype, shape), wrap(idx, x._be, x._device, D.int64, shape)
+    win = _windows(x, k, s, p, d, out, float("-inf"))
+    pos = win.argmax(-1)  # type: ignore[attr-defined]
+    vals = win.amax(-1)  # type: ignore[attr-defined]
+    rows = arange(out[0], device=x._device).reshape(-1, 1) * s[0] - p[0] + (pos // k[1]) * d[0]
+    cols = arange(out[1], device=x._device) * s[1] - p[1] + (pos % k[1]) * d[1]
+    return vals, rows * x._shape[-1] + cols
+
+
+def _max_rule(n: Any, g: Tensor) -> tuple:
+    shape, idx, overlap = n.ctx
+    nc = shape[0] * shape[1]
+    flat_g = g.reshape(nc, -1)
+    flat_i = idx.reshape(nc, -1)
+    base = zeros((nc, shape[2] * shape[3]), dtype=g.dtype, device=g._device)
+    gx = base.scatter_add(1, flat_i, flat_g) if overlap else base.scatter(1, flat_i, flat_g)  # type: ignore[attr-defined]
+    return (gx.reshape(shape),)
+
+
+def max_pool2d(
+    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+    ceil_mode: bool = False, return_indices: bool = False,
+) -> Any:
+    """Maximum over each (kH, kW) window; ``return_indices`` also gives flat positions per plane."""
+    unbatched = input.ndim == 3
+    x = input.unsqueeze(0) if unbatched else input  # type: ignore[attr-defined]
+    k, s, p, d, out = _geometry(x, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")
+    with NoRecord():
+        vals, idx = _max_data(x.detach(), k, s, p, d, out, ceil_mode)
+    if recording(x):
+        overlap = any(s[i] < d[i] * (k[i] - 1) + 1 for i in range(2))
+        record("MaxPool2DWithIndicesBackward0", _max_rule, vals, (x,), (), (x._shape, idx, overlap))
+    if unbatched:
+        vals, idx = vals.squeeze(0), idx.squeeze(0)  # type: ignore[attr-defined]
+    return (vals, idx) if return_indices else vals
+
+
+def max_pool1d(
+    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+    ceil_mode: bool = False, return_indices: bool = False,
+) -> Any:
+    """Maximum over 1-D windows of (N, C, L) or (C, L) input."""
+    one = lambda v: (1, ntuple(v, 1)[0])  # noqa: E731
+    r = max_pool2d(
+        input.unsqueeze(-2), one(kernel_size), None if stride is None else one(stride),  # type: ignore[attr-defined]
+        (0, ntuple(padding, 1)[0]), one(dilation), ceil_mode, True,
+    )
+    vals, idx = r[0].squeeze(-2), r[1].squeeze(-2)
+    return (vals, idx) if return_indices else vals
+
+
+def _counts(n: int, k: int, s: int, p: int, out: int, include_pad: bool) -> list[int]:
+    res = []
+    for i in range(out):
+        a = i * s - p
+        b = min(a + k, n + p)
+        if not include_pad:
+            a, b = max(a, 0), min(b, n)
+        res.append(b - a)
+    return res
+
+
+def _avg_data(x: Tensor, k: tuple, s: tuple, p: tuple, out: tuple, ceil_mode: bool, include_pad: bool, div: Tensor) -> Tensor:
+    kern = x._be.k["avg_pool2d"]
+    if kern is not None and div is None:
+        data = kern(x._data, k, s, p, ceil_mode, include_pad)
+        return wrap(data, x._be, x._device, x.dtype, x._shape[:2] + out)
+    win = _windows(x, k, s, p, (1, 1), out, 0.0)
+    return win.sum(-1) / div  # type: ignore[attr-defined]
+
+
+def _avg_rule(n: Any, g: Tensor) -> tuple:
+    shape, k, s, p, div = n.ctx
+    nc = shape[0] * shape[1]
+    gs = (g / div).reshape(nc, 1, g._shape[-2], g._shape[-1])
+    w = ones((1, 1) + k, dtype=g.dtype, device=g._device)
+    return (conv_input_grad(gs, w, shape[2:], s, p, (1, 1), 1).reshape(shape),)
+
+
+def avg_pool2d(
+    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+    count_include_pad: bool = True, divisor_override: int | None = None,
+) -> Tensor:
+    """Mean over each (kH, kW) window (divisor: the window size, see ``count_include_pad``)."""
+    unbatched = input.ndim == 3
+    x = input.unsqueeze(0) if unbatched else input  # type: ignore[attr-defined]
+    k, s, p, _, out = _geometry(x, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d")
+    h, w = x._shape[-2:]
+    if divisor_override is not None:
+        if divisor_override == 0:
+            raise RuntimeError("divisor must be not zero")
+        div = tensor(float(divisor_override), dtype=x.dtype, device=x._device)
+    else:
+        rh = _counts(h, k[0], s[0], p[0], out[0], count_include_pad)
+        rw = _counts(w, k[1], s[1], p[1], out[1], count_include_pad)
+        div = tensor([[a * b for b in rw] for a in rh], dtype=x.dtype, device=x._device)
+    with NoRecord():
+        vals = _avg_data(x.detach(), k, s, p, out, ceil_mode, count_include_pad, None if divisor_override is None else div)
+    if recording(x):
+        record("AvgPool2DBackward0", _avg_rule, vals, (x,), (), (x._shape, k, s, p, div))
+    return vals.squeeze(0) if unbatched else vals  # type: ignore[attr-defined]
+
+
+def avg_pool1d(
+    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Tensor:
+    """Mean over 1-D windows of (N, C, L) or (C, L) input."""
+    one = lambda v: (1, ntuple(v, 1)[0])  # noqa: E731
+    r = avg_pool2d(
+        input.unsqueeze(-2), one(kernel_size), None if stride is None else one(stride),  # type: ignore[attr-defined]
+        (0, ntuple(padding, 1)[0]), ceil_mode, count_include_pad,
+    )
+    return r.squeeze(-2)  # type: ignore[attr-defined]
+
+
+def _adaptive_matrix(n: int, out: int, like: Tensor) -> Tensor:
+    rows = []
+    for i in range(out):
+        a, b = (i * n) // out, -(-((i + 1) * n) // out)
+        rows.append([1.0 / (b - a) if a <= j < b else 0.0 for j in range(n)])
+    return tensor(rows, dtype=like.dtype, device=like._device)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
+    """Average pooling to a fixed (oH, oW): cell i spans [floor(i*H/oH), ceil((i+1)*H/oH))."""
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(input._shape)}")
+    size = (output_size,) * 2 if isinstance(output_size, int) or output_size is None else tuple(output_size)
+    h, w = input._shape[-2:]
+    oh = h if size[0] is None else size[0]
+    ow = w if size[1] is None else size[1]
+    if (oh, ow) == (1, 1):
+        return input.mean((-2, -1), keepdim=True)  # type: ignore[attr-defined]
+    if h % oh == 0 and w % ow == 0:
+        return avg_pool2d(input, (h // oh, w // ow))
+    ph, pw = _adaptive_matrix(h, oh, input), _adaptive_matrix(w, ow, input)
+    return ph @ input @ pw.mT  # type: ignore[attr-defined]
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
+    """Average pooling of (N, C, L) to a fixed length."""
+    size = output_size if isinstance(output_size, int) else output_size[0]
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, size)).squeeze(-2)  # type: ignore[attr-defined]

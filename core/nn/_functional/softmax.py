@@ -1,0 +1,85 @@
+"""``softmax``, ``log_softmax`` and ``softmin`` along a dim: one node each, stable forms.
+
+The forward uses the backend's fused kernel when it registers one, else subtracts the max
+before ``exp`` (so ``softmax([1000., 0.])`` is ``[1., 0.]``, not NaN).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from ..._tensor import Tensor, wrap
+from ..._ops._common import norm_dim
+from ...autograd.graph import record
+from ._util import NoRecord, recording
+
+__all__ = ["log_softmax", "softmax", "softmin"]
+
+
+def _implicit_dim(name: str, ndim: int) -> int:
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an argument.",
+        stacklevel=3,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _prepare(x: Tensor, dim: Any, dtype: Any, name: str) -> tuple[Tensor, int]:
+    if dtype is not None:
+        x = x.to(dtype)  # type: ignore[attr-defined]
+    elif not (x.dtype.is_floating_point or x.dtype.is_complex):
+        raise RuntimeError(f'"{name}_lastdim_kernel_impl" not implemented for \'{x.dtype.name.capitalize()}\'')
+    if dim is None:
+        dim = _implicit_dim(name, x.ndim)
+    return x, norm_dim(dim, x.ndim)
+
+
+def _softmax_data(x: Tensor, d: int, log: bool) -> Tensor:
+    kern = x._be.k["log_softmax" if log else "softmax"]
+    if x.ndim == 0:
+        with NoRecord():
+            return x * 0 if log else x * 0 + 1
+    if kern is not None:
+        return wrap(kern(x._data, d), x._be, x._device, x.dtype, x._shape)
+    with NoRecord():
+        z = x - x.amax(d, keepdim=True)  # type: ignore[attr-defined]
+        if log:
+            return z - z.exp().sum(d, keepdim=True).log()  # type: ignore[attr-defined]
+        e = z.exp()  # type: ignore[attr-defined]
+        return e / e.sum(d, keepdim=True)  # type: ignore[attr-defined]
+
+
+def _softmax_rule(n: Any, g: Tensor) -> tuple:
+    y, d = n.ctx
+    return (y * (g - (g * y).sum(d, keepdim=True)),)  # type: ignore[attr-defined]
+
+
+def _log_softmax_rule(n: Any, g: Tensor) -> tuple:
+    y, d = n.ctx
+    return (g - y.exp() * g.sum(d, keepdim=True),)  # type: ignore[attr-defined]
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
+    """``exp(x_i) / sum_j exp(x_j)`` along ``dim`` (computed as ``exp(x - max)`` for stability)."""
+    x, d = _prepare(input, dim, dtype, "softmax")
+    out = _softmax_data(x, d, False)
+    if recording(x):
+        record("SoftmaxBackward0", _softmax_rule, out, (x,), (), (out, d))
+    return out
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
+    """``x_i - log(sum_j exp(x_j))`` along ``dim``, computed as ``z - log(sum(exp(z)))``, ``z = x - max``."""
+    x, d = _prepare(input, dim, dtype, "log_softmax")
+    out = _softmax_data(x, d, True)
+    if recording(x):
+        record("LogSoftmaxBackward0", _log_softmax_rule, out, (x,), (), (out, d))
+    return out
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
+    """``softmax(-x)`` along ``dim``."""
+    if dim is None:
+        dim = _implicit_dim("softmin", input.ndim)
+    return softmax(-input, dim, dtype=dtype)

@@ -1,0 +1,158 @@
+"""``ember.nn.functional``: stateless layers, activations and losses (PyTorch's ``F``)."""
+
+from __future__ import annotations
+
+from ._functional.activation import (
+    celu,
+    elu,
+    gelu,
+    glu,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    leaky_relu,
+    logsigmoid,
+    mish,
+    prelu,
+    relu,
+    relu6,
+    rrelu,
+    selu,
+    sigmoid,
+    silu,
+    softplus,
+    softshrink,
+    softsign,
+    tanh,
+    tanhshrink,
+    threshold,
+)
+from ._functional.conv_api import conv1d, conv2d, conv_transpose1d, conv_transpose2d
+from ._functional.linear import (
+    alpha_dropout,
+    bilinear,
+    cosine_similarity,
+    dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    embedding,
+    interpolate,
+    linear,
+    normalize,
+    one_hot,
+    pairwise_distance,
+    pixel_shuffle,
+    pixel_unshuffle,
+)
+from ._functional.loss import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    huber_loss,
+    kl_div,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+    smooth_l1_loss,
+)
+from ._functional.norm import batch_norm, group_norm, instance_norm, layer_norm, rms_norm
+from ._functional.padding import pad
+from ._functional.pooling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
+)
+from ._functional.softmax import log_softmax, softmax, softmin
+
+
+def relu_(input):  # type: ignore[no-untyped-def]
+    """In-place ``relu``."""
+    return relu(input, inplace=True)
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):  # type: ignore[no-untyped-def]
+    """Deprecated alias of ``interpolate``."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=True):  # type: ignore[no-untyped-def]
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+__all__ = [
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "alpha_dropout",
+    "avg_pool1d",
+    "avg_pool2d",
+    "batch_norm",
+    "bilinear",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "celu",
+    "conv1d",
+    "conv2d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "cosine_similarity",
+    "cross_entropy",
+    "dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "elu",
+    "embedding",
+    "gelu",
+    "glu",
+    "group_norm",
+    "hardshrink",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
+    "huber_loss",
+    "instance_norm",
+    "interpolate",
+    "kl_div",
+    "l1_loss",
+    "layer_norm",
+    "leaky_relu",
+    "linear",
+    "log_softmax",
+    "logsigmoid",
+    "max_pool1d",
+    "max_pool2d",
+    "max_pool2d_with_indices",
+    "mish",
+    "mse_loss",
+    "nll_loss",
+    "normalize",
+    "one_hot",
+    "pad",
+    "pairwise_distance",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "prelu",
+    "relu",
+    "relu6",
+    "relu_",
+    "rms_norm",
+    "rrelu",
+    "selu",
+    "sigmoid",
+    "silu",
+    "smooth_l1_loss",
+    "softmax",
+    "softmin",
+    "softplus",
+    "softshrink",
+    "softsign",
+    "tanh",
+    "tanhshrink",
+    "threshold",
+    "upsample",
+]

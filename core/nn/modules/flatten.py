@@ -1,0 +1,38 @@
+"""``Flatten`` and ``Unflatten``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..._tensor import Tensor
+from .module import Module
+
+__all__ = ["Flatten", "Unflatten"]
+
+
+class Flatten(Module):
+    """Merge dims ``start_dim..end_dim`` (default: all but the batch dim)."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input.flatten(self.start_dim, self.end_dim)  # type: ignore[attr-defined]
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Split dim ``dim`` into ``unflattened_size``."""
+
+    def __init__(self, dim: int, unflattened_size: Any) -> None:
+        super().__init__()
+        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input.unflatten(self.dim, self.unflattened_size)  # type: ignore[attr-defined]
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
