@@ -229,6 +229,14 @@ def _advanced(view: Tensor, adv: dict[int, Tensor]) -> Tensor:
     return out
 
 
+def _moved_in_place(dims: list[int]) -> bool:
+    """True when NumPy keeps consecutive advanced dims in place, away from the front.
+
+    (Comparing shapes is not enough: a (2, 2) result looks the same either way.)
+    """
+    return dims[0] > 0 and dims == list(range(dims[0], dims[0] + len(dims)))
+
+
 def _index_decomposed(view: Tensor, indices: tuple, dims: list[int], bshape: tuple, shape: tuple) -> Any:
     """``index`` through permute, a linear index and ``gather`` (any backend)."""
     be, dev = view._be, view._device
@@ -244,7 +252,7 @@ def _index_decomposed(view: Tensor, indices: tuple, dims: list[int], bshape: tup
     flat = v2.reshape((numel(tuple(adv_sizes)),) + rest_shape)
     idx = lin.reshape((n,) + (1,) * len(rest_shape)).expand((n,) + rest_shape)  # type: ignore[union-attr]
     got = flat.gather(0, idx).reshape(bshape + rest_shape)  # type: ignore[attr-defined]
-    if shape != got._shape:  # consecutive advanced dims not at the front: move them back
+    if _moved_in_place(dims):  # consecutive advanced dims not at the front: move them back
         first = dims[0]
         nb = len(bshape)
         order = list(range(nb, nb + first)) + list(range(nb)) + list(range(nb + first, nb + len(rest_shape)))
@@ -345,7 +353,7 @@ def _index_put_decomposed(
         src: Any = vals
     else:
         vt = wrap(vals, be, dev, view.dtype, shape)
-        if shape != bshape + rest_shape:
+        if _moved_in_place(dims):
             first, nb = dims[0], len(bshape)
             order = list(range(first, first + nb)) + list(range(first)) + list(range(first + nb, len(shape)))
             vt = vt.permute(order)
