@@ -174,13 +174,15 @@ def _dtype_shape(got: np.ndarray, want: np.ndarray, dtype: str) -> dict[str, Any
 
 def _check_canon(record: OpCase, got: list[np.ndarray], want: Any, tol_dtype: str) -> dict[str, Any]:
     """Compare unique forms of a non-unique factorisation (see ``cases_linalg``)."""
+    canon = record.canon
+    assert canon is not None  # for the type checker: only called for records with one
     with np.errstate(all="ignore"):
-        g = record.canon(*[x.astype(np.complex128 if x.dtype.kind == "c" else np.float64) for x in got])
-        w = record.canon(*want)
+        g = canon(*[x.astype(np.complex128 if x.dtype.kind == "c" else np.float64) for x in got])
+        w = canon(*want)
     for i, (a, b) in enumerate(zip(g, w)):
         v = compare_close(a, b, tol_dtype, record.tol_scale)
         if v["status"] != "ok":
-            v["message"] = f"canonical form {i} ({record.canon.__name__}): {v['message']}"
+            v["message"] = f"canonical form {i} ({canon.__name__}): {v['message']}"
             return v
     return {"status": "ok", "message": ""}
 

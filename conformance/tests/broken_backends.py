@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -98,6 +99,17 @@ def _crash_on_empty(k: dict[str, Any]) -> dict[str, Any]:
     return {"exp": exp, "neg": neg}
 
 
+def _hangs(k: dict[str, Any]) -> dict[str, Any]:
+    exp_ = k["exp"]
+
+    def exp(x: Any) -> Any:
+        if x.size == 0:
+            time.sleep(3600)
+        return exp_(x)
+
+    return {"exp": exp}
+
+
 def _no_index_error(k: dict[str, Any]) -> dict[str, Any]:
     orig = k["gather"]
 
@@ -113,6 +125,7 @@ wrong_value = BrokenPlugin("broken_value", _wrong_value)
 view_copies = BrokenPlugin("broken_view", _view_copies)
 wrong_dtype = BrokenPlugin("broken_dtype", _wrong_dtype)
 crash_on_empty = BrokenPlugin("broken_crash", _crash_on_empty)
+hangs = BrokenPlugin("broken_hang", _hangs)
 missing_kernels = BrokenPlugin("broken_missing", drop=("tanh", "erf"))
 no_index_error = BrokenPlugin("broken_index", _no_index_error)
 unavailable = BrokenPlugin("broken_unavailable", unavailable="no such hardware on this machine")

@@ -129,6 +129,46 @@ def test_crash_is_isolated_and_reported(tmp_path: Path) -> None:
     assert "SIGSEGV" in _row(data, "test_op[neg-float32]")["message"]
 
 
+def test_hang_is_a_crash_after_the_timeout(tmp_path: Path) -> None:
+    rc, data, out = run_suite(
+        tmp_path,
+        "broken_hang",
+        "-k",
+        "exp-float32 or exp-float64",
+        "--ember-timeout",
+        "3",
+        plugin="broken_backends:hangs",
+    )
+    assert rc == 1, out
+    assert data["matrix"]["exp"]["float32"] == "crash" and data["matrix"]["exp"]["float64"] == "crash"
+    assert "killed after the timeout" in _row(data, "test_op[exp-float32]")["message"]
+
+
+def test_malformed_manifest_is_a_usage_error(tmp_path: Path) -> None:
+    manifest = tmp_path / "m.toml"
+    manifest.write_text('fallbacks = ["not_an_op"]\n')
+    rc, _, out = run_suite(tmp_path, "cpu", "--ember-manifest", str(manifest))
+    assert rc != 0 and "unknown names ['not_an_op']" in out
+
+
+def test_cli_main_runs_the_suite(tmp_path: Path) -> None:
+    code = (
+        "import sys; from ember_conformance.cli import main; "
+        "sys.exit(main(['--backend', 'no_such_backend', '--report', 'r']))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], check=False, cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode != 0 and "no_such_backend" in proc.stdout + proc.stderr
+    from ember_conformance.cli import _parser, build_pytest_args
+
+    args = build_pytest_args(
+        _parser().parse_args(["--backend", "x", "--certify", "--manifest", "m.toml", "--", "-x"])
+    )
+    assert args[:4] == ["--pyargs", "ember_conformance", "--ember-backend", "x"]
+    assert "--ember-certify" in args and args[-1] == "-x" and "m.toml" in args
+
+
 def test_missing_kernel_is_fallback_not_failure(tmp_path: Path) -> None:
     rc, data, out = run_suite(
         tmp_path,
