@@ -14,6 +14,7 @@ from ember.backends import ALL_DTYPES, DTYPES_BY_NAME, DType, UnsupportedDTypeEr
 
 __all__ = [
     "ATOMIC_ADD",
+    "CUDA_HEADERS",
     "DECLARED",
     "FLOATS",
     "HALF",
@@ -23,6 +24,13 @@ __all__ = [
     "from_np",
     "to_np",
 ]
+
+# What a raw kernel includes to name every dtype (CuPy's carray.cuh only declares the half
+# types; their definitions live in float16.cuh and bfloat16.cuh).
+CUDA_HEADERS = (
+    "#include <cupy/complex.cuh>\n#include <cupy/carray.cuh>\n"
+    "#include <cupy/float16.cuh>\n#include <cupy/bfloat16.cuh>\n"
+)
 
 DECLARED: frozenset[DType] = frozenset(ALL_DTYPES)
 

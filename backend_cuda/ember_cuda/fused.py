@@ -21,7 +21,7 @@ from string import Template
 
 import cupy
 
-from .dtypes import FLOATS, ctype, to_np
+from .dtypes import CUDA_HEADERS, FLOATS, ctype, to_np
 from .elementwise import WIDE_PREAMBLE
 
 __all__ = [
@@ -34,9 +34,8 @@ __all__ = [
 ]
 
 EMBER_SOFTMAX_SRC = Template(
-    r"""
-#include <cupy/complex.cuh>
-#include <cupy/carray.cuh>
+    CUDA_HEADERS
+    + r"""
 #define EMBER_BLOCK 256
 typedef ${T} T;
 typedef ${A} A;

@@ -25,7 +25,7 @@ import numpy as np
 from ember.backends import ALL_DTYPES
 from ember.backends.registry import is_deterministic
 
-from .dtypes import ATOMIC_ADD, ctype, to_np
+from .dtypes import ATOMIC_ADD, CUDA_HEADERS, ctype, to_np
 
 __all__ = [
     "EMBER_SCATTER_ADD_ATOMIC",
@@ -37,7 +37,7 @@ __all__ = [
     "scatter",
 ]
 
-HEADERS = "#include <cupy/complex.cuh>\n#include <cupy/carray.cuh>\n#include <cupy/atomics.cuh>\n"
+HEADERS = CUDA_HEADERS + "#include <cupy/atomics.cuh>\n"
 
 EMBER_SCATTER_ADD_ATOMIC_SRC = Template(
     HEADERS

@@ -17,7 +17,7 @@ from string import Template
 import cupy
 import numpy as np
 
-from .dtypes import FLOATS, ctype, to_np
+from .dtypes import CUDA_HEADERS, FLOATS, ctype, to_np
 from .matmul import matmul
 
 __all__ = [
@@ -31,9 +31,8 @@ __all__ = [
 Pair = tuple[int, int]
 
 EMBER_POOL2D_SRC = Template(
-    r"""
-#include <cupy/complex.cuh>
-#include <cupy/carray.cuh>
+    CUDA_HEADERS
+    + r"""
 typedef ${T} T;
 typedef ${A} A;
 

@@ -1,0 +1,52 @@
+"""ALL_KERNEL_SOURCES: every kernel of the backend as the full CUDA source NVRTC compiles.
+
+One entry per kernel and dtype it is used with, keyed ``name[dtype,...]``: raw kernels
+contribute their exact source; CuPy ElementwiseKernels are rendered by CuPy's own code
+generator (nvrtc_check.render_elementwise). tests/test_compile.py compiles every entry for
+Hopper, so a kernel that does not compile fails CI on machines without a GPU. A new
+module-level kernel must be added here; test_compile checks that none is missing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import elementwise, fused, indexing, pool, random
+from .dtypes import FLOATS
+from .nvrtc_check import render_elementwise
+
+__all__ = ["ALL_KERNEL_SOURCES", "ELEMENTWISE", "RAW", "all_kernel_sources"]
+
+# Elementwise kernels: name -> (kernel, dtype tuples, parameters passed as scalars).
+ELEMENTWISE: dict[str, tuple[Any, list[tuple[str, ...]], frozenset[str]]] = {
+    name: (k, dts, frozenset()) for name, (k, dts) in elementwise.ELEMENTWISE_KERNELS.items()
+}
+ELEMENTWISE["ember_sgd_momentum"] = (
+    fused.EMBER_SGD_MOMENTUM,
+    [(d.name,) for d in FLOATS],
+    frozenset({"lr", "momentum", "dampening", "weight_decay", "nesterov", "first"}),
+)
+
+# Raw kernels and modules: name -> {dtype or "": kernel object holding .code}.
+RAW: dict[str, dict[str, Any]] = {
+    "ember_philox": {"": random.EMBER_PHILOX},
+    "ember_scatter_add_atomic": indexing.EMBER_SCATTER_ADD_ATOMIC,
+    "ember_scatter_segments": indexing.EMBER_SCATTER_SEGMENTS,
+    "ember_softmax": fused.EMBER_SOFTMAX,
+    "ember_pool2d": pool.EMBER_POOL2D,
+}
+
+
+def all_kernel_sources() -> dict[str, str]:
+    """Render every kernel for every dtype it is used with (no device needed)."""
+    out: dict[str, str] = {}
+    for name, per_dtype in RAW.items():
+        for dt, k in per_dtype.items():
+            out[f"{name}[{dt}]" if dt else name] = k.code
+    for name, (k, dtype_sets, scalars) in ELEMENTWISE.items():
+        for dts in dtype_sets:
+            out[f"{name}[{','.join(dts)}]"] = render_elementwise(k, dts, scalars)
+    return out
+
+
+ALL_KERNEL_SOURCES: dict[str, str] = all_kernel_sources()
