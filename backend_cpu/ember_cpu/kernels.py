@@ -104,7 +104,9 @@ def _scipy_erf(x: np.ndarray) -> np.ndarray:
     return _erf(x, out=...)
 
 
-def _check_int_divisor(b: Any) -> None:
+def _check_int_divisor(a: Any, b: Any) -> None:
+    if isinstance(a, np.ndarray) and a.size == 0:
+        return
     if isinstance(b, np.ndarray) and b.dtype.kind in "iu" and b.size and not b.all():
         raise RuntimeError("ZeroDivisionError")
     if isinstance(b, int) and not isinstance(b, bool) and b == 0:
@@ -112,12 +114,12 @@ def _check_int_divisor(b: Any) -> None:
 
 
 def floordiv(a: Any, b: Any) -> np.ndarray:
-    _check_int_divisor(b)
+    _check_int_divisor(a, b)
     return np.floor_divide(a, b, out=...)
 
 
 def remainder(a: Any, b: Any) -> np.ndarray:
-    _check_int_divisor(b)
+    _check_int_divisor(a, b)
     return np.remainder(a, b, out=...)
 
 

@@ -8,7 +8,8 @@ the composite records one node with PyTorch's name and a direct rule).
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ember.backends import dtypes as D
 
@@ -18,37 +19,37 @@ from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
 
 __all__ = [
-    "neg",
     "abs",
-    "exp",
-    "log",
-    "sqrt",
-    "sin",
-    "cos",
-    "tanh",
-    "erf",
-    "floor",
+    "bitwise_not",
     "ceil",
-    "trunc",
-    "round",
-    "sign",
-    "sigmoid",
-    "log1p",
-    "expm1",
-    "reciprocal",
-    "rsqrt",
-    "square",
+    "cos",
+    "erf",
+    "exp",
     "exp2",
+    "expm1",
+    "floor",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "log",
+    "log1p",
     "log2",
     "log10",
-    "tan",
-    "positive",
     "logical_not",
-    "bitwise_not",
-    "isnan",
-    "isinf",
-    "isfinite",
+    "neg",
+    "positive",
+    "reciprocal",
     "relu",
+    "round",
+    "rsqrt",
+    "sigmoid",
+    "sign",
+    "sin",
+    "sqrt",
+    "square",
+    "tan",
+    "tanh",
+    "trunc",
 ]
 
 
@@ -61,7 +62,7 @@ class _NoRecord:
         self.prev = _grad.enabled
         _grad.enabled = False
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         _grad.enabled = self.prev
 
 
@@ -132,7 +133,7 @@ def _abs_rule(n: Any, g: Tensor) -> tuple:
     return (g * sign(x),)
 
 
-def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
+def abs(input: Tensor) -> Tensor:
     """``|input|``; complex inputs give their real dtype."""
     x = input
     out_dtype = D.to_real(x.dtype)
@@ -182,11 +183,34 @@ sigmoid = _unary(
     lambda n, g: (g * (n.ctx[1] * (1 - n.ctx[1])).conj(),),
     decompose=_sigmoid,
 )
-log1p = _unary("log1p", "Log1PBackward0", lambda n, g: (g / (n.ctx[0] + 1).conj(),), decompose=lambda x: log(1 + x))
-expm1 = _unary("expm1", "Expm1Backward0", lambda n, g: (g * (n.ctx[1] + 1).conj(),), decompose=lambda x: exp(x) - 1)
+def _log1p(x: Tensor) -> Tensor:
+    # log(1 + x) loses every digit of a tiny x; Goldberg's correction restores them.
+    from .select import where
+
+    u = 1 + x
+    exact = (u == 1) | (u == float("inf"))
+    return where(exact, x, log(u) * (x / where(exact, 1.0, u - 1)))
 
 
-def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001
+def _expm1(x: Tensor) -> Tensor:
+    # exp(x) - 1 cancels for tiny x; Kahan's correction (u - 1) * x / log(u) does not.
+    from .select import where
+
+    u = exp(x)
+    plain = (u == 1) | (u == float("inf")) | (u - 1 == -1)
+    corrected = (u - 1) * (x / where(plain, 1.0, log(u)))
+    return where(u == 1, x, where(plain, u - 1, corrected))
+
+
+log1p = _unary(
+    "log1p", "Log1PBackward0", lambda n, g: (g / (n.ctx[0] + 1).conj(),), decompose=lambda x: _log1p(x)
+)
+expm1 = _unary(
+    "expm1", "Expm1Backward0", lambda n, g: (g * (n.ctx[1] + 1).conj(),), decompose=lambda x: _expm1(x)
+)
+
+
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     """Round half to even; ``decimals`` scales by 10**decimals first."""
     if decimals == 0:
         return _round_op(input)
@@ -232,7 +256,7 @@ def relu(input: Tensor) -> Tensor:
     from .select import where
 
     if input.dtype is D.bool_:
-        raise RuntimeError('"clamp_min_cpu" not implemented for \'Bool\'')
+        raise RuntimeError("\"clamp_min_cpu\" not implemented for 'Bool'")
     return where(input > 0, input, 0)
 
 
@@ -250,16 +274,17 @@ def bitwise_not(input: Tensor) -> Tensor:
 
 
 def isnan(input: Tensor) -> Tensor:
-    return input != input
+    """True where ``input`` is NaN (NaN is the only value unequal to itself)."""
+    return input.ne(input)  # type: ignore[attr-defined]
 
 
 def isinf(input: Tensor) -> Tensor:
     if input.dtype.category < 2:
-        return input != input
+        return input.ne(input)  # type: ignore[attr-defined]
     return abs(input) == float("inf")
 
 
 def isfinite(input: Tensor) -> Tensor:
     if input.dtype.category < 2:
-        return input == input
-    return (input == input) & (abs(input) != float("inf"))
+        return input.eq(input)  # type: ignore[attr-defined]
+    return input.eq(input) & (abs(input) != float("inf"))  # type: ignore[attr-defined]
