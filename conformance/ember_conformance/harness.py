@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
-from ember.backends import DTYPES_BY_NAME, LoadedBackend
+from ember.backends import ALL_OPS, DTYPES_BY_NAME, LoadedBackend
 
 from .catalog import CASES
 from .compare import compare, compare_close
@@ -67,8 +67,10 @@ def _ref_leaf(a: Any) -> Any:
     return 0 if a is INDEX else a
 
 
-def device_arg(lb: LoadedBackend, t: T, index: int) -> Any:
-    """Put ``t`` on the device in its layout, built with the backend's own view kernels."""
+def device_arg(lb: LoadedBackend, t: T, index: int, dense: bool = False) -> Any:
+    """Put ``t`` on the device in its layout, built with the backend's own view kernels;
+    ``dense``: then copy it to a contiguous array, as the frontend does for backends that
+    declare ``contiguous_only``."""
     be, k = lb.backend, lb.k
     v = t.value
     if t.layout == "expand" and t.source is not None:
@@ -83,7 +85,7 @@ def device_arg(lb: LoadedBackend, t: T, index: int) -> Any:
         x = k["slice"](be.from_numpy(wide, index), key)
     else:
         return be.from_numpy(_dense(v), index)
-    if be.contiguous_only:  # what the frontend does for such backends: copy first
+    if dense:
         dense = be.empty(v.shape, DTYPES_BY_NAME[_name(v)], index)
         k["assign"](dense, x)
         return dense
@@ -110,9 +112,13 @@ def to_host(lb: LoadedBackend, x: Any) -> np.ndarray:
 def run_sample(lb: LoadedBackend, record: OpCase, dtype: str, sample: Sample, index: int) -> dict[str, Any]:
     """Run one sample; a verdict dict (status ok/fail/error, message, worst error)."""
 
+    # View kernels and assign see strided arrays even on contiguous_only backends: copying
+    # their input would break the aliasing they exist for.
+    dense = lb.backend.contiguous_only and ALL_OPS[record.op].kind != "view" and record.op != "assign"
+
     def leaf(a: Any) -> Any:
         if isinstance(a, T):
-            return device_arg(lb, a, index)
+            return device_arg(lb, a, index, dense)
         if isinstance(a, D):
             return DTYPES_BY_NAME[a.name]
         return index if a is INDEX else a

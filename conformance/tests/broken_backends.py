@@ -20,9 +20,12 @@ from ember.backends import ALL_DTYPES, hookimpl
 class _Renamed:
     """The CPU Backend object under another name, optionally unavailable or with fewer dtypes."""
 
-    def __init__(self, name: str, unavailable: str | None = None, dtypes: Any = None) -> None:
+    def __init__(
+        self, name: str, unavailable: str | None = None, dtypes: Any = None, contiguous_only: bool = False
+    ) -> None:
         self._inner = eb.get("cpu").backend
         self.name = name
+        self.contiguous_only = contiguous_only
         self._unavailable = unavailable
         self.dtypes = dtypes if dtypes is not None else self._inner.dtypes
 
@@ -131,3 +134,5 @@ no_index_error = BrokenPlugin("broken_index", _no_index_error)
 unavailable = BrokenPlugin("broken_unavailable", unavailable="no such hardware on this machine")
 # Declares no bfloat16 but its from_numpy/empty/full still accept it.
 lax_dtypes = BrokenPlugin("broken_lax", dtypes=frozenset(d for d in ALL_DTYPES if d.name != "bfloat16"))
+# Not broken: the CPU kernels behind a backend that asks for contiguous inputs only.
+contiguous_only = BrokenPlugin("dense_cpu", contiguous_only=True)
