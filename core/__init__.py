@@ -255,7 +255,14 @@ from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set
 
 _methods.bind()
 
-from . import nn  # noqa: E402  (needs the bound Tensor methods)
+# These subpackages need the Tensor methods bound above.
+from . import (
+    nn,
+    optim,
+    serialization,
+    utils,
+)
+from .serialization import load, save
 
 negative = neg
 absolute = abs
@@ -375,6 +382,7 @@ __all__ = [
     "isnan",
     "le",
     "linspace",
+    "load",
     "log",
     "log1p",
     "log2",
@@ -412,6 +420,7 @@ __all__ = [
     "numel",
     "ones",
     "ones_like",
+    "optim",
     "permute",
     "positive",
     "pow",
@@ -433,11 +442,13 @@ __all__ = [
     "return_types",
     "round",
     "rsqrt",
+    "save",
     "scalar_tensor",
     "scatter",
     "scatter_add",
     "seed",
     "select",
+    "serialization",
     "set_default_device",
     "set_default_dtype",
     "set_grad_enabled",
@@ -473,6 +484,7 @@ __all__ = [
     "unflatten",
     "unsqueeze",
     "use_deterministic_algorithms",
+    "utils",
     "var",
     "var_mean",
     "vstack",
