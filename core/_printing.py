@@ -8,52 +8,83 @@ import numpy as np
 
 from ._dtype import get_default_dtype
 
-__all__ = ["tensor_repr", "set_printoptions"]
+__all__ = ["set_printoptions", "tensor_repr"]
 
 _opts = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
 
 
-def set_printoptions(precision: int | None = None, threshold: int | None = None, edgeitems: int | None = None, linewidth: int | None = None, sci_mode: bool | None = None, profile: str | None = None) -> None:
+def set_printoptions(
+    precision: int | None = None,
+    threshold: int | None = None,
+    edgeitems: int | None = None,
+    linewidth: int | None = None,
+    sci_mode: bool | None = None,
+    profile: str | None = None,
+) -> None:
     """Change how tensors print, as ``torch.set_printoptions``."""
     if profile == "default":
         _opts.update(precision=4, threshold=1000, edgeitems=3, linewidth=80)
-    for k, v in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems), ("linewidth", linewidth)):
+    for k, v in (
+        ("precision", precision),
+        ("threshold", threshold),
+        ("edgeitems", edgeitems),
+        ("linewidth", linewidth),
+    ):
         if v is not None:
             _opts[k] = v
     _opts["sci_mode"] = sci_mode
 
 
-def _float_formatter(values: np.ndarray) -> Any:
+def _float_formatter(values: np.ndarray) -> tuple[Any, int]:
+    """PyTorch's ``_Formatter``: mode and width come from the non-zero finite values only."""
     p = _opts["precision"]
-    finite = values[np.isfinite(values)]
-    nonzero = np.abs(finite[finite != 0]) if finite.size else finite
-    if finite.size and np.all(finite == np.round(finite)):
-        sci = nonzero.size and (nonzero.max() >= 1e8 or (nonzero.max() / max(nonzero.min(), 1e-300)) > 1000 and nonzero.max() >= 1e8)
-        if sci or _opts["sci_mode"]:
-            return lambda v: f"{v:.{p}e}"
-        return lambda v: f"{v:.0f}." if np.isfinite(v) else _special(v)
-    sci = _opts["sci_mode"]
-    if sci is None:
-        sci = bool(nonzero.size) and (nonzero.max() / nonzero.min() > 1000.0 or nonzero.max() > 1e8 or nonzero.min() < 1e-4)
-    if sci:
-        return lambda v: f"{v:.{p}e}" if np.isfinite(v) else _special(v)
-    return lambda v: f"{v:.{p}f}" if np.isfinite(v) else _special(v)
+    nz = values[np.isfinite(values) & (values != 0)]
+    int_mode, sci, strs = True, False, []
+    if nz.size:
+        absv = np.abs(nz)
+        ratio_big = absv.max() / absv.min() > 1000.0 or absv.max() > 1.0e8
+        int_mode = bool(np.all(nz == np.ceil(nz)))
+        sci = ratio_big if int_mode else ratio_big or absv.min() < 1.0e-4
+        if sci:
+            strs = [f"{v:.{p}e}" for v in nz.tolist()]
+        elif int_mode:
+            strs = [f"{v:.0f}." for v in nz.tolist()]
+        else:
+            strs = [f"{v:.{p}f}" for v in nz.tolist()]
+    width = max([1] + [len(x) for x in strs])
+    if _opts["sci_mode"] is not None:
+        sci = _opts["sci_mode"]
+
+    def fmt(v: float) -> str:
+        if sci:
+            out = f"{v:.{p}e}"
+        elif int_mode:
+            out = f"{v:.0f}" + ("." if np.isfinite(v) else "")
+        else:
+            out = f"{v:.{p}f}"
+        return out.rjust(width)
+
+    return fmt, width
 
 
-def _special(v: float) -> str:
-    return "nan" if np.isnan(v) else ("inf" if v > 0 else "-inf")
-
-
-def _formatter(values: np.ndarray) -> Any:
+def _formatter(values: np.ndarray) -> tuple[Any, int]:
+    """(format one element, the element width PyTorch uses to fill lines)."""
     kind = values.dtype.kind
     if kind == "b":
-        return lambda v: "True" if v else "False"
+        width = max([1] + [len(str(bool(v))) for v in values.tolist()])
+        return (lambda v: str(bool(v)).rjust(width)), width
     if kind in "iu":
-        return lambda v: str(int(v))
+        width = max([1] + [len(str(v)) for v in values.tolist()])
+        return (lambda v: str(int(v)).rjust(width)), width
     if kind == "c":
-        re = _float_formatter(values.real.astype(np.float64))
-        im = _float_formatter(values.imag.astype(np.float64))
-        return lambda v: f"{re(v.real)}{'+' if v.imag >= 0 or np.isnan(v.imag) else '-'}{im(abs(v.imag))}j"
+        re, rw = _float_formatter(values.real.astype(np.float64))
+        im, iw = _float_formatter(values.imag.astype(np.float64))
+
+        def fmt(v: complex) -> str:
+            imag = (im(v.imag) + "j").lstrip()
+            return re(v.real) + (imag if imag[0] in "+-" else "+" + imag)
+
+        return fmt, rw + iw + 1
     return _float_formatter(values.astype(np.float64))
 
 
@@ -65,15 +96,19 @@ def _summarise(a: np.ndarray, edge: int) -> np.ndarray:
         parts = [a[:edge], a[-edge:]]
     else:
         parts = [a]
-    return np.concatenate([_summarise(p[i], edge).reshape(-1) for p in parts for i in range(p.shape[0])]) if a.ndim > 1 else np.concatenate(parts)
+    return (
+        np.concatenate([_summarise(p[i], edge).reshape(-1) for p in parts for i in range(p.shape[0])])
+        if a.ndim > 1
+        else np.concatenate(parts)
+    )
 
 
 def _render(a: np.ndarray, fmt: Any, width: int, indent: int, summarise: bool) -> str:
     edge = _opts["edgeitems"]
     if a.ndim == 1:
-        items = [fmt(v).rjust(width) for v in a.tolist()] if a.dtype.kind != "c" else [fmt(v).rjust(width) for v in a]
+        items = [fmt(v) for v in (a.tolist() if a.dtype.kind != "c" else a)]
         if summarise and len(items) > 2 * edge:
-            items = items[:edge] + ["..."] + items[-edge:]
+            items = items[:edge] + [" ..."] + items[-edge:]
         per_line = max(1, (_opts["linewidth"] - indent) // (width + 2))
         lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
@@ -90,12 +125,11 @@ def _body(host: np.ndarray) -> str:
         host = host.astype(np.float32)
     summarise = host.size > _opts["threshold"]
     shown = _summarise(host, _opts["edgeitems"]) if summarise else host.reshape(-1)
-    fmt = _formatter(shown)
+    fmt, width = _formatter(shown)
     if host.ndim == 0:
         return fmt(host.item() if host.dtype.kind != "c" else host[()])
     if host.size == 0:
         return "[]"
-    width = max(len(fmt(v)) for v in (shown.tolist() if shown.dtype.kind != "c" else shown))
     return _render(host, fmt, width, len("tensor("), summarise)
 
 
