@@ -39,7 +39,7 @@ def samples_for(record: OpCase, dtype: str, declared: set[str]) -> list[Sample]:
     out = []
     for s in record.samples(dtype, rng_for(record.op, dtype)):
         named = set(_dtypes_in(s.args)) | ({s.out_dtype} if isinstance(s.out_dtype, str) else set())
-        if named <= declared | {"uint32"}:
+        if named <= declared:
             out.append(s)
     return out
 

@@ -38,7 +38,7 @@ def _block(key: tuple[int, int], ctr: list[int]) -> list[int]:
 
 
 def philox_words(n: int, key: tuple[int, int], counter: tuple[int, int, int, int]) -> np.ndarray:
-    """``n`` uint32 words (slow: meant for a few thousand words)."""
+    """``n`` words as uint32 (slow: meant for a few thousand words); the kernel gives them as int64."""
     base = sum((w & _MASK) << (32 * i) for i, w in enumerate(counter))
     key = (key[0] & _MASK, key[1] & _MASK)
     out: list[int] = []

@@ -31,10 +31,10 @@ def _matrix(st: State) -> dict[str, dict[str, str]]:
         if op in COMPOSITES and st.lb.k[op] is None:
             continue
         row = {}
-        for d in ALL + ("uint32",):
+        for d in ALL:
             if d not in CASES[op].dtypes:
                 continue
-            row[d] = cells.get((op, d), "not-run" if d in st.dtypes or d == "uint32" else "unsupported")
+            row[d] = cells.get((op, d), "not-run" if d in st.dtypes else "unsupported")
         out[op] = row
     return out
 

@@ -20,7 +20,6 @@ _SHORT = {
     "float64": "f64",
     "complex64": "c64",
     "complex128": "c128",
-    "uint32": "u32",
 }
 _CELL = {
     "pass": "ok",

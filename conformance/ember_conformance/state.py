@@ -35,7 +35,7 @@ class State:
 
     def op_dtypes(self, op: str) -> list[str]:
         """The dtypes ``op`` is tested in: its record's, narrowed to those under test."""
-        return [d for d in CASES[op].dtypes if d in self.dtypes or d == "uint32"]
+        return [d for d in CASES[op].dtypes if d in self.dtypes]
 
     def op_params(self) -> list[tuple[str, str]]:
         """(op, dtype) pairs for ``test_op``: composites only where the backend overrides them."""

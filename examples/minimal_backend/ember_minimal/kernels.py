@@ -69,7 +69,7 @@ _MASK, _SHIFT = np.uint64(0xFFFFFFFF), np.uint64(32)
 
 
 def philox(n: int, key: tuple[int, int], counter: tuple[int, int, int, int], index: int) -> MinArray:
-    """Philox-4x32-10: block j uses the 128-bit counter ``counter + j``, gives words 4j..4j+3."""
+    """Philox-4x32-10: block j uses the 128-bit counter ``counter + j``, gives words 4j..4j+3 (as int64)."""
     j = np.arange((n + 3) // 4, dtype=np.uint64)
     lo0 = np.uint64(counter[0] | counter[1] << 32)
     lo = lo0 + j  # wraps modulo 2**64; the carry goes to the high half
@@ -86,7 +86,7 @@ def philox(n: int, key: tuple[int, int], counter: tuple[int, int, int, int], ind
                 p0 & _MASK,
             ]
             k0, k1 = (k0 + 0x9E3779B9) & 0xFFFFFFFF, (k1 + 0xBB67AE85) & 0xFFFFFFFF
-    return MinArray(np.stack(c, axis=1).astype(np.uint32).reshape(-1)[:n].copy())
+    return MinArray(np.stack(c, axis=1).astype(np.int64).reshape(-1)[:n].copy())  # ops.py: int64 words
 
 
 # --- copy --------------------------------------------------------------------------------
