@@ -138,6 +138,52 @@ def _size_like(fn: Any) -> Any:
     return method
 
 
+def _new_kwargs(self: Tensor, dtype: Any, device: Any) -> dict[str, Any]:
+    return {"dtype": dtype or self.dtype, "device": device if device is not None else self._device}
+
+
+def new_tensor(
+    self: Tensor, data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
+    """A new tensor from ``data`` with this tensor's dtype and device by default."""
+    from ._creation import tensor
+
+    return tensor(data, **_new_kwargs(self, dtype, device), requires_grad=requires_grad)
+
+
+def _new_filled(fill: Any) -> Any:
+    def method(
+        self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    ) -> Tensor:
+        from ._creation import _size, full
+
+        return full(_size(size), fill, **_new_kwargs(self, dtype, device), requires_grad=requires_grad)
+
+    return method
+
+
+def new_full(
+    self: Tensor,
+    size: Any,
+    fill_value: Any,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype and device."""
+    from ._creation import full
+
+    return full(size, fill_value, **_new_kwargs(self, dtype, device), requires_grad=requires_grad)
+
+
+def type_(self: Tensor, dtype: Any = None, non_blocking: bool = False) -> Any:
+    """``'ember.FloatTensor'`` without an argument, else a cast to ``dtype``."""
+    if dtype is None:
+        return f"ember.{C._pt(self.dtype)}Tensor"
+    return C.to(self, dtype)
+
+
 def _identity_hash(self: Tensor) -> int:
     return id(self)
 
@@ -321,6 +367,12 @@ _METHODS = {
     "clone": C.clone,
     "contiguous": C.contiguous,
     "to": C.to,
+    "type": type_,
+    "new_tensor": new_tensor,
+    "new_zeros": _new_filled(0),
+    "new_ones": _new_filled(1),
+    "new_empty": _new_filled(0),
+    "new_full": new_full,
     "cpu": C.cpu,
     "type_as": C.type_as,
     "copy_": C.copy_,

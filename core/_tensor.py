@@ -9,11 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
 from ember.backends import DType, device
 from ember.backends.registry import LoadedBackend
 
-__all__ = ["Tensor", "Size", "wrap"]
+__all__ = ["Size", "Tensor", "wrap"]
 
 
 class Size(tuple):
@@ -42,18 +41,18 @@ class Tensor:
     """
 
     __slots__ = (
-        "_data",  # the backend's native array
-        "_be",  # LoadedBackend: the kernel table ``_be.k``
-        "_device",  # interned device object
-        "dtype",
-        "_shape",  # plain tuple
-        "requires_grad",
-        "grad_fn",
-        "_vc",  # version counter, a one-element list shared by a base and its views
+        "__weakref__",
         "_base",  # the tensor this one is a view of, or None
+        "_be",  # LoadedBackend: the kernel table ``_be.k``
+        "_data",  # the backend's native array
+        "_device",  # interned device object
         "_grad",
         "_meta",  # rarely used autograd state (hooks, retain_grad, accumulator), or None
-        "__weakref__",
+        "_shape",  # plain tuple
+        "_vc",  # version counter, a one-element list shared by a base and its views
+        "dtype",
+        "grad_fn",
+        "requires_grad",
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -151,9 +150,7 @@ class Tensor:
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
         if self.numel() != 1:
-            raise RuntimeError(
-                f"a Tensor with {self.numel()} elements cannot be converted to Scalar"
-            )
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
         return self._be.backend.to_numpy(self._data).reshape(()).item()
 
     def tolist(self) -> Any:
@@ -162,20 +159,35 @@ class Tensor:
     def __bool__(self) -> bool:
         if self.numel() != 1:
             raise RuntimeError(
-                f"Boolean value of Tensor with more than one value is ambiguous"
+                "Boolean value of Tensor with more than one value is ambiguous"
                 if self.numel() > 1
                 else "Boolean value of Tensor with no values is ambiguous"
             )
         return bool(self.item())
 
+    def _scalar(self) -> Any:
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
+
     def __float__(self) -> float:
-        return float(self.item().real if self.dtype.is_complex else self.item())
+        v = self._scalar()
+        if isinstance(v, complex):
+            if v.imag:
+                raise RuntimeError("value cannot be converted to type double without overflow")
+            v = v.real
+        return float(v)
 
     def __int__(self) -> int:
-        return int(self.item())
+        v = self._scalar()
+        if isinstance(v, complex):
+            if v.imag:
+                raise RuntimeError("value cannot be converted to type int64_t without overflow")
+            v = v.real
+        return int(v)
 
     def __complex__(self) -> complex:
-        return complex(self.item())
+        return complex(self._scalar())
 
     def __index__(self) -> int:
         if self.dtype.category > 1 or self.numel() != 1:
@@ -221,9 +233,7 @@ class Tensor:
 def _dim(d: int, ndim: int) -> int:
     n = max(ndim, 1)
     if not -n <= d < n:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})"
-        )
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
     return d + n if d < 0 else d
 
 
