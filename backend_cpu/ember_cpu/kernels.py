@@ -332,3 +332,15 @@ KERNELS: dict[str, Callable[..., Any]] = {
 from .math_kernels import MATH_KERNELS
 
 KERNELS.update(MATH_KERNELS)
+
+from .nn_kernels import avg_pool2d, conv2d, log_softmax, max_pool2d, softmax
+
+KERNELS.update(
+    {
+        "conv2d": conv2d,
+        "max_pool2d": max_pool2d,
+        "avg_pool2d": avg_pool2d,
+        "softmax": softmax,
+        "log_softmax": log_softmax,
+    }
+)

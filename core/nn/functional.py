@@ -80,7 +80,9 @@ def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
-def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=True):  # type: ignore[no-untyped-def]
+def max_pool2d_with_indices(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=True
+):  # type: ignore[no-untyped-def]
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 

@@ -27,7 +27,16 @@ __all__ = [
     "zeros_",
 ]
 
-_LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "sigmoid")
+_LINEAR = (
+    "linear",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "sigmoid",
+)
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
@@ -80,7 +89,12 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any 
 
 
 def trunc_normal_(
-    tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0, generator: Any = None
+    tensor: Tensor,
+    mean: float = 0.0,
+    std: float = 1.0,
+    a: float = -2.0,
+    b: float = 2.0,
+    generator: Any = None,
 ) -> Tensor:
     """Fill with N(mean, std²) restricted to [a, b] (resampling values outside)."""
     from .._ops.select import where
@@ -157,7 +171,11 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> 
 
 
 def kaiming_uniform_(
-    tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", generator: Any = None
+    tensor: Tensor,
+    a: float = 0.0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator: Any = None,
 ) -> Tensor:
     """U(-bound, bound) with ``bound = gain * sqrt(3 / fan)`` (He et al.)."""
     if 0 in tensor.shape:
@@ -168,7 +186,11 @@ def kaiming_uniform_(
 
 
 def kaiming_normal_(
-    tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", generator: Any = None
+    tensor: Tensor,
+    a: float = 0.0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator: Any = None,
 ) -> Tensor:
     """N(0, std²) with ``std = gain / sqrt(fan)``."""
     if 0 in tensor.shape:

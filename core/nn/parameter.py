@@ -33,7 +33,7 @@ class Parameter(Tensor):
     Example: ``w = nn.Parameter(ember.zeros(3))``; ``w.requires_grad`` is True.
     """
 
-    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter:
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter:  # noqa: PYI034
         if data is None:
             from .._creation import empty
 

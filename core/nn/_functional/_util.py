@@ -38,7 +38,9 @@ def ntuple(v: Any, n: int, name: str = "value") -> tuple[int, ...]:
     if len(t) == 1:
         return t * n
     if len(t) != n:
-        raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} values, got {list(t)}")
+        raise RuntimeError(
+            f"expected {name} to be a single integer value or a list of {n} values, got {list(t)}"
+        )
     return t
 
 

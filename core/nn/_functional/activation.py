@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from ..._ops import unary as U
 from ..._ops.select import clamp, where
@@ -178,7 +177,13 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     return where(input > 0, input, w * input)
 
 
-def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False, inplace: bool = False) -> Tensor:
+def rrelu(
+    input: Tensor,
+    lower: float = 1.0 / 8,
+    upper: float = 1.0 / 3,
+    training: bool = False,
+    inplace: bool = False,
+) -> Tensor:
     """Leaky ReLU with a random slope in ``[lower, upper]`` when training, else their mean."""
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
@@ -186,5 +191,3 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
 
     slope = rand_like(input) * (upper - lower) + lower
     return _maybe_inplace(input, where(input >= 0, input, input * slope), inplace)
-
-

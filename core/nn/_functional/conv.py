@@ -89,7 +89,9 @@ def _rev(n: int, like: Tensor) -> Tensor:
     return arange(n - 1, -1, -1, device=like._device)
 
 
-def _input_grad_data(g: Tensor, w: Tensor, in_hw: Pair, stride: Pair, padding: Pair, dilation: Pair, groups: int) -> Tensor:
+def _input_grad_data(
+    g: Tensor, w: Tensor, in_hw: Pair, stride: Pair, padding: Pair, dilation: Pair, groups: int
+) -> Tensor:
     o, cg, kh, kw = w._shape
     with NoRecord():
         g, w = g.detach(), w.detach()
@@ -105,7 +107,9 @@ def _input_grad_data(g: Tensor, w: Tensor, in_hw: Pair, stride: Pair, padding: P
     return _conv_data(gp, wt, (1, 1), (0, 0), dilation, groups)
 
 
-def _weight_grad_data(x: Tensor, g: Tensor, w_shape: tuple, stride: Pair, padding: Pair, dilation: Pair, groups: int) -> Tensor:
+def _weight_grad_data(
+    x: Tensor, g: Tensor, w_shape: tuple, stride: Pair, padding: Pair, dilation: Pair, groups: int
+) -> Tensor:
     o, cg, kh, kw = w_shape
     og = o // groups
     parts = []
@@ -157,7 +161,14 @@ def conv_input_grad(
     """The adjoint of ``conv2d`` in its input: a transposed convolution of ``g`` to size ``in_hw``."""
     out = _input_grad_data(g, w, tuple(in_hw), stride, padding, dilation, groups)
     if recording(g, w):
-        record("ConvolutionBackwardBackward0", _input_grad_rule, out, (g, w), (), (g, w, stride, padding, dilation, groups))
+        record(
+            "ConvolutionBackwardBackward0",
+            _input_grad_rule,
+            out,
+            (g, w),
+            (),
+            (g, w, stride, padding, dilation, groups),
+        )
     return out
 
 
@@ -175,5 +186,12 @@ def conv_weight_grad(
     """The adjoint of ``conv2d`` in its weight: the weight gradient for output gradient ``g``."""
     out = _weight_grad_data(x, g, tuple(w_shape), stride, padding, dilation, groups)
     if recording(x, g):
-        record("ConvolutionBackwardBackward0", _weight_grad_rule, out, (x, g), (), (x, g, stride, padding, dilation, groups))
+        record(
+            "ConvolutionBackwardBackward0",
+            _weight_grad_rule,
+            out,
+            (x, g),
+            (),
+            (x, g, stride, padding, dilation, groups),
+        )
     return out

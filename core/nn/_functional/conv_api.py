@@ -18,11 +18,13 @@ def _check(name: str, x: Tensor, w: Tensor, groups: int, nd: int) -> None:
             f"{list(x._shape)}"
         )
     if w.ndim != nd + 2:
-        raise RuntimeError(f"weight should have at least three dimensions")
+        raise RuntimeError("weight should have at least three dimensions")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
     if w._shape[0] % groups:
-        raise RuntimeError("Given groups={}, expected weight to be divisible by {} at dimension 0, but got weight of size {} instead".format(groups, groups, list(w._shape)))
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight of size {list(w._shape)} instead"
+        )
     c = x._shape[1] if x.ndim == nd + 2 else x._shape[0]
     if c != w._shape[1] * groups:
         shown = list(x._shape) if x.ndim == nd + 2 else [1] + list(x._shape)
@@ -31,9 +33,7 @@ def _check(name: str, x: Tensor, w: Tensor, groups: int, nd: int) -> None:
             f"{w._shape[1] * groups} channels, but got {c} channels instead"
         )
     if x.dtype is not w.dtype:
-        raise RuntimeError(
-            f"Input type ({_tname(x)}) and weight type ({_tname(w)}) should be the same"
-        )
+        raise RuntimeError(f"Input type ({_tname(x)}) and weight type ({_tname(w)}) should be the same")
 
 
 def _tname(t: Tensor) -> str:
@@ -76,8 +76,13 @@ def _check_size(x: Tensor, w: Tensor, padding: tuple, dilation: tuple) -> None:
 
 
 def conv2d(
-    input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
-    dilation: Any = 1, groups: int = 1,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+    groups: int = 1,
 ) -> Tensor:
     """2-D cross-correlation: ``out[n, o] = bias[o] + sum_c weight[o, c] ⋆ input[n, c]``.
 
@@ -97,8 +102,13 @@ def conv2d(
 
 
 def conv1d(
-    input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
-    dilation: Any = 1, groups: int = 1,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+    groups: int = 1,
 ) -> Tensor:
     """1-D cross-correlation over (N, C, L) or (C, L) input with (O, C/groups, k) weights."""
     _check("conv1d", input, weight, groups, 1)
@@ -114,8 +124,14 @@ def conv1d(
 
 
 def conv_transpose2d(
-    input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
-    output_padding: Any = 0, groups: int = 1, dilation: Any = 1,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    output_padding: Any = 0,
+    groups: int = 1,
+    dilation: Any = 1,
 ) -> Tensor:
     """Transposed 2-D convolution (the gradient of ``conv2d`` in its input); weight (C_in, C_out/groups, kH, kW)."""
     unbatched = input.ndim == 3
@@ -127,7 +143,8 @@ def conv_transpose2d(
         )
     s, p, op, d = (_tuple(v, 2) for v in (stride, padding, output_padding, dilation))
     hw = tuple(
-        (x._shape[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (weight._shape[2 + i] - 1) + op[i] + 1 for i in range(2)
+        (x._shape[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (weight._shape[2 + i] - 1) + op[i] + 1
+        for i in range(2)
     )
     out = conv_input_grad(x, weight, hw, s, p, d, groups)
     if bias is not None:
@@ -136,8 +153,14 @@ def conv_transpose2d(
 
 
 def conv_transpose1d(
-    input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
-    output_padding: Any = 0, groups: int = 1, dilation: Any = 1,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    output_padding: Any = 0,
+    groups: int = 1,
+    dilation: Any = 1,
 ) -> Tensor:
     """Transposed 1-D convolution; weight (C_in, C_out/groups, k)."""
     out = conv_transpose2d(

@@ -74,7 +74,9 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return _apply_mask(input, input._shape, p, inplace)
 
 
-def _channel_dropout(input: Tensor, p: float, training: bool, inplace: bool, spatial: int, name: str) -> Tensor:
+def _channel_dropout(
+    input: Tensor, p: float, training: bool, inplace: bool, spatial: int, name: str
+) -> Tensor:
     _check_p(p)
     if input.ndim not in (spatial + 1, spatial + 2):
         raise RuntimeError(
@@ -116,8 +118,13 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace
 
 
 def embedding(
-    input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
-    norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False,
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
 ) -> Tensor:
     """Rows of ``weight`` at the integer ``input`` indices; ``padding_idx`` rows get no gradient."""
     if input.dtype not in (D.int64, D.int32):
@@ -133,7 +140,11 @@ def embedding(
 
         with no_grad():
             rows = weight[input.reshape(-1)]
-            norms = rows.norm(norm_type, -1, keepdim=True) if hasattr(rows, "norm") else (rows * rows).sum(-1, keepdim=True).sqrt()
+            norms = (
+                rows.norm(norm_type, -1, keepdim=True)
+                if hasattr(rows, "norm")
+                else (rows * rows).sum(-1, keepdim=True).sqrt()
+            )
             scale = (max_norm / (norms + 1e-7)).clamp(max=1.0)
             weight[input.reshape(-1)] = rows * scale
     if padding_idx is not None and weight.requires_grad:
@@ -180,7 +191,9 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     return (x1 * x2).sum(dim) / ((n1 * n2).clamp(min=eps * eps)).sqrt()  # type: ignore[attr-defined]
 
 
-def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
+def pairwise_distance(
+    x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
+) -> Tensor:
     """``||x1 - x2 + eps||_p`` along the last dim."""
     return _pnorm(x1 - x2 + eps, p, -1, keepdim)
 
@@ -211,8 +224,13 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
 
 
 def interpolate(
-    input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
-    align_corners: bool | None = None, recompute_scale_factor: bool | None = None, antialias: bool = False,
+    input: Tensor,
+    size: Any = None,
+    scale_factor: Any = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+    recompute_scale_factor: bool | None = None,
+    antialias: bool = False,
 ) -> Tensor:
     """Resize the spatial dims; only ``mode='nearest'`` (PyTorch's floor(i * in / out) rule)."""
     if mode != "nearest":
@@ -232,5 +250,3 @@ def interpolate(
 
         x = x.index_select(2 + i, tensor(idx, device=input._device))  # type: ignore[attr-defined]
     return x
-
-

@@ -44,7 +44,14 @@ def _warn_size(input: Tensor, target: Tensor) -> None:
         )
 
 
-def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+def mse_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+    weight: Tensor | None = None,
+) -> Tensor:
     """``(x - y)²``, reduced."""
     _warn_size(input, target)
     d = input - target
@@ -54,13 +61,22 @@ def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: An
     return apply_reduction(loss, _legacy(size_average, reduce, reduction))
 
 
-def l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Tensor:
+def l1_loss(
+    input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean"
+) -> Tensor:
     """``|x - y|``, reduced."""
     _warn_size(input, target)
     return apply_reduction(U.abs(input - target), _legacy(size_average, reduce, reduction))
 
 
-def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean", beta: float = 1.0) -> Tensor:
+def smooth_l1_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+    beta: float = 1.0,
+) -> Tensor:
     """``0.5 d² / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (``d = x - y``)."""
     _warn_size(input, target)
     if beta < 0:
@@ -70,7 +86,9 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, redu
     return apply_reduction(loss, _legacy(size_average, reduce, reduction))
 
 
-def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0, weight: Tensor | None = None) -> Tensor:
+def huber_loss(
+    input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0, weight: Tensor | None = None
+) -> Tensor:
     """``0.5 d²`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``."""
     _warn_size(input, target)
     d = U.abs(input - target)
@@ -92,8 +110,13 @@ def _class_dim_last(t: Tensor) -> Tensor:
 
 
 def nll_loss(
-    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: Any = None,
-    ignore_index: int = -100, reduce: Any = None, reduction: str = "mean",
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: Any = None,
+    ignore_index: int = -100,
+    reduce: Any = None,
+    reduction: str = "mean",
 ) -> Tensor:
     """``-w[y_n] * input[n, y_n]`` per sample (input: log-probabilities, class dim 1).
 
@@ -122,8 +145,14 @@ def nll_loss(
 
 
 def cross_entropy(
-    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: Any = None,
-    ignore_index: int = -100, reduce: Any = None, reduction: str = "mean", label_smoothing: float = 0.0,
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: Any = None,
+    ignore_index: int = -100,
+    reduce: Any = None,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
 ) -> Tensor:
     """``nll_loss(log_softmax(input, 1), target)``; ``target`` holds class indices or class probabilities.
 
@@ -153,11 +182,11 @@ def cross_entropy(
     return nll * (1.0 - label_smoothing) + smooth * (label_smoothing / n_cls)
 
 
-def _soft_targets(logp: Tensor, target: Tensor, weight: Tensor | None, reduction: str, eps: float, cdim: int) -> Tensor:
+def _soft_targets(
+    logp: Tensor, target: Tensor, weight: Tensor | None, reduction: str, eps: float, cdim: int
+) -> Tensor:
     if target._shape != logp._shape:
-        raise RuntimeError(
-            f"Expected target size {list(logp._shape)}, got {list(target._shape)}"
-        )
+        raise RuntimeError(f"Expected target size {list(logp._shape)}, got {list(target._shape)}")
     n_cls = logp._shape[cdim]
     if eps > 0:
         target = target * (1.0 - eps) + eps / n_cls
@@ -171,8 +200,12 @@ def _soft_targets(logp: Tensor, target: Tensor, weight: Tensor | None, reduction
 
 
 def binary_cross_entropy(
-    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: Any = None,
-    reduce: Any = None, reduction: str = "mean",
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
 ) -> Tensor:
     """``-w (y log x + (1 - y) log(1 - x))`` with the logs clamped at -100, as PyTorch does."""
     if input._shape != target._shape:
@@ -191,8 +224,13 @@ def binary_cross_entropy(
 
 
 def binary_cross_entropy_with_logits(
-    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: Any = None,
-    reduce: Any = None, reduction: str = "mean", pos_weight: Tensor | None = None,
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+    pos_weight: Tensor | None = None,
 ) -> Tensor:
     """``-w (p y log σ(x) + (1 - y) log(1 - σ(x)))`` in the stable form
     ``(1 - y) x + (1 + (p - 1) y) (log(1 + exp(-|x|)) + max(-x, 0))``."""
@@ -213,8 +251,12 @@ def binary_cross_entropy_with_logits(
 
 
 def kl_div(
-    input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
-    reduction: str = "mean", log_target: bool = False,
+    input: Tensor,
+    target: Tensor,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+    log_target: bool = False,
 ) -> Tensor:
     """``target * (log target - input)`` (``input`` is log-probabilities); ``batchmean`` divides by N."""
     reduction = _legacy(size_average, reduce, reduction)

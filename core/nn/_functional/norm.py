@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 
@@ -20,8 +19,11 @@ def _moments(x: Tensor, dims: tuple[int, ...]) -> tuple[Tensor, Tensor]:
 
 
 def layer_norm(
-    input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
-    bias: Tensor | None = None, eps: float = 1e-5,
+    input: Tensor,
+    normalized_shape: Sequence[int],
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
 ) -> Tensor:
     """``(x - mean) / sqrt(var + eps) * weight + bias`` over the last ``len(normalized_shape)`` dims."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
@@ -41,11 +43,17 @@ def layer_norm(
     return out
 
 
-def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None, eps: float | None = None) -> Tensor:
+def rms_norm(
+    input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None, eps: float | None = None
+) -> Tensor:
     """``x / sqrt(mean(x²) + eps) * weight`` over the last dims."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     dims = tuple(range(input.ndim - len(shape), input.ndim))
-    e = eps if eps is not None else (1.1920928955078125e-07 if input.dtype.name == "float32" else 2.220446049250313e-16)
+    e = (
+        eps
+        if eps is not None
+        else (1.1920928955078125e-07 if input.dtype.name == "float32" else 2.220446049250313e-16)
+    )
     out = input * ((input * input).mean(dims, keepdim=True) + e).rsqrt()  # type: ignore[attr-defined]
     return out * weight if weight is not None else out
 
@@ -55,8 +63,14 @@ def _channel_shape(x: Tensor) -> tuple[int, ...]:
 
 
 def batch_norm(
-    input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
-    bias: Tensor | None = None, training: bool = False, momentum: float = 0.1, eps: float = 1e-5,
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
 ) -> Tensor:
     """Normalise each channel (dim 1) by batch statistics (training) or running ones (eval).
 
@@ -92,9 +106,14 @@ def batch_norm(
 
 
 def instance_norm(
-    input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
-    weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
-    momentum: float = 0.1, eps: float = 1e-5,
+    input: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
 ) -> Tensor:
     """Normalise each (sample, channel) plane over its spatial dims."""
     dims = tuple(range(2, input.ndim))
@@ -109,7 +128,11 @@ def instance_norm(
 
 
 def group_norm(
-    input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5
+    input: Tensor,
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
 ) -> Tensor:
     """Normalise over groups of ``C / num_groups`` channels (and all spatial dims) per sample."""
     n, c = input._shape[0], input._shape[1]
@@ -127,5 +150,3 @@ def group_norm(
     if bias is not None:
         out = out + bias.reshape(cs)  # type: ignore[attr-defined]
     return out
-
-

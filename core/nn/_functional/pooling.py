@@ -26,12 +26,20 @@ __all__ = [
 ]
 
 
-def _geometry(x: Tensor, kernel: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: bool, name: str) -> tuple:
+def _geometry(
+    x: Tensor, kernel: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: bool, name: str
+) -> tuple:
     k = ntuple(kernel, 2, "kernel_size")
-    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else ntuple(stride, 2, "stride")
+    s = (
+        k
+        if stride is None or (not isinstance(stride, int) and len(stride) == 0)
+        else ntuple(stride, 2, "stride")
+    )
     p, d = ntuple(padding, 2, "padding"), ntuple(dilation, 2, "dilation")
     if x.ndim not in (3, 4):
-        raise RuntimeError(f"{name}: Expected 3D or 4D (batch mode) tensor for input, but got: {list(x._shape)}")
+        raise RuntimeError(
+            f"{name}: Expected 3D or 4D (batch mode) tensor for input, but got: {list(x._shape)}"
+        )
     for i in range(2):
         if p[i] > (d[i] * (k[i] - 1) + 1) // 2:
             raise RuntimeError(
@@ -88,8 +96,13 @@ def _max_rule(n: Any, g: Tensor) -> tuple:
 
 
 def max_pool2d(
-    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
-    ceil_mode: bool = False, return_indices: bool = False,
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
 ) -> Any:
     """Maximum over each (kH, kW) window; ``return_indices`` also gives flat positions per plane."""
     unbatched = input.ndim == 3
@@ -106,14 +119,24 @@ def max_pool2d(
 
 
 def max_pool1d(
-    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
-    ceil_mode: bool = False, return_indices: bool = False,
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
 ) -> Any:
     """Maximum over 1-D windows of (N, C, L) or (C, L) input."""
-    one = lambda v: (1, ntuple(v, 1)[0])  # noqa: E731
+    one = lambda v: (1, ntuple(v, 1)[0])
     r = max_pool2d(
-        input.unsqueeze(-2), one(kernel_size), None if stride is None else one(stride),  # type: ignore[attr-defined]
-        (0, ntuple(padding, 1)[0]), one(dilation), ceil_mode, True,
+        input.unsqueeze(-2),
+        one(kernel_size),
+        None if stride is None else one(stride),  # type: ignore[attr-defined]
+        (0, ntuple(padding, 1)[0]),
+        one(dilation),
+        ceil_mode,
+        True,
     )
     vals, idx = r[0].squeeze(-2), r[1].squeeze(-2)
     return (vals, idx) if return_indices else vals
@@ -130,9 +153,19 @@ def _counts(n: int, k: int, s: int, p: int, out: int, include_pad: bool) -> list
     return res
 
 
-def _avg_data(x: Tensor, k: tuple, s: tuple, p: tuple, out: tuple, ceil_mode: bool, include_pad: bool, div: Tensor) -> Tensor:
+def _avg_data(
+    x: Tensor,
+    k: tuple,
+    s: tuple,
+    p: tuple,
+    out: tuple,
+    ceil_mode: bool,
+    include_pad: bool,
+    div: Tensor,
+    kernel_ok: bool,
+) -> Tensor:
     kern = x._be.k["avg_pool2d"]
-    if kern is not None and div is None:
+    if kern is not None and kernel_ok:
         data = kern(x._data, k, s, p, ceil_mode, include_pad)
         return wrap(data, x._be, x._device, x.dtype, x._shape[:2] + out)
     win = _windows(x, k, s, p, (1, 1), out, 0.0)
@@ -148,8 +181,13 @@ def _avg_rule(n: Any, g: Tensor) -> tuple:
 
 
 def avg_pool2d(
-    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
-    count_include_pad: bool = True, divisor_override: int | None = None,
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
 ) -> Tensor:
     """Mean over each (kH, kW) window (divisor: the window size, see ``count_include_pad``)."""
     unbatched = input.ndim == 3
@@ -165,21 +203,31 @@ def avg_pool2d(
         rw = _counts(w, k[1], s[1], p[1], out[1], count_include_pad)
         div = tensor([[a * b for b in rw] for a in rh], dtype=x.dtype, device=x._device)
     with NoRecord():
-        vals = _avg_data(x.detach(), k, s, p, out, ceil_mode, count_include_pad, None if divisor_override is None else div)
+        vals = _avg_data(
+            x.detach(), k, s, p, out, ceil_mode, count_include_pad, div, divisor_override is None
+        )
     if recording(x):
         record("AvgPool2DBackward0", _avg_rule, vals, (x,), (), (x._shape, k, s, p, div))
     return vals.squeeze(0) if unbatched else vals  # type: ignore[attr-defined]
 
 
 def avg_pool1d(
-    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    ceil_mode: bool = False,
     count_include_pad: bool = True,
 ) -> Tensor:
     """Mean over 1-D windows of (N, C, L) or (C, L) input."""
-    one = lambda v: (1, ntuple(v, 1)[0])  # noqa: E731
+    one = lambda v: (1, ntuple(v, 1)[0])
     r = avg_pool2d(
-        input.unsqueeze(-2), one(kernel_size), None if stride is None else one(stride),  # type: ignore[attr-defined]
-        (0, ntuple(padding, 1)[0]), ceil_mode, count_include_pad,
+        input.unsqueeze(-2),
+        one(kernel_size),
+        None if stride is None else one(stride),  # type: ignore[attr-defined]
+        (0, ntuple(padding, 1)[0]),
+        ceil_mode,
+        count_include_pad,
     )
     return r.squeeze(-2)  # type: ignore[attr-defined]
 

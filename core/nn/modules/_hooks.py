@@ -24,7 +24,7 @@ class RemovableHandle:
         for d in self._dicts:
             d.pop(self.id, None)
 
-    def __enter__(self) -> RemovableHandle:
+    def __enter__(self) -> RemovableHandle:  # noqa: PYI034
         return self
 
     def __exit__(self, *exc: object) -> None:

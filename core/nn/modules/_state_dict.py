@@ -37,9 +37,7 @@ def collect(module: Any, destination: OrderedDict, prefix: str, keep_vars: bool)
             collect(child, destination, prefix + name + ".", keep_vars)
 
 
-def _load_own(
-    module: Any, state: dict, prefix: str, missing: list, errors: list, assign: bool
-) -> None:
+def _load_own(module: Any, state: dict, prefix: str, missing: list, errors: list, assign: bool) -> None:
     local = {k: v for k, v in module._parameters.items() if v is not None}
     local.update(
         {
@@ -103,9 +101,13 @@ def load_into(module: Any, state_dict: Any, strict: bool, assign: bool) -> Incom
     unexpected = [k for k in state_dict if k not in expected]
     if strict:
         if unexpected:
-            errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected)))
+            errors.insert(
+                0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected))
+            )
         if missing:
-            errors.insert(0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing)))
+            errors.insert(
+                0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing))
+            )
     if errors:
         raise RuntimeError(
             "Error(s) in loading state_dict for {}:\n\t{}".format(type(module).__name__, "\n\t".join(errors))

@@ -11,9 +11,34 @@ from ..parameter import Parameter
 from .module import Module
 
 __all__ = [
-    "CELU", "ELU", "GELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU",
-    "LogSigmoid", "LogSoftmax", "Mish", "PReLU", "RReLU", "ReLU", "ReLU6", "SELU", "SiLU", "Sigmoid",
-    "Softmax", "Softmax2d", "Softmin", "Softplus", "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold",
+    "CELU",
+    "ELU",
+    "GELU",
+    "GLU",
+    "SELU",
+    "Hardshrink",
+    "Hardsigmoid",
+    "Hardswish",
+    "Hardtanh",
+    "LeakyReLU",
+    "LogSigmoid",
+    "LogSoftmax",
+    "Mish",
+    "PReLU",
+    "RReLU",
+    "ReLU",
+    "ReLU6",
+    "SiLU",
+    "Sigmoid",
+    "Softmax",
+    "Softmax2d",
+    "Softmin",
+    "Softplus",
+    "Softshrink",
+    "Softsign",
+    "Tanh",
+    "Tanhshrink",
+    "Threshold",
 ]
 
 
@@ -213,7 +238,9 @@ class GLU(Module):
 class PReLU(Module):
     """``x`` if ``x > 0`` else ``a * x`` with learnable ``a`` (one, or one per channel)."""
 
-    def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None, dtype: Any = None) -> None:
+    def __init__(
+        self, num_parameters: int = 1, init: float = 0.25, device: Any = None, dtype: Any = None
+    ) -> None:
         super().__init__()
         self.num_parameters = num_parameters
         self.init = init

@@ -112,7 +112,7 @@ class ModuleList(Module):
         for i, m in enumerate(items):
             self._modules[str(i)] = m
 
-    def __iadd__(self, modules: Iterable[Module]) -> ModuleList:
+    def __iadd__(self, modules: Iterable[Module]) -> ModuleList:  # noqa: PYI034
         return self.extend(modules)
 
     def append(self, module: Module) -> ModuleList:
@@ -208,7 +208,7 @@ class ParameterList(Module):
     def __iter__(self) -> Iterator[Any]:
         return iter(self[i] for i in range(len(self)))
 
-    def __iadd__(self, values: Iterable[Any]) -> ParameterList:
+    def __iadd__(self, values: Iterable[Any]) -> ParameterList:  # noqa: PYI034
         return self.extend(values)
 
     def append(self, value: Any) -> ParameterList:

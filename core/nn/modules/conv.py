@@ -24,9 +24,19 @@ class _ConvNd(Module):
     _transposed = False
 
     def __init__(
-        self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
-        dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-        device: Any = None, dtype: Any = None, output_padding: Any = 0,
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: Any,
+        stride: Any = 1,
+        padding: Any = 0,
+        dilation: Any = 1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        device: Any = None,
+        dtype: Any = None,
+        output_padding: Any = 0,
     ) -> None:
         super().__init__()
         n = self._nd
@@ -55,7 +65,9 @@ class _ConvNd(Module):
         self.groups = groups
         self.padding_mode = padding_mode
         shape = (
-            (in_channels, out_channels // groups) if self._transposed else (out_channels, in_channels // groups)
+            (in_channels, out_channels // groups)
+            if self._transposed
+            else (out_channels, in_channels // groups)
         ) + self.kernel_size
         self.weight = Parameter(empty(shape, device=device, dtype=dtype))
         if bias:
@@ -75,7 +87,11 @@ class _ConvNd(Module):
     def extra_repr(self) -> str:
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
         if self.padding != (0,) * self._nd:
-            s += f", padding={self.padding!r}" if isinstance(self.padding, str) else f", padding={self.padding}"
+            s += (
+                f", padding={self.padding!r}"
+                if isinstance(self.padding, str)
+                else f", padding={self.padding}"
+            )
         if self.dilation != (1,) * self._nd:
             s += f", dilation={self.dilation}"
         if self.output_padding != (0,) * self._nd:
@@ -130,7 +146,9 @@ class Conv1d(_ConvNd):
     def forward(self, input: Tensor) -> Tensor:
         self._check_input(input)
         if self.padding_mode != "zeros":
-            return F.conv1d(self._mode_pad(input), self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+            return F.conv1d(
+                self._mode_pad(input), self.weight, self.bias, self.stride, 0, self.dilation, self.groups
+            )
         return F.conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
 
@@ -141,15 +159,35 @@ class ConvTranspose2d(_ConvNd):
     _transposed = True
 
     def __init__(
-        self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
-        output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
-        padding_mode: str = "zeros", device: Any = None, dtype: Any = None,
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: Any,
+        stride: Any = 1,
+        padding: Any = 0,
+        output_padding: Any = 0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation: Any = 1,
+        padding_mode: str = "zeros",
+        device: Any = None,
+        dtype: Any = None,
     ) -> None:
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
         super().__init__(
-            in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode,
-            device, dtype, output_padding,
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            padding_mode,
+            device,
+            dtype,
+            output_padding,
         )
 
     def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
@@ -157,11 +195,18 @@ class ConvTranspose2d(_ConvNd):
         if output_size is not None:
             size = tuple(output_size)[-2:]
             op = tuple(
-                size[i] - ((input.shape[-2 + i] - 1) * self.stride[i] - 2 * self.padding[i]
-                           + self.dilation[i] * (self.kernel_size[i] - 1) + 1)
+                size[i]
+                - (
+                    (input.shape[-2 + i] - 1) * self.stride[i]
+                    - 2 * self.padding[i]
+                    + self.dilation[i] * (self.kernel_size[i] - 1)
+                    + 1
+                )
                 for i in range(2)
             )
-        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, op, self.groups, self.dilation)
+        return F.conv_transpose2d(
+            input, self.weight, self.bias, self.stride, self.padding, op, self.groups, self.dilation
+        )
 
 
 class ConvTranspose1d(_ConvNd):
@@ -171,18 +216,45 @@ class ConvTranspose1d(_ConvNd):
     _transposed = True
 
     def __init__(
-        self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
-        output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
-        padding_mode: str = "zeros", device: Any = None, dtype: Any = None,
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: Any,
+        stride: Any = 1,
+        padding: Any = 0,
+        output_padding: Any = 0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation: Any = 1,
+        padding_mode: str = "zeros",
+        device: Any = None,
+        dtype: Any = None,
     ) -> None:
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
         super().__init__(
-            in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode,
-            device, dtype, output_padding,
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            padding_mode,
+            device,
+            dtype,
+            output_padding,
         )
 
     def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
         return F.conv_transpose1d(
-            input, self.weight, self.bias, self.stride, self.padding, self.output_padding, self.groups, self.dilation
+            input,
+            self.weight,
+            self.bias,
+            self.stride,
+            self.padding,
+            self.output_padding,
+            self.groups,
+            self.dilation,
         )

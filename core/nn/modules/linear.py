@@ -32,7 +32,9 @@ class Linear(Module):
     and bias U(-1/√in, 1/√in).
     """
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, device: Any = None, dtype: Any = None) -> None:
+    def __init__(
+        self, in_features: int, out_features: int, bias: bool = True, device: Any = None, dtype: Any = None
+    ) -> None:
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
@@ -54,7 +56,9 @@ class Linear(Module):
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
-        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+        )
 
 
 class NonDynamicallyQuantizableLinear(Linear):
@@ -65,8 +69,13 @@ class Bilinear(Module):
     """``y = x1 @ W_k @ x2 + b_k`` for each output feature k."""
 
     def __init__(
-        self, in1_features: int, in2_features: int, out_features: int, bias: bool = True,
-        device: Any = None, dtype: Any = None,
+        self,
+        in1_features: int,
+        in2_features: int,
+        out_features: int,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
     ) -> None:
         super().__init__()
         self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features

@@ -9,8 +9,15 @@ from .. import functional as F
 from .module import Module
 
 __all__ = [
-    "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss", "MSELoss",
-    "NLLLoss", "SmoothL1Loss",
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "CrossEntropyLoss",
+    "HuberLoss",
+    "KLDivLoss",
+    "L1Loss",
+    "MSELoss",
+    "NLLLoss",
+    "SmoothL1Loss",
 ]
 
 
@@ -29,7 +36,13 @@ class _Loss(Module):
 
 
 class _WeightedLoss(_Loss):
-    def __init__(self, weight: Tensor | None = None, size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> None:
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average: Any = None,
+        reduce: Any = None,
+        reduction: str = "mean",
+    ) -> None:
         super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
 
@@ -51,7 +64,9 @@ class L1Loss(_Loss):
 class SmoothL1Loss(_Loss):
     """``0.5 d²/beta`` if ``|d| < beta`` else ``|d| - 0.5 beta``."""
 
-    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean", beta: float = 1.0) -> None:
+    def __init__(
+        self, size_average: Any = None, reduce: Any = None, reduction: str = "mean", beta: float = 1.0
+    ) -> None:
         super().__init__(size_average, reduce, reduction)
         self.beta = beta
 
@@ -74,29 +89,44 @@ class NLLLoss(_WeightedLoss):
     """``-w[y] * input[y]`` for log-probability input."""
 
     def __init__(
-        self, weight: Tensor | None = None, size_average: Any = None, ignore_index: int = -100,
-        reduce: Any = None, reduction: str = "mean",
+        self,
+        weight: Tensor | None = None,
+        size_average: Any = None,
+        ignore_index: int = -100,
+        reduce: Any = None,
+        reduction: str = "mean",
     ) -> None:
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
+        return F.nll_loss(
+            input, target, weight=self.weight, ignore_index=self.ignore_index, reduction=self.reduction
+        )
 
 
 class CrossEntropyLoss(_WeightedLoss):
     """``nll_loss(log_softmax(x), y)``; targets are class indices or probabilities."""
 
     def __init__(
-        self, weight: Tensor | None = None, size_average: Any = None, ignore_index: int = -100,
-        reduce: Any = None, reduction: str = "mean", label_smoothing: float = 0.0,
+        self,
+        weight: Tensor | None = None,
+        size_average: Any = None,
+        ignore_index: int = -100,
+        reduce: Any = None,
+        reduction: str = "mean",
+        label_smoothing: float = 0.0,
     ) -> None:
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.cross_entropy(
-            input, target, weight=self.weight, ignore_index=self.ignore_index, reduction=self.reduction,
+            input,
+            target,
+            weight=self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
             label_smoothing=self.label_smoothing,
         )
 
@@ -112,8 +142,12 @@ class BCEWithLogitsLoss(_Loss):
     """``BCELoss(sigmoid(x), y)`` in a numerically stable form, with optional ``pos_weight``."""
 
     def __init__(
-        self, weight: Tensor | None = None, size_average: Any = None, reduce: Any = None,
-        reduction: str = "mean", pos_weight: Tensor | None = None,
+        self,
+        weight: Tensor | None = None,
+        size_average: Any = None,
+        reduce: Any = None,
+        reduction: str = "mean",
+        pos_weight: Tensor | None = None,
     ) -> None:
         super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
@@ -128,7 +162,9 @@ class BCEWithLogitsLoss(_Loss):
 class KLDivLoss(_Loss):
     """``target * (log target - input)``; use ``reduction='batchmean'`` for the true KL divergence."""
 
-    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean", log_target: bool = False) -> None:
+    def __init__(
+        self, size_average: Any = None, reduce: Any = None, reduction: str = "mean", log_target: bool = False
+    ) -> None:
         super().__init__(size_average, reduce, reduction)
         self.log_target = log_target
 

@@ -11,27 +11,11 @@ from ...autograd.grad_mode import no_grad
 from ..parameter import Buffer, Parameter
 from ._hooks import BackwardHookRunner, RemovableHandle
 from ._state_dict import IncompatibleKeys, collect, load_into
+from ._util import addindent as _addindent
+from ._util import check_name as _check_name
+from ._util import typename as _typename
 
 __all__ = ["Module"]
-
-
-def _addindent(s: str, n: int) -> str:
-    lines = s.split("\n")
-    if len(lines) == 1:
-        return s
-    return lines[0] + "\n" + "\n".join(" " * n + line for line in lines[1:])
-
-
-def _check_name(kind: str, name: Any, owner: Any) -> None:
-    if not isinstance(name, str):
-        raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
-    if "." in name:
-        raise KeyError(f'{kind} name can\'t contain ".", got: {name}')
-    if name == "":
-        raise KeyError(f'{kind} name can\'t be empty string ""')
-    if hasattr(owner, name) and name not in owner._parameters and name not in owner._buffers:
-        if name not in owner._modules:
-            raise KeyError(f"attribute '{name}' already exists")
 
 
 class Module:
@@ -195,7 +179,9 @@ class Module:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
         _check_name("buffer", name, self)
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' (torch Tensor or None required)")
+            raise TypeError(
+                f"cannot assign '{_typename(tensor)}' object to buffer '{name}' (torch Tensor or None required)"
+            )
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -239,7 +225,11 @@ class Module:
     # -- iteration -------------------------------------------------------------------------
     def _named_members(self, get: Callable, prefix: str, recurse: bool, remove_duplicate: bool) -> Iterator:
         seen: set[int] = set()
-        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
+        mods = (
+            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+            if recurse
+            else [(prefix, self)]
+        )
         for mod_prefix, mod in mods:
             for k, v in get(mod):
                 if v is None or (remove_duplicate and id(v) in seen):
@@ -304,7 +294,7 @@ class Module:
     def train(self, mode: bool = True) -> Module:
         """Set training mode (affects Dropout, BatchNorm) here and in every submodule."""
         if not isinstance(mode, bool):
-            raise ValueError("training mode is expected to be boolean")
+            raise ValueError("training mode is expected to be boolean")  # noqa: TRY004 (PyTorch's type)
         self.training = mode
         for m in self.children():
             m.train(mode)
@@ -365,7 +355,9 @@ class Module:
 
         device, dtype, _ = _parse_to(args, dict(kwargs))
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
-            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}")
+            raise TypeError(
+                f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}"
+            )
 
         def convert(t: Tensor) -> Tensor:
             dt = dtype if dtype is not None and (t.dtype.is_floating_point or t.dtype.is_complex) else None
@@ -409,7 +401,9 @@ class Module:
         return self
 
     # -- state -----------------------------------------------------------------------------
-    def state_dict(self, *args: Any, destination: Any = None, prefix: str = "", keep_vars: bool = False) -> Any:
+    def state_dict(
+        self, *args: Any, destination: Any = None, prefix: str = "", keep_vars: bool = False
+    ) -> Any:
         """An ordered dict of parameter and persistent buffer tensors by dotted name."""
         if args:  # the old positional form (destination, prefix, keep_vars)
             destination = args[0]
@@ -425,7 +419,9 @@ class Module:
         return load_into(self, state_dict, strict, assign)
 
     # -- hooks -----------------------------------------------------------------------------
-    def _add_hook(self, table: OrderedDict, hook: Callable, prepend: bool, kw_set: set | None) -> RemovableHandle:
+    def _add_hook(
+        self, table: OrderedDict, hook: Callable, prepend: bool, kw_set: set | None
+    ) -> RemovableHandle:
         handle = RemovableHandle(table)
         table[handle.id] = hook
         if prepend:
@@ -482,11 +478,3 @@ class Module:
 
     def __getstate__(self) -> dict:
         return self.__dict__.copy()
-
-
-def _typename(v: Any) -> str:
-    if isinstance(v, Tensor):
-        return "torch." + {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor"}.get(
-            v.dtype.name, "Tensor"
-        )
-    return type(v).__module__ + "." + type(v).__qualname__ if type(v).__module__ != "builtins" else type(v).__name__

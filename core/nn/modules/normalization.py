@@ -13,7 +13,13 @@ from ..parameter import Parameter
 from .module import Module
 
 __all__ = [
-    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "LayerNorm",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "BatchNorm3d",
+    "GroupNorm",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "LayerNorm",
     "RMSNorm",
 ]
 
@@ -22,8 +28,14 @@ class _BatchNorm(Module):
     _dims: tuple[int, ...] = (2, 3)
 
     def __init__(
-        self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-        track_running_stats: bool = True, device: Any = None, dtype: Any = None,
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        device: Any = None,
+        dtype: Any = None,
     ) -> None:
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
@@ -74,7 +86,11 @@ class _BatchNorm(Module):
             input,
             self.running_mean if not self.training or self.track_running_stats else None,
             self.running_var if not self.training or self.track_running_stats else None,
-            self.weight, self.bias, use_batch, momentum, self.eps,
+            self.weight,
+            self.bias,
+            use_batch,
+            momentum,
+            self.eps,
         )
 
     def extra_repr(self) -> str:
@@ -102,8 +118,14 @@ class BatchNorm3d(_BatchNorm):
 
 class _InstanceNorm(_BatchNorm):
     def __init__(
-        self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = False,
-        track_running_stats: bool = False, device: Any = None, dtype: Any = None,
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = False,
+        track_running_stats: bool = False,
+        device: Any = None,
+        dtype: Any = None,
     ) -> None:
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
 
@@ -125,8 +147,13 @@ class LayerNorm(Module):
     """Normalise over the last dims ``normalized_shape``, then scale and shift elementwise."""
 
     def __init__(
-        self, normalized_shape: Any, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
-        device: Any = None, dtype: Any = None,
+        self,
+        normalized_shape: Any,
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
     ) -> None:
         super().__init__()
         shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
@@ -152,8 +179,13 @@ class GroupNorm(Module):
     """Normalise groups of channels per sample, then scale and shift per channel."""
 
     def __init__(
-        self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
-        device: Any = None, dtype: Any = None,
+        self,
+        num_groups: int,
+        num_channels: int,
+        eps: float = 1e-5,
+        affine: bool = True,
+        device: Any = None,
+        dtype: Any = None,
     ) -> None:
         super().__init__()
         if num_channels % num_groups:
@@ -175,8 +207,12 @@ class GroupNorm(Module):
 
 class RMSNorm(Module):
     def __init__(
-        self, normalized_shape: Any, eps: float | None = None, elementwise_affine: bool = True,
-        device: Any = None, dtype: Any = None,
+        self,
+        normalized_shape: Any,
+        eps: float | None = None,
+        elementwise_affine: bool = True,
+        device: Any = None,
+        dtype: Any = None,
     ) -> None:
         super().__init__()
         shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)

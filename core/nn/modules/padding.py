@@ -9,8 +9,16 @@ from .. import functional as F
 from .module import Module
 
 __all__ = [
-    "CircularPad1d", "CircularPad2d", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d",
-    "ReplicationPad1d", "ReplicationPad2d", "ZeroPad1d", "ZeroPad2d",
+    "CircularPad1d",
+    "CircularPad2d",
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
+    "ZeroPad1d",
+    "ZeroPad2d",
 ]
 
 
@@ -29,7 +37,9 @@ class _Pad(Module):
         return F.pad(input, self.padding, self._mode)
 
     def extra_repr(self) -> str:
-        return f"{self.padding}" + (f", value={self.value}" if self._mode == "constant" and self.value is not None else "")
+        return f"{self.padding}" + (
+            f", value={self.value}" if self._mode == "constant" and self.value is not None else ""
+        )
 
 
 class ConstantPad1d(_Pad):

@@ -13,8 +13,13 @@ __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "
 
 class _MaxPoolNd(Module):
     def __init__(
-        self, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
-        return_indices: bool = False, ceil_mode: bool = False,
+        self,
+        kernel_size: Any,
+        stride: Any = None,
+        padding: Any = 0,
+        dilation: Any = 1,
+        return_indices: bool = False,
+        ceil_mode: bool = False,
     ) -> None:
         super().__init__()
         self.kernel_size = kernel_size
@@ -34,21 +39,38 @@ class MaxPool2d(_MaxPoolNd):
 
     def forward(self, input: Tensor) -> Any:
         return F.max_pool2d(
-            input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode, self.return_indices
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.ceil_mode,
+            self.return_indices,
         )
 
 
 class MaxPool1d(_MaxPoolNd):
     def forward(self, input: Tensor) -> Any:
         return F.max_pool1d(
-            input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode, self.return_indices
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.ceil_mode,
+            self.return_indices,
         )
 
 
 class _AvgPoolNd(Module):
     def __init__(
-        self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
-        count_include_pad: bool = True, divisor_override: int | None = None,
+        self,
+        kernel_size: Any,
+        stride: Any = None,
+        padding: Any = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: int | None = None,
     ) -> None:
         super().__init__()
         self.kernel_size = kernel_size
@@ -65,14 +87,21 @@ class AvgPool2d(_AvgPoolNd):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool2d(
-            input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
             self.divisor_override,
         )
 
 
 class AvgPool1d(_AvgPoolNd):
     def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad)
+        return F.avg_pool1d(
+            input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad
+        )
 
 
 class AdaptiveAvgPool2d(Module):

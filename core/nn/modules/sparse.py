@@ -22,10 +22,18 @@ class Embedding(Module):
     """
 
     def __init__(
-        self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
-        max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
-        sparse: bool = False, _weight: Tensor | None = None, _freeze: bool = False,
-        device: Any = None, dtype: Any = None,
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+        _weight: Tensor | None = None,
+        _freeze: bool = False,
+        device: Any = None,
+        dtype: Any = None,
     ) -> None:
         super().__init__()
         if padding_idx is not None:
@@ -39,7 +47,9 @@ class Embedding(Module):
         self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is None:
-            self.weight = Parameter(empty((num_embeddings, embedding_dim), device=device, dtype=dtype), not _freeze)
+            self.weight = Parameter(
+                empty((num_embeddings, embedding_dim), device=device, dtype=dtype), not _freeze
+            )
             self.reset_parameters()
         else:
             self.weight = Parameter(_weight, not _freeze)

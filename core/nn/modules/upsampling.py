@@ -15,7 +15,11 @@ class Upsample(Module):
     """Resize by ``size`` or ``scale_factor`` (mode 'nearest')."""
 
     def __init__(
-        self, size: Any = None, scale_factor: Any = None, mode: str = "nearest", align_corners: bool | None = None,
+        self,
+        size: Any = None,
+        scale_factor: Any = None,
+        mode: str = "nearest",
+        align_corners: bool | None = None,
         recompute_scale_factor: bool | None = None,
     ) -> None:
         super().__init__()
@@ -24,10 +28,14 @@ class Upsample(Module):
         self.recompute_scale_factor = recompute_scale_factor
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners, self.recompute_scale_factor)
+        return F.interpolate(
+            input, self.size, self.scale_factor, self.mode, self.align_corners, self.recompute_scale_factor
+        )
 
     def extra_repr(self) -> str:
-        info = f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None else f"size={self.size!r}"
+        info = (
+            f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None else f"size={self.size!r}"
+        )
         return info + f", mode={self.mode!r}"
 
 

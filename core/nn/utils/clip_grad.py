@@ -28,7 +28,9 @@ def _norm(t: Tensor, p: float) -> Tensor:
     return (a**p).sum() ** (1.0 / p)  # type: ignore[attr-defined]
 
 
-def get_total_norm(tensors: Iterable[Tensor], norm_type: float = 2.0, error_if_nonfinite: bool = False, foreach: Any = None) -> Tensor:
+def get_total_norm(
+    tensors: Iterable[Tensor], norm_type: float = 2.0, error_if_nonfinite: bool = False, foreach: Any = None
+) -> Tensor:
     """The ``norm_type``-norm of all ``tensors`` taken together."""
     ts = list(tensors)
     if not ts:
@@ -58,7 +60,11 @@ def _stack(ts: list[Tensor]) -> Tensor:
 
 
 def clip_grad_norm_(
-    parameters: Any, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False, foreach: Any = None
+    parameters: Any,
+    max_norm: float,
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: Any = None,
 ) -> Tensor:
     """Scale all gradients by ``min(1, max_norm / (total_norm + 1e-6))``; returns the total norm."""
     grads = _grads(parameters)

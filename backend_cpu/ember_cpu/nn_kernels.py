@@ -1,0 +1,138 @@
+"""NumPy kernels for the nn composites: conv2d (im2col + one BLAS matmul), pooling, softmax.
+
+Conventions (``ember.backends.ops``): NCHW arrays, OIHW weights, parameters as pairs; the
+frontend has validated shapes and records the derivative rules, so these are forward only.
+Half types compute in float32.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from .dtypes import HALF
+
+__all__ = ["avg_pool2d", "conv2d", "log_softmax", "max_pool2d", "softmax"]
+
+Pair = tuple[int, int]
+_F32 = np.dtype(np.float32)
+
+
+def _out(n: int, k: int, s: int, p: int, d: int, ceil: bool) -> int:
+    span = n + 2 * p - d * (k - 1) - 1
+    out = (-(-span // s) if ceil else span // s) + 1
+    if ceil and (out - 1) * s >= n + p:  # the last window must start inside the input or left padding
+        out -= 1
+    return max(out, 0)
+
+
+def _padded(x: np.ndarray, top: int, bottom: int, left: int, right: int, value: float) -> np.ndarray:
+    if not (top or bottom or left or right):
+        return x
+    out = np.full(x.shape[:-2] + (x.shape[-2] + top + bottom, x.shape[-1] + left + right), value, x.dtype)
+    out[..., top : top + x.shape[-2], left : left + x.shape[-1]] = x
+    return out
+
+
+def _windows(xp: np.ndarray, k: Pair, s: Pair, d: Pair, out: Pair) -> np.ndarray:
+    """A (N, C, kh, kw, oh, ow) strided view of the windows of ``xp``."""
+    sn, sc, sh, sw = xp.strides
+    return as_strided(
+        xp, xp.shape[:2] + k + out, (sn, sc, d[0] * sh, d[1] * sw, s[0] * sh, s[1] * sw), writeable=False
+    )
+
+
+def conv2d(
+    x: np.ndarray, w: np.ndarray, stride: Pair, padding: Pair, dilation: Pair, groups: int
+) -> np.ndarray:
+    """Cross-correlation: im2col into a (C·kh·kw, N·oh·ow) matrix and one matmul per group."""
+    dtype = x.dtype
+    if dtype in HALF:
+        x, w = x.astype(_F32), w.astype(_F32)
+    n, _, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    oh = _out(h, kh, stride[0], padding[0], dilation[0], False)
+    ow = _out(wd, kw, stride[1], padding[1], dilation[1], False)
+    xp = _padded(np.ascontiguousarray(x), padding[0], padding[0], padding[1], padding[1], 0.0)
+    win = _windows(xp, (kh, kw), stride, dilation, (oh, ow))  # (N, C, kh, kw, oh, ow)
+    og, k = o // groups, cg * kh * kw
+    outs = []
+    # Copy the windows so that the innermost run is the longer of (ow,) and (kw,):
+    # rows = output positions when kernels are large (weight gradients), else columns.
+    by_rows = kh * kw > oh * ow
+    for g in range(groups):
+        part = win[:, g * cg : (g + 1) * cg]
+        wg = w[g * og : (g + 1) * og].reshape(og, k)
+        if by_rows:
+            cols = np.ascontiguousarray(part.transpose(0, 4, 5, 1, 2, 3)).reshape(n * oh * ow, k)
+            outs.append((cols @ wg.T).reshape(n, oh, ow, og).transpose(0, 3, 1, 2))
+        else:
+            cols = np.ascontiguousarray(part.transpose(1, 2, 3, 0, 4, 5)).reshape(k, n * oh * ow)
+            outs.append((wg @ cols).reshape(og, n, oh, ow).transpose(1, 0, 2, 3))
+    res = np.ascontiguousarray(outs[0] if groups == 1 else np.concatenate(outs, axis=1))
+    return res.astype(dtype) if dtype in HALF else res
+
+
+def _pool_geometry(x: np.ndarray, k: Pair, s: Pair, p: Pair, d: Pair, ceil: bool) -> tuple[Pair, Pair]:
+    oh = _out(x.shape[-2], k[0], s[0], p[0], d[0], ceil)
+    ow = _out(x.shape[-1], k[1], s[1], p[1], d[1], ceil)
+    # ceil_mode may need windows that run past the right/bottom edge: pad them too
+    extra_h = max((oh - 1) * s[0] + d[0] * (k[0] - 1) + 1 - x.shape[-2] - 2 * p[0], 0)
+    extra_w = max((ow - 1) * s[1] + d[1] * (k[1] - 1) + 1 - x.shape[-1] - 2 * p[1], 0)
+    return (oh, ow), (extra_h, extra_w)
+
+
+def max_pool2d(
+    x: np.ndarray, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, ceil_mode: bool
+) -> Any:
+    """Window maxima and the flat (h·W + w) index of the first maximum in each window."""
+    (oh, ow), (eh, ew) = _pool_geometry(x, kernel, stride, padding, dilation, ceil_mode)
+    xp = _padded(x, padding[0], padding[0] + eh, padding[1], padding[1] + ew, -np.inf)
+    win = _windows(xp, kernel, stride, dilation, (oh, ow))  # (N, C, kh, kw, oh, ow)
+    flat = win.reshape(x.shape[:2] + (kernel[0] * kernel[1], oh, ow))
+    pos = flat.argmax(axis=2)
+    vals = np.take_along_axis(flat, pos[:, :, None], axis=2)[:, :, 0]
+    ki, kj = np.divmod(pos, kernel[1])
+    rows = np.arange(oh).reshape(-1, 1) * stride[0] - padding[0] + ki * dilation[0]
+    cols = np.arange(ow) * stride[1] - padding[1] + kj * dilation[1]
+    return vals, (rows * x.shape[-1] + cols).astype(np.int64)
+
+
+def _counts(n: int, k: int, s: int, p: int, out: int, include_pad: bool) -> np.ndarray:
+    a = np.arange(out) * s - p
+    b = np.minimum(a + k, n + p)
+    if not include_pad:
+        a, b = np.maximum(a, 0), np.minimum(b, n)
+    return (b - a).astype(np.float64)
+
+
+def avg_pool2d(
+    x: np.ndarray, kernel: Pair, stride: Pair, padding: Pair, ceil_mode: bool, count_include_pad: bool
+) -> np.ndarray:
+    """Window means with PyTorch's divisor rules."""
+    dtype = x.dtype
+    acc = x.astype(_F32) if dtype in HALF else x
+    (oh, ow), (eh, ew) = _pool_geometry(acc, kernel, stride, padding, (1, 1), ceil_mode)
+    xp = _padded(acc, padding[0], padding[0] + eh, padding[1], padding[1] + ew, 0.0)
+    win = _windows(xp, kernel, stride, (1, 1), (oh, ow))
+    total = win.sum(axis=(2, 3))
+    rh = _counts(x.shape[-2], kernel[0], stride[0], padding[0], oh, count_include_pad)
+    rw = _counts(x.shape[-1], kernel[1], stride[1], padding[1], ow, count_include_pad)
+    out = total / np.outer(rh, rw).astype(acc.dtype)
+    return out.astype(dtype)
+
+
+def softmax(x: np.ndarray, dim: int) -> np.ndarray:
+    acc = x.astype(_F32) if x.dtype in HALF else x
+    e = np.exp(acc - acc.max(axis=dim, keepdims=True))
+    e /= e.sum(axis=dim, keepdims=True)
+    return e.astype(x.dtype, copy=False)
+
+
+def log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
+    acc = x.astype(_F32) if x.dtype in HALF else x
+    z = acc - acc.max(axis=dim, keepdims=True)
+    z -= np.log(np.exp(z).sum(axis=dim, keepdims=True))
+    return z.astype(x.dtype, copy=False)
