@@ -64,7 +64,7 @@ def index_code(names: list[str], rank: int, contig: bool, it: str, lin: str = "g
     if rank == 1:
         step = lin if contig else lin + " * st{tag}_{v}_0"
         return "".join(f"    {it} i{tag}_{v} = {base(v)} + {step.format(v=v, tag=tag)};\n" for v in names)
-    r, c = f"r{tag}", f"c{tag}"
+    r, c = f"ix_r{tag}", f"ix_c{tag}"
     lines = [f"    {it} {r} = {lin}, {c};\n"]
     lines += [f"    {it} i{tag}_{v} = {base(v)};\n" for v in names]
     for d in range(rank - 1, 0, -1):

@@ -1,0 +1,222 @@
+"""Every OpenCL kernel against the CPU backend's kernel (the oracle), for every declared dtype.
+
+Results must be equal; tolerances only where the device's math library may round
+differently (transcendentals, float sums and products, matmul, softmax).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import LAYOUTS, check, declared, make, values
+
+from ember.backends.ops import BINARY, COMPARE, UNARY
+
+DTYPES = declared()
+FLOATS = [d for d in DTYPES if d.startswith("float")]
+EXACT_UNARY = ("neg", "abs", "floor", "ceil", "trunc", "round", "sign", "sqrt", "clone")
+APPROX_UNARY = ("exp", "log", "sin", "cos", "tanh", "erf", "log1p", "expm1", "sigmoid")
+POSITIVE = ("log", "sqrt", "log1p")
+APPROX_BINARY = ("pow",)
+
+
+def _tol(dtype: str) -> dict[str, float]:
+    return {"rtol": 1e-5, "atol": 1e-5} if dtype == "float32" else {"rtol": 1e-12, "atol": 1e-12}
+
+
+def _cpu_or_skip(fn: Any, *args: Any) -> Any:
+    """The CPU kernel's result; skip when NumPy rejects the dtype (neg of bool, ...)."""
+    try:
+        with np.errstate(all="ignore"):
+            return fn(*args)
+    except TypeError as e:
+        pytest.skip(f"not defined for this dtype on the CPU: {e}")
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-x))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", UNARY + ("ceil", "trunc", "round", "sign", "log1p", "expm1", "sigmoid", "clone"))
+def test_unary(ocl: Any, cpu: Any, op: str, dtype: str, layout: str) -> None:
+    if op in APPROX_UNARY + ("sqrt",) and dtype not in FLOATS:
+        pytest.skip("float-only op")
+    rng = np.random.default_rng(0)
+    a, x = make(ocl, layout, lambda s: values(rng, s, dtype, op in POSITIVE))
+    ref = _sigmoid if op == "sigmoid" else cpu.k[op]
+    want = _cpu_or_skip(ref, a)
+    if want.dtype != a.dtype:
+        pytest.skip(f"NumPy's {op} turns {dtype} into {want.dtype}; the frontend never asks for it")
+    got = ocl.backend.to_numpy(ocl.k[op](x))
+    check(got, want, **(_tol(dtype) if op in APPROX_UNARY else {}))
+
+
+def _binary_inputs(ocl: Any, op: str, dtype: str, layout: str) -> tuple[Any, Any, Any, Any]:
+    rng = np.random.default_rng(1)
+    a, x = make(ocl, layout, lambda s: values(rng, s, dtype))
+    b, y = make(ocl, layout, lambda s: _second(rng, s, op, dtype))
+    return a, x, b, y
+
+
+def _second(rng: np.random.Generator, shape: tuple[int, ...], op: str, dtype: str) -> np.ndarray:
+    v = values(rng, shape, dtype)
+    if op == "pow" and dtype not in FLOATS:
+        return (np.abs(v.astype(np.int64)) % 5).astype(dtype)
+    if op in ("floordiv", "remainder") and dtype not in FLOATS:
+        v[v == 0] = 3
+    return v
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", BINARY + COMPARE + ("remainder",))
+def test_binary(ocl: Any, cpu: Any, op: str, dtype: str, layout: str) -> None:
+    if op == "div" and dtype not in FLOATS or op.startswith("bitwise") and dtype in FLOATS:
+        pytest.skip("not defined for this dtype")
+    if op in ("floordiv", "remainder", "pow") and dtype == "bool":
+        pytest.skip("not defined for bool")
+    a, x, b, y = _binary_inputs(ocl, op, dtype, layout)
+    want = _cpu_or_skip(cpu.k[op], a, b)
+    got = ocl.backend.to_numpy(ocl.k[op](x, y))
+    check(got, want, **(_tol(dtype) if op in APPROX_BINARY and dtype in FLOATS else {}))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ("add", "sub", "mul", "div", "maximum", "pow", "floordiv", "eq", "lt", "le"))
+def test_binary_scalar(ocl: Any, cpu: Any, op: str, dtype: str) -> None:
+    if op == "div" and dtype not in FLOATS or dtype == "bool" and op in ("sub", "pow", "floordiv"):
+        pytest.skip("not defined for this dtype")
+    rng = np.random.default_rng(2)
+    a, x = make(ocl, "transposed", lambda s: values(rng, s, dtype))
+    s: Any = 2.5 if dtype in FLOATS else (True if dtype == "bool" else 3)
+    for args, dargs in (((a, s), (x, s)), ((s, a), (s, x))):
+        if op in ("pow", "floordiv") and args[1] is a and dtype not in FLOATS:
+            continue  # the array is the exponent / divisor: may hold negatives or zeros
+        want = _cpu_or_skip(cpu.k[op], *args)
+        check(ocl.backend.to_numpy(ocl.k[op](*dargs)), want, **(_tol(dtype) if op == "pow" else {}))
+
+
+def test_float_corner_cases(ocl: Any, cpu: Any) -> None:
+    """NaN, infinities and signed zeros through the ops whose NumPy rules are subtle."""
+    v = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5, -2.5, 7.0, -7.0], np.float32)
+    a, b = np.meshgrid(v, v)
+    x, y = ocl.backend.from_numpy(a, 0), ocl.backend.from_numpy(b, 0)
+    for op in ("maximum", "minimum", "floordiv", "remainder", "div", "eq", "lt", "le"):
+        with np.errstate(all="ignore"):
+            want = cpu.k[op](a, b)
+        check(ocl.backend.to_numpy(ocl.k[op](x, y)), want)
+    for op in ("sign", "round", "floor", "trunc", "abs"):
+        check(ocl.backend.to_numpy(ocl.k[op](x)), cpu.k[op](a))
+
+
+def test_integer_edges(ocl: Any, cpu: Any) -> None:
+    """Wrapping arithmetic, Python's floor rule for negatives, MIN // -1 without a trap."""
+    a = np.array([-128, -7, 7, -1, 127, 100], np.int8)
+    b = np.array([-1, 2, -2, 3, 2, 3], np.int8)
+    x, y = ocl.backend.from_numpy(a, 0), ocl.backend.from_numpy(b, 0)
+    for op in ("add", "sub", "mul", "floordiv", "remainder", "pow"):
+        if op == "pow":
+            y2, b2 = ocl.backend.from_numpy(np.abs(b), 0), np.abs(b)
+            check(ocl.backend.to_numpy(ocl.k[op](x, y2)), cpu.k[op](a, b2))
+            continue
+        with np.errstate(all="ignore"):
+            check(ocl.backend.to_numpy(ocl.k[op](x, y)), cpu.k[op](a, b))
+    check(ocl.backend.to_numpy(ocl.k["neg"](x)), cpu.k["neg"](a))
+    check(ocl.backend.to_numpy(ocl.k["abs"](x)), cpu.k["abs"](a))
+
+
+def test_integer_errors(ocl: Any) -> None:
+    x = ocl.backend.from_numpy(np.array([4, 5], np.int32), 0)
+    zero = ocl.backend.from_numpy(np.array([1, 0], np.int32), 0)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        ocl.k["floordiv"](x, zero)
+    with pytest.raises(RuntimeError, match="negative integer powers"):
+        ocl.k["pow"](x, ocl.backend.from_numpy(np.array([1, -1], np.int32), 0))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_where(ocl: Any, cpu: Any, dtype: str, layout: str) -> None:
+    rng = np.random.default_rng(3)
+    c, cx = make(ocl, layout, lambda s: values(rng, s, "bool"))
+    a, x = make(ocl, layout, lambda s: values(rng, s, dtype))
+    b, y = make(ocl, "expanded" if layout != "zerod" else layout, lambda s: values(rng, s, dtype))
+    if b.shape != a.shape:
+        pytest.skip("shapes differ for this layout pair")
+    check(ocl.backend.to_numpy(ocl.k["where"](cx, x, y)), cpu.k["where"](c, a, b))
+    s = np.array(1, dtype).item()
+    check(ocl.backend.to_numpy(ocl.k["where"](cx, x, s)), cpu.k["where"](c, a, np.array(s, dtype)))
+
+
+@pytest.mark.parametrize("layout", ("contig", "transposed", "sliced", "zerod"))
+@pytest.mark.parametrize("dst", DTYPES)
+@pytest.mark.parametrize("src", DTYPES)
+def test_cast(ocl: Any, cpu: Any, src: str, dst: str, layout: str) -> None:
+    rng = np.random.default_rng(4)
+
+    def data(s: tuple[int, ...]) -> np.ndarray:
+        v = values(rng, s, src)
+        return (v * 7.3).astype(src) if src in FLOATS else v  # fractional, both signs
+
+    a, x = make(ocl, layout, data)
+    dt = ocl.backend.dtypes
+    target = next(d for d in dt if d.name == dst)
+    from ember.backends import DTYPES_BY_NAME
+
+    check(ocl.backend.to_numpy(ocl.k["cast"](x, target)), cpu.k["cast"](a, DTYPES_BY_NAME[dst]))
+
+
+REDUCE_DIMS = ((0,), (1,), (2,), (0, 2), (1, 2), (0, 1, 2))
+
+
+@pytest.mark.parametrize("keepdim", (False, True))
+@pytest.mark.parametrize("dims", REDUCE_DIMS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ("sum", "prod", "amax", "amin"))
+def test_reduce(ocl: Any, cpu: Any, op: str, dtype: str, dims: tuple[int, ...], keepdim: bool) -> None:
+    rng = np.random.default_rng(5)
+    for layout in ("contig", "transposed", "sliced", "expanded"):
+        a, x = make(ocl, layout, lambda s: values(rng, s, dtype), shape=(3, 4, 5))
+        with np.errstate(all="ignore"):
+            want = cpu.k[op](a, dims, keepdim)
+        tol = _tol(dtype) if dtype in FLOATS else {}
+        check(ocl.backend.to_numpy(ocl.k[op](x, dims, keepdim)), want, **tol)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ("sum", "prod", "amax", "amin"))
+def test_reduce_large_and_empty(ocl: Any, cpu: Any, op: str, dtype: str) -> None:
+    """The two-pass path (few outputs, many elements) and reductions over empty dims."""
+    rng = np.random.default_rng(6)
+    a = values(rng, (3, 40000), dtype)
+    if op == "prod":
+        a = np.ones_like(a) if dtype == "bool" else (np.sign(a) + (a == 0)).astype(dtype)
+    x = ocl.backend.from_numpy(a, 0)
+    with np.errstate(all="ignore"):
+        for dims in ((1,), (0, 1)):
+            tol = {"rtol": 1e-5 if dtype == "float32" else 1e-12} if op == "sum" else {}
+            check(ocl.backend.to_numpy(ocl.k[op](x, dims, False)), cpu.k[op](a, dims, False), **tol)
+    e = ocl.backend.from_numpy(values(rng, (0, 3), dtype), 0)
+    if op in ("sum", "prod"):
+        check(ocl.backend.to_numpy(ocl.k[op](e, (0,), True)), cpu.k[op](values(rng, (0, 3), dtype), (0,), True))
+    else:
+        with pytest.raises(ValueError):
+            ocl.k[op](e, (0,), False)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ("argmax", "argmin"))
+def test_argreduce(ocl: Any, cpu: Any, op: str, dtype: str) -> None:
+    rng = np.random.default_rng(7)
+    for layout in ("contig", "transposed", "sliced", "zerod"):
+        a, x = make(ocl, layout, lambda s: values(rng, s, dtype) // (1 if dtype in FLOATS else 8), (3, 4, 5))
+        if dtype in FLOATS and layout == "contig":
+            a[1, 2, 3] = a[2, 0, 1] = np.nan  # first NaN wins
+            x = ocl.backend.from_numpy(a, 0)
+        for dim in (None,) + tuple(range(a.ndim)):
+            for keepdim in (False, True):
+                check(ocl.backend.to_numpy(ocl.k[op](x, dim, keepdim)), cpu.k[op](a, dim, keepdim))
