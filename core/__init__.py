@@ -24,7 +24,7 @@ from ember.backends.dtypes import (
     bool_ as bool,
 )
 
-from . import _methods, accelerator, autograd, backends, cuda, testing
+from . import _methods, accelerator, autograd, backends, cuda, linalg, testing
 from ._creation import (
     arange,
     as_tensor,
@@ -86,6 +86,13 @@ from ._ops.binary import (
     true_divide,
 )
 from ._ops.convert import clone, conj, imag, real
+from ._ops.distances import (
+    cdist,
+    diff,
+    dist,
+    norm,
+    trace,
+)
 from ._ops.index_extra import (
     argwhere,
     index_add,
@@ -140,6 +147,21 @@ from ._ops.math_extra import (
     xlogy,
 )
 from ._ops.matmul import bmm, dot, matmul, mm, mv
+from ._ops.products import (
+    addbmm,
+    addmm,
+    addmv,
+    addr,
+    baddbmm,
+    chain_matmul,
+    cross,
+    einsum,
+    inner,
+    kron,
+    outer,
+    tensordot,
+    vdot,
+)
 from ._ops.reduce import (
     all,
     amax,
@@ -158,6 +180,31 @@ from ._ops.reduce import (
     sum,
     var,
     var_mean,
+)
+from ._ops.reduce_extra import (
+    aminmax,
+    count_nonzero,
+    cummax,
+    cummin,
+    cumprod,
+    kthvalue,
+    logcumsumexp,
+    logsumexp,
+    median,
+    mode,
+    nanmean,
+    nanmedian,
+    nanquantile,
+    nansum,
+    quantile,
+)
+from ._ops.search import (
+    bincount,
+    bucketize,
+    histc,
+    searchsorted,
+    unique,
+    unique_consecutive,
 )
 from ._ops.select import clamp, clip, where
 from ._ops.shape_extra import (
@@ -278,6 +325,7 @@ cdouble = complex128
 dtype = DType
 arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
+ger = outer
 
 __version__ = "0.1.0"
 
@@ -567,4 +615,47 @@ __all__ += [
     "tril",
     "triu",
     "xlogy",
+]
+__all__ += [
+    "addbmm",
+    "addmm",
+    "addmv",
+    "addr",
+    "aminmax",
+    "baddbmm",
+    "bincount",
+    "bucketize",
+    "cdist",
+    "chain_matmul",
+    "count_nonzero",
+    "cross",
+    "cummax",
+    "cummin",
+    "cumprod",
+    "diff",
+    "dist",
+    "einsum",
+    "ger",
+    "histc",
+    "inner",
+    "kron",
+    "kthvalue",
+    "linalg",
+    "logcumsumexp",
+    "logsumexp",
+    "median",
+    "mode",
+    "nanmean",
+    "nanmedian",
+    "nanquantile",
+    "nansum",
+    "norm",
+    "outer",
+    "quantile",
+    "searchsorted",
+    "tensordot",
+    "trace",
+    "unique",
+    "unique_consecutive",
+    "vdot",
 ]

@@ -5,8 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from .._tensor import Tensor
+from . import distances as DS
 from . import index_extra as IX
 from . import math_extra as MX
+from . import products as PR
+from . import reduce_extra as RX
+from . import search as SR
 from . import shape_extra as SX
 
 __all__ = ["INPLACE_METHODS", "METHODS", "OPERATORS", "PROPERTIES"]
@@ -97,6 +101,42 @@ METHODS: dict[str, Any] = {
     "isposinf": MX.isposinf,
     "signbit": MX.signbit,
     "sgn": MX.sgn,
+    # reductions, scans, counting
+    "logsumexp": RX.logsumexp,
+    "nansum": RX.nansum,
+    "nanmean": RX.nanmean,
+    "median": RX.median,
+    "nanmedian": RX.nanmedian,
+    "mode": RX.mode,
+    "quantile": RX.quantile,
+    "nanquantile": RX.nanquantile,
+    "kthvalue": RX.kthvalue,
+    "cumprod": RX.cumprod,
+    "cummax": RX.cummax,
+    "cummin": RX.cummin,
+    "logcumsumexp": RX.logcumsumexp,
+    "count_nonzero": RX.count_nonzero,
+    "aminmax": RX.aminmax,
+    "unique": SR.unique,
+    "unique_consecutive": SR.unique_consecutive,
+    "bincount": SR.bincount,
+    "histc": SR.histc,
+    "norm": DS.norm,
+    "dist": DS.dist,
+    "diff": DS.diff,
+    "trace": DS.trace,
+    # products
+    "vdot": PR.vdot,
+    "inner": PR.inner,
+    "outer": PR.outer,
+    "ger": PR.outer,
+    "addmm": PR.addmm,
+    "addmv": PR.addmv,
+    "addr": PR.addr,
+    "baddbmm": PR.baddbmm,
+    "addbmm": PR.addbmm,
+    "kron": PR.kron,
+    "cross": PR.cross,
 }
 
 INPLACE_METHODS = [
@@ -132,6 +172,12 @@ INPLACE_METHODS = [
     "frac",
     "nan_to_num",
     "sgn",
+    "cumprod",
+    "addmm",
+    "addmv",
+    "addr",
+    "baddbmm",
+    "addbmm",
 ]
 
 OPERATORS: dict[str, Any] = {

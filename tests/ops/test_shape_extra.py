@@ -5,7 +5,6 @@ from __future__ import annotations
 import ember
 import numpy as np
 import pytest
-
 from _opsref import close, dbl, grad_ok, same
 
 X = np.arange(24.0).reshape(2, 3, 4)

@@ -1,0 +1,85 @@
+"""``torch.norm``, distances, differences and the trace, composed from ember ops."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.backends import dtypes as D
+
+from .._tensor import Tensor
+from ._common import norm_dim
+
+__all__ = ["cdist", "diff", "dist", "norm", "trace"]
+
+
+def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
+    """The p-norm over ``dim`` (all elements when None); ``'fro'`` and ``'nuc'`` for matrices."""
+    from ..linalg import matrix_norm, vector_norm
+
+    if isinstance(dim, int):
+        dim = (dim,)
+    if p == "nuc":
+        return matrix_norm(input, "nuc", dim if dim is not None else (-2, -1), keepdim, dtype=dtype)
+    if p == "fro" or p is None:
+        return vector_norm(input, 2, dim, keepdim, dtype=dtype)
+    if isinstance(p, str):
+        raise RuntimeError(f"norm(): unsupported p '{p}'")  # noqa: TRY004
+    return vector_norm(input, p, dim, keepdim, dtype=dtype)
+
+
+def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
+    """``norm(input - other, p)``."""
+    from ..linalg import vector_norm
+
+    return vector_norm(input - other, p)
+
+
+def cdist(
+    x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary"
+) -> Tensor:
+    """Pairwise p-norm distances between the rows of ``x1`` (..., P, M) and ``x2`` (..., R, M)."""
+    from ..linalg import vector_norm
+
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D")
+    if x1._shape[-1] != x2._shape[-1]:
+        raise RuntimeError(
+            f"X1 and X2 must have the same number of columns. X1: {x1._shape[-1]} X2: {x2._shape[-1]}"
+        )
+    if p < 0:
+        raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+    diff_ = x1.unsqueeze(-2) - x2.unsqueeze(-3)  # type: ignore[attr-defined]
+    return vector_norm(diff_, p, -1)
+
+
+def diff(
+    input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None, append: Tensor | None = None
+) -> Tensor:
+    """The ``n``-th forward difference along ``dim`` (``!=`` for bool)."""
+    from .join import cat
+
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = norm_dim(dim, input.ndim)
+    x = input
+    if prepend is not None or append is not None:
+        parts = [t for t in (prepend, input, append) if t is not None]
+        x = cat(parts, d)
+    for _ in range(n):
+        size = x._shape[d]
+        if size == 0:
+            break
+        hi, lo = x.narrow(d, 1, size - 1), x.narrow(d, 0, size - 1)  # type: ignore[attr-defined]
+        x = hi ^ lo if x.dtype is D.bool_ else hi - lo
+    return x
+
+
+def trace(input: Tensor) -> Tensor:
+    """Sum of the main diagonal of a 2-D tensor."""
+    from .shape_extra import diagonal
+
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    return diagonal(input).sum()  # type: ignore[attr-defined]

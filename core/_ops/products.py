@@ -1,0 +1,293 @@
+"""Products built on ``matmul``, ``mul`` and views: vdot, inner, outer, the ``add*`` family,
+tensordot, kron, cross and einsum. All are compositions, so gradients come for free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .._tensor import Tensor
+from ._common import norm_dim, numel
+from .matmul import matmul
+
+__all__ = [
+    "addbmm",
+    "addmm",
+    "addmv",
+    "addr",
+    "baddbmm",
+    "chain_matmul",
+    "cross",
+    "einsum",
+    "inner",
+    "kron",
+    "outer",
+    "tensordot",
+    "vdot",
+]
+
+
+def vdot(input: Tensor, other: Tensor) -> Tensor:
+    """``sum(conj(input) * other)`` of two 1-D tensors."""
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    return matmul(input.conj(), other)  # type: ignore[attr-defined]
+
+
+def inner(input: Tensor, other: Tensor) -> Tensor:
+    """Sum of products over the last dimension of both (a product with a 0-d operand)."""
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    if input._shape[-1] != other._shape[-1]:
+        raise RuntimeError(
+            f"inner() the last dimension must match on both input tensors but got shapes "
+            f"{list(input._shape)} and {list(other._shape)}"
+        )
+    return tensordot(input, other, ([input.ndim - 1], [other.ndim - 1]))
+
+
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    """``input[i] * vec2[j]`` of two 1-D tensors."""
+    if input.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError(f"outer: expected 1D tensors, got {input.ndim}D and {vec2.ndim}D")
+    return input.reshape(-1, 1) * vec2.reshape(1, -1)
+
+
+ger = outer
+
+
+def _scaled(input: Tensor, prod: Tensor, beta: Any, alpha: Any) -> Tensor:
+    p = prod if alpha == 1 else prod * alpha
+    if beta == 0:  # input is ignored (even NaN), only its shape broadcasts
+        from ._common import broadcast_shape
+
+        shape = broadcast_shape(input._shape, p._shape)
+        return p if p._shape == shape else p.expand(shape).contiguous()  # type: ignore[attr-defined]
+    return (input if beta == 1 else input * beta) + p
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)``."""
+    if mat1.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"mat1 must be a matrix, got {mat1.ndim}-D tensor")
+    return _scaled(input, matmul(mat1, mat2), beta, alpha)
+
+
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta * input + alpha * (mat @ vec)``."""
+    if mat.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}")
+    return _scaled(input, matmul(mat, vec), beta, alpha)
+
+
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta * input + alpha * outer(vec1, vec2)``."""
+    return _scaled(input, outer(vec1, vec2), beta, alpha)
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta * input + alpha * bmm(batch1, batch2)``."""
+    if batch1.ndim != 3 or batch2.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    return _scaled(input, matmul(batch1, batch2), beta, alpha)
+
+
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
+    if batch1.ndim != 3 or batch2.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    return _scaled(input, matmul(batch1, batch2).sum(0), beta, alpha)  # type: ignore[attr-defined]
+
+
+def chain_matmul(*matrices: Tensor) -> Tensor:
+    """``matrices[0] @ matrices[1] @ ...``."""
+    out = matrices[0]
+    for m in matrices[1:]:
+        out = matmul(out, m)
+    return out
+
+
+def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
+    """Contract ``dims`` (a count, or two lists of dims) of ``a`` with those of ``b``."""
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        da, db = dims
+        da = [da] if isinstance(da, int) else list(da)
+        db = [db] if isinstance(db, int) else list(db)
+    da = [norm_dim(d, a.ndim) for d in da]
+    db = [norm_dim(d, b.ndim) for d in db]
+    if len(da) != len(db):
+        raise RuntimeError("both dimension lists should have same length")
+    for x, y in zip(da, db):
+        if a._shape[x] != b._shape[y]:
+            raise RuntimeError(
+                f"contracted dimensions need to match, but first has size {a._shape[x]} in dim {x} "
+                f"and second has size {b._shape[y]} in dim {y}"
+            )
+    fa = [d for d in range(a.ndim) if d not in da]
+    fb = [d for d in range(b.ndim) if d not in db]
+    k = numel(tuple(a._shape[d] for d in da))
+    am = a.permute(fa + da).reshape(-1, k)  # type: ignore[attr-defined]
+    bm = b.permute(db + fb).reshape(k, -1)  # type: ignore[attr-defined]
+    out = matmul(am, bm)
+    return out.reshape(tuple(a._shape[d] for d in fa) + tuple(b._shape[d] for d in fb))
+
+
+def kron(input: Tensor, other: Tensor) -> Tensor:
+    """The Kronecker product (block matrix of ``input[i] * other``)."""
+    n = max(input.ndim, other.ndim)
+    sa = (1,) * (n - input.ndim) + input._shape
+    sb = (1,) * (n - other.ndim) + other._shape
+    a = input.reshape(tuple(v for s in sa for v in (s, 1)))
+    b = other.reshape(tuple(v for s in sb for v in (1, s)))
+    return (a * b).reshape(tuple(x * y for x, y in zip(sa, sb)))
+
+
+def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
+    """The 3-vector cross product along ``dim`` (the first size-3 dim when None)."""
+    from .join import stack
+
+    if input.ndim != other.ndim:
+        raise RuntimeError(
+            f"linalg.cross: inputs must have the same number of dimensions, got {input.ndim} and {other.ndim}"
+        )
+    a, b = input, other
+    if a._shape != b._shape:
+        from .shape_extra import broadcast_tensors
+
+        a, b = broadcast_tensors(a, b)
+    if dim is None:
+        sizes = [i for i, s in enumerate(a._shape) if s == 3]
+        if not sizes:
+            raise RuntimeError("no dimension of size 3 in input")
+        dim = sizes[0]
+    d = norm_dim(dim, a.ndim)
+    if a._shape[d] != 3:
+        raise RuntimeError(
+            f"linalg.cross: inputs dimension {d} must have length 3. Got {a._shape[d]} and {b._shape[d]}"
+        )
+    a0, a1, a2 = (a.select(d, i) for i in range(3))  # type: ignore[attr-defined]
+    b0, b1, b2 = (b.select(d, i) for i in range(3))  # type: ignore[attr-defined]
+    return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
+
+
+# -- einsum ----------------------------------------------------------------------------------
+def _parse_einsum(equation: str, operands: Sequence[Tensor]) -> tuple[list[list[str]], list[str]]:
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    specs = lhs.split(",")
+    if len(specs) != len(operands):
+        raise RuntimeError(
+            "einsum(): more operands were provided than specified in the equation"
+            if len(specs) < len(operands)
+            else "einsum(): fewer operands were provided than specified in the equation"
+        )
+    ell_n = 0
+    for spec, op in zip(specs, operands):
+        if "..." in spec:
+            ell_n = max(ell_n, op.ndim - (len(spec) - 3))
+    ell = [f"...{i}" for i in range(ell_n)]
+    labels = []
+    for spec, op in zip(specs, operands):
+        labels.append(_expand(spec, ell, op.ndim))
+        if len(labels[-1]) != op.ndim:
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({len(labels[-1])}) does not match the "
+                f"number of dimensions ({op.ndim}) for operand {len(labels) - 1}"
+                + (" and no ellipsis was given" if "..." not in spec else "")
+            )
+    if arrow:
+        out = _expand(rhs, ell, None)
+    else:
+        counts: dict[str, int] = {}
+        for lab in labels:
+            for c in lab:
+                counts[c] = counts.get(c, 0) + 1
+        used_ell = [e for e in ell if e in counts]
+        out = used_ell + sorted(c for c, n in counts.items() if n == 1 and not c.startswith("..."))
+    return labels, out
+
+
+def _expand(spec: str, ell: list[str], ndim: int | None) -> list[str]:
+    if "..." not in spec:
+        for c in spec:
+            if not c.isalpha():
+                raise RuntimeError(
+                    f"einsum(): invalid subscript given at index {spec.index(c)} in the equation string"
+                )
+        return list(spec)
+    head, _, tail = spec.partition("...")
+    k = len(ell) if ndim is None else ndim - len(head) - len(tail)
+    return list(head) + ell[len(ell) - k :] + list(tail)
+
+
+def _diag_repeats(t: Tensor, labels: list[str]) -> tuple[Tensor, list[str]]:
+    from .shape_extra import diagonal
+
+    while len(set(labels)) != len(labels):
+        for i, c in enumerate(labels):
+            j = labels.index(c, i + 1) if labels.count(c) > 1 else -1
+            if j >= 0:
+                t = diagonal(t, 0, i, j)
+                labels = [x for k, x in enumerate(labels) if k not in (i, j)] + [c]
+                break
+    return t, labels
+
+
+def _sum_out(t: Tensor, labels: list[str], keep: set[str]) -> tuple[Tensor, list[str]]:
+    drop = [i for i, c in enumerate(labels) if c not in keep]
+    if drop:
+        t = t.sum(drop)  # type: ignore[attr-defined]
+        labels = [c for c in labels if c in keep]
+    return t, labels
+
+
+def _contract(a: Tensor, la: list[str], b: Tensor, lb: list[str], keep: set[str]) -> tuple[Tensor, list[str]]:
+    batch = [c for c in la if c in lb and c in keep]
+    contr = [c for c in la if c in lb and c not in keep]
+    left = [c for c in la if c not in lb]
+    right = [c for c in lb if c not in la]
+    pa = a.permute([la.index(c) for c in batch + left + contr])  # type: ignore[attr-defined]
+    pb = b.permute([lb.index(c) for c in batch + contr + right])  # type: ignore[attr-defined]
+    nb = len(batch)
+    sl = pa._shape[nb : nb + len(left)]
+    sr = pb._shape[nb + len(contr) :]
+    ka = numel(pa._shape[nb + len(left) :])
+    kb = numel(pb._shape[nb : nb + len(contr)])
+    if ka != kb:  # a contracted label broadcasts (size 1 on one side): sum it there first
+        pa = pa.sum(list(range(nb + len(left), pa.ndim)), keepdim=False)  # type: ignore[attr-defined]
+        pb = pb.sum(list(range(nb, nb + len(contr))), keepdim=False)  # type: ignore[attr-defined]
+        ka = kb = 1
+        pa, pb = pa.unsqueeze(-1), pb.unsqueeze(nb)  # type: ignore[attr-defined]
+    ma = pa.reshape(pa._shape[:nb] + (numel(sl), ka))
+    mb = pb.reshape(pb._shape[:nb] + (kb, numel(sr)))
+    out = matmul(ma, mb)
+    return out.reshape(out._shape[:nb] + sl + sr), batch + left + right
+
+
+def einsum(equation: str, *operands: Any) -> Tensor:
+    """Einstein summation: ``einsum('bij,bjk->bik', a, b)``; ellipsis and repeated labels allowed."""
+    ops = (
+        list(operands[0]) if len(operands) == 1 and isinstance(operands[0], (list, tuple)) else list(operands)
+    )
+    labels, out = _parse_einsum(equation, ops)
+    for c in out:
+        if not any(c in lab for lab in labels):
+            raise RuntimeError(
+                f"einsum(): output subscript {c} does not appear in the equation for any input operand"
+            )
+    items = [_diag_repeats(t, lab) for t, lab in zip(ops, labels)]
+    t, lab = items[0]
+    for i in range(1, len(items)):
+        keep = set(out).union(*(set(x[1]) for x in items[i:]))
+        t, lab = _sum_out(t, lab, keep)
+        u, lu = _sum_out(items[i][0], items[i][1], keep | set(lab))
+        t, lab = _contract(t, lab, u, lu, set(out).union(*(set(x[1]) for x in items[i + 1 :])))
+    t, lab = _sum_out(t, lab, set(out))
+    return t.permute([lab.index(c) for c in out]) if lab else t  # type: ignore[attr-defined]

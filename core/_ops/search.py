@@ -1,0 +1,187 @@
+"""Counting and searching: ``bincount``, ``histc``, ``unique``, ``unique_consecutive``,
+``searchsorted`` and ``bucketize`` (sort, compare and ``scatter_add``; ``unique`` with a
+``dim`` works on host rows)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.backends import dtypes as D
+
+from .._tensor import Tensor
+from ._common import norm_dim
+from .select import where
+from .unary import floor
+
+__all__ = ["bincount", "bucketize", "histc", "searchsorted", "unique", "unique_consecutive"]
+
+
+def _arange(n: int, like: Tensor) -> Tensor:
+    from .._creation import arange
+
+    return arange(n, device=like._device)
+
+
+def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+    """Counts (or summed ``weights``) of each non-negative integer in the 1-D ``input``."""
+    from .._creation import zeros
+
+    if input.ndim != 1 or input.dtype.category != 1 or input.dtype is D.bool_:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if input.numel() and int(input.amin().item()) < 0:  # type: ignore[attr-defined]
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    n = max(int(input.amax().item()) + 1 if input.numel() else 0, minlength)  # type: ignore[attr-defined]
+    idx = input.to(D.int64)
+    if weights is None:
+        return zeros(n, dtype=D.int64, device=input._device).scatter_add(0, idx, idx * 0 + 1)  # type: ignore[attr-defined]
+    wd = weights.dtype if weights.dtype in (D.float32, D.float64) else D.float64
+    return zeros(n, dtype=wd, device=input._device).scatter_add(0, idx, weights.to(wd))  # type: ignore[attr-defined]
+
+
+def histc(input: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:
+    """Histogram of ``bins`` equal-width bins over ``[min, max]`` (the data range when equal)."""
+    from .._creation import zeros
+
+    if input.dtype.category < 2:
+        raise RuntimeError(f"\"histogram_cpu\" not implemented for '{input.dtype.name}'")
+    if bins <= 0:
+        raise RuntimeError("bins must be > 0")
+    lo, hi = float(min), float(max)
+    if lo == hi and input.numel():
+        lo, hi = float(input.amin().item()), float(input.amax().item())  # type: ignore[attr-defined]
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if lo > hi:
+        raise RuntimeError("max must be larger than min")
+    x = input.reshape(-1).detach()  # type: ignore[attr-defined]
+    inside = (x >= lo) & (x <= hi)
+    b = floor((x - lo) * (bins / (hi - lo))).to(D.int64).clamp(0, bins - 1)  # type: ignore[attr-defined]
+    b = where(inside, b, 0)
+    return zeros(bins, dtype=input.dtype, device=input._device).scatter_add(0, b, inside.to(input.dtype))  # type: ignore[attr-defined]
+
+
+# -- unique ------------------------------------------------------------------------------------
+def _unique_flat(x: Tensor, sort: bool, return_inverse: bool, return_counts: bool) -> Any:
+    from .._creation import zeros
+    from .join import cat
+
+    flat = x.reshape(-1).detach()  # type: ignore[attr-defined]
+    n = flat.numel()
+    if sort:
+        s = flat.sort()  # type: ignore[attr-defined]
+        vals, order = s.values, s.indices
+    else:
+        vals, order = flat, _arange(n, x)
+    if n == 0:
+        starts = zeros(0, dtype=D.bool_, device=x._device)
+    else:
+        first = zeros(1, dtype=D.bool_, device=x._device) | True
+        starts = cat([first, vals[1:] != vals[:-1]])
+    uniq = vals[starts]
+    outs = [uniq]
+    if return_inverse:
+        group = starts.to(D.int64).cumsum(0) - 1  # type: ignore[attr-defined]
+        inv = zeros(n, dtype=D.int64, device=x._device).scatter(0, order, group)  # type: ignore[attr-defined]
+        outs.append(inv.reshape(x._shape))
+    if return_counts:
+        pos = starts.nonzero().reshape(-1)  # type: ignore[attr-defined]
+        ends = cat([pos[1:], zeros(1, dtype=D.int64, device=x._device) + n]) if n else pos
+        outs.append(ends - pos)
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _unique_dim(x: Tensor, dim: int, consecutive: bool, return_inverse: bool, return_counts: bool) -> Any:
+    import numpy as np
+
+    from .._creation import tensor
+
+    d = norm_dim(dim, x.ndim)
+    host = np.moveaxis(x.detach().cpu().numpy(), d, 0)  # type: ignore[attr-defined]
+    rows = host.reshape(host.shape[0], -1)
+    if consecutive:
+        keep = np.ones(len(rows), bool)
+        keep[1:] = np.any(rows[1:] != rows[:-1], axis=1)
+        inv = np.cumsum(keep) - 1
+        counts = np.diff(np.append(np.flatnonzero(keep), len(rows)))
+        uniq = host[keep]
+    else:
+        _, first, inv, counts = np.unique(
+            rows, axis=0, return_index=True, return_inverse=True, return_counts=True
+        )
+        uniq = host[first]
+    outs = [tensor(np.moveaxis(uniq, 0, d).copy(), dtype=x.dtype, device=x._device)]
+    if return_inverse:
+        outs.append(tensor(inv.reshape(-1), dtype=D.int64, device=x._device))
+    if return_counts:
+        outs.append(tensor(counts, dtype=D.int64, device=x._device))
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def unique(
+    input: Tensor,
+    sorted: bool = True,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    dim: Any = None,
+) -> Any:
+    """The distinct elements (sorted), with the inverse mapping and counts if asked."""
+    if dim is not None:
+        return _unique_dim(input, dim, False, return_inverse, return_counts)
+    return _unique_flat(input, True, return_inverse, return_counts)
+
+
+def unique_consecutive(
+    input: Tensor, return_inverse: bool = False, return_counts: bool = False, dim: Any = None
+) -> Any:
+    """Collapse runs of equal consecutive elements (or slices along ``dim``)."""
+    if dim is not None:
+        return _unique_dim(input, dim, True, return_inverse, return_counts)
+    return _unique_flat(input, False, return_inverse, return_counts)
+
+
+# -- binary search -------------------------------------------------------------------------------
+def searchsorted(
+    sorted_sequence: Tensor,
+    input: Any,
+    *,
+    out_int32: bool = False,
+    right: bool = False,
+    side: str | None = None,
+    sorter: Tensor | None = None,
+) -> Tensor:
+    """Insertion indices of ``input`` into the last dim of ``sorted_sequence`` (left or right)."""
+    from .._creation import tensor
+
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"side can only be 'left' or 'right' but got {side}")
+        if right and side == "left":
+            raise RuntimeError(
+                "side and right can't be set to opposites, got side of left while right was True"
+            )
+        right = side == "right"
+    seq = sorted_sequence
+    if sorter is not None:
+        seq = seq.gather(-1, sorter)  # type: ignore[attr-defined]
+    scalar = not isinstance(input, Tensor)
+    v = tensor(input, dtype=seq.dtype, device=seq._device) if scalar else input
+    if seq.ndim > 1 and seq._shape[:-1] != v._shape[:-1]:
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of "
+            f"boundaries tensor and input value tensor must match, but we got boundaries tensor {list(seq._shape)} "
+            f"and input value tensor {list(v._shape)}"
+        )
+    vv = v.unsqueeze(-1) if v.ndim else v.reshape(1, 1)  # type: ignore[attr-defined]
+    ss = seq.unsqueeze(-2) if seq.ndim > 1 else seq  # type: ignore[attr-defined]
+    hits = (ss <= vv) if right else (ss < vv)
+    out = hits.sum(-1).reshape(v._shape)  # type: ignore[attr-defined]
+    return out.to(D.int32 if out_int32 else D.int64)
+
+
+def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:
+    """Index of the bucket of each element of ``input`` given sorted 1-D ``boundaries``."""
+    if boundaries.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)

@@ -1,0 +1,77 @@
+"""``ember.linalg``: PyTorch's ``torch.linalg`` (batched; differentiable where PyTorch is).
+
+Factorisations are composite ops: a backend may register kernels; otherwise they run on the
+CPU backend (NumPy/LAPACK) and the results are copied back.
+"""
+
+from __future__ import annotations
+
+from ._decomp import (
+    LinAlgError,
+    cholesky,
+    cholesky_ex,
+    det,
+    eig,
+    eigh,
+    eigvals,
+    eigvalsh,
+    householder_product,
+    inv,
+    inv_ex,
+    matrix_exp,
+    qr,
+    slogdet,
+    solve,
+    svd,
+    svdvals,
+)
+from ._misc import (
+    cond,
+    cross,
+    lstsq,
+    matrix_norm,
+    matrix_power,
+    matrix_rank,
+    multi_dot,
+    norm,
+    pinv,
+    tensorinv,
+    tensorsolve,
+    vander,
+    vecdot,
+    vector_norm,
+)
+
+__all__ = [
+    "LinAlgError",
+    "cholesky",
+    "cholesky_ex",
+    "cond",
+    "cross",
+    "det",
+    "eig",
+    "eigh",
+    "eigvals",
+    "eigvalsh",
+    "householder_product",
+    "inv",
+    "inv_ex",
+    "lstsq",
+    "matrix_exp",
+    "matrix_norm",
+    "matrix_power",
+    "matrix_rank",
+    "multi_dot",
+    "norm",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "svd",
+    "svdvals",
+    "tensorinv",
+    "tensorsolve",
+    "vander",
+    "vecdot",
+    "vector_norm",
+]

@@ -1,0 +1,405 @@
+"""Factorisations and solves, each a composite op (backend kernel, else the CPU one) with a
+derivative rule in ember ops where PyTorch has one."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import Any
+
+from ember.backends import dtypes as D
+
+from .._ops._composite import NoRecord, run_composite
+from .._tensor import Tensor
+from ..autograd.grad_mode import state as _grad
+from ..autograd.graph import record
+
+__all__ = [
+    "LinAlgError",
+    "cholesky",
+    "cholesky_ex",
+    "det",
+    "eig",
+    "eigh",
+    "eigvals",
+    "eigvalsh",
+    "householder_product",
+    "inv",
+    "inv_ex",
+    "matrix_exp",
+    "qr",
+    "slogdet",
+    "solve",
+    "svd",
+    "svdvals",
+]
+
+_slogdet_t = namedtuple("slogdet", ["sign", "logabsdet"])
+_eigh_t = namedtuple("eigh", ["eigenvalues", "eigenvectors"])
+_eig_t = namedtuple("eig", ["eigenvalues", "eigenvectors"])
+_svd_t = namedtuple("svd", ["U", "S", "Vh"])
+_qr_t = namedtuple("qr", ["Q", "R"])
+_inv_ex_t = namedtuple("inv_ex", ["inverse", "info"])
+_chol_ex_t = namedtuple("cholesky_ex", ["L", "info"])
+
+
+class LinAlgError(RuntimeError):
+    """A matrix is singular or not positive-definite (``torch.linalg.LinAlgError``)."""
+
+
+_PT = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def check_matrix(name: str, A: Tensor, square: bool = True) -> None:
+    if not isinstance(A, Tensor):
+        raise TypeError(f"linalg.{name}(): argument 'A' must be Tensor, not {type(A).__name__}")
+    if A.dtype.category < 2 or A.dtype in (D.float16, D.bfloat16):
+        raise RuntimeError(
+            f"linalg.{name}: Expected a floating point or complex tensor as input. Got {_PT.get(A.dtype.name, A.dtype.name)}"
+        )
+    if A.ndim < 2:
+        raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
+    if square and A._shape[-1] != A._shape[-2]:
+        raise RuntimeError(
+            f"linalg.{name}: A must be batches of square matrices, but they are {A._shape[-2]} by {A._shape[-1]} matrices"
+        )
+
+
+def _run(name: str, tensors: tuple, params: tuple, dtypes: Any) -> Any:
+    try:
+        with NoRecord():
+            return run_composite("linalg_" + name, tensors, params, dtypes)
+    except RuntimeError as e:
+        raise LinAlgError(f"linalg.{name}: {e}") from None
+
+
+def _mH(x: Tensor) -> Tensor:
+    t = x.mT  # type: ignore[attr-defined]
+    return t.conj() if x.dtype.is_complex else t
+
+
+def _eye_like(x: Tensor, n: int) -> Tensor:
+    from .._creation import eye
+
+    return eye(n, dtype=x.dtype, device=x._device)
+
+
+# -- determinants and inverses ---------------------------------------------------------------
+def _det_rule(n: Any, g: Tensor) -> tuple:
+    A, out = n.ctx
+    scale = (g * out.conj()) if out.dtype.is_complex else g * out
+    return (scale.unsqueeze(-1).unsqueeze(-1) * _mH(inv(A)),)  # type: ignore[attr-defined]
+
+
+def det(A: Tensor) -> Tensor:
+    """Determinants of square matrices (batched)."""
+    check_matrix("det", A)
+    out = _run("det", (A,), (), A.dtype)
+    if _grad.enabled and A.requires_grad:
+        record("LinalgDetBackward0", _det_rule, out, (A,), (), (A, out))
+    return out
+
+
+def _slogdet_rule(n: Any, g: Tensor) -> tuple:
+    (A,) = n.ctx
+    return (g.unsqueeze(-1).unsqueeze(-1) * _mH(inv(A)),)  # type: ignore[attr-defined]
+
+
+def slogdet(A: Tensor) -> Any:
+    """``(sign, log|det|)`` of square matrices."""
+    check_matrix("slogdet", A)
+    sign, logabs = _run("slogdet", (A,), (), (A.dtype, D.to_real(A.dtype)))
+    if _grad.enabled and A.requires_grad and not A.dtype.is_complex:
+        record("LinalgSlogdetBackward0", _slogdet_rule, logabs, (A,), (), (A,))
+    return _slogdet_t(sign, logabs)
+
+
+def _inv_rule(n: Any, g: Tensor) -> tuple:
+    (out,) = n.ctx
+    h = _mH(out)
+    return (-(h @ g @ h),)
+
+
+def inv(A: Tensor) -> Tensor:
+    """Inverses of square matrices; raises ``LinAlgError`` for singular ones."""
+    check_matrix("inv", A)
+    out = _run("inv", (A,), (), A.dtype)
+    if _grad.enabled and A.requires_grad:
+        record("LinalgInvExBackward0", _inv_rule, out, (A,), (), (out,))
+    return out
+
+
+def inv_ex(A: Tensor, *, check_errors: bool = False) -> Any:
+    """``(inverse, info)``: info is 0 where the inverse exists."""
+    from .._creation import full, zeros
+
+    try:
+        out = inv(A)
+        info = zeros(A._shape[:-2], dtype=D.int32, device=A._device)
+    except LinAlgError:
+        if check_errors:
+            raise
+        out = full(A._shape, float("nan"), dtype=A.dtype, device=A._device)
+        info = full(A._shape[:-2], 1, dtype=D.int32, device=A._device)
+    return _inv_ex_t(out, info)
+
+
+def _solve_rule(n: Any, g: Tensor) -> tuple:
+    A, X = n.ctx
+    gB = solve(_mH(A), g)
+    return (-(gB @ _mH(X)), gB)
+
+
+def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
+    """``X`` with ``A X = B`` (``X A = B`` when ``left=False``); B may be a vector (batch)."""
+    if not left:
+        return _mH(solve(_mH(A), _mH(B)))
+    check_matrix("solve", A)
+    if B.dtype is not A.dtype:
+        raise RuntimeError(
+            f"linalg.solve: Expected A and B to have the same dtype, but found A of type {A.dtype.name} and B of type {B.dtype.name} instead"
+        )
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B._shape == A._shape[:-1])
+    b = B.unsqueeze(-1) if vector else B  # type: ignore[attr-defined]
+    if b._shape[-2] != A._shape[-1]:
+        raise RuntimeError(
+            f"linalg.solve: Incompatible shapes of A and B for the equation AX = B ({A._shape[-2]}x{A._shape[-1]} and {b._shape[-2]}x{b._shape[-1]})"
+        )
+    from .._ops._common import broadcast_shape
+
+    batch = broadcast_shape(A._shape[:-2], b._shape[:-2])
+    Ae, be = A.expand(batch + A._shape[-2:]), b.expand(batch + b._shape[-2:])  # type: ignore[attr-defined]
+    out = _run("solve", (Ae.contiguous(), be.contiguous()), (), A.dtype)
+    if _grad.enabled and (A.requires_grad or B.requires_grad):
+        from .._ops._common import sum_to
+
+        def rule(n: Any, g: Tensor) -> tuple:
+            gA, gB = _solve_rule(n, g)
+            return (sum_to(gA, A._shape), sum_to(gB, b._shape))
+
+        record("LinalgSolveExBackward0", rule, out, (A, b), (), (A, out))
+    return out.squeeze(-1) if vector else out  # type: ignore[attr-defined]
+
+
+# -- Cholesky, QR, eigen and singular value decompositions -----------------------------------
+def _phi(x: Tensor) -> Tensor:
+    """The lower triangle with a halved diagonal."""
+    from .._ops.shape_extra import diag_embed, diagonal, tril
+
+    return tril(x, -1) + diag_embed(diagonal(x, 0, -2, -1) * 0.5)
+
+
+def _cholesky_rule(n: Any, g: Tensor) -> tuple:
+    L, upper = n.ctx
+    if upper:
+        L, g = _mH(L), _mH(g)
+    Linv = inv(L)
+    S = _mH(Linv) @ _phi(_mH(L) @ g) @ Linv
+    return ((S + _mH(S)) * 0.5,)
+
+
+def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
+    """The Cholesky factor ``L`` with ``A = L L^H`` (``U`` with ``A = U^H U`` if ``upper``)."""
+    check_matrix("cholesky", A)
+    out = _run("cholesky", (A,), (bool(upper),), A.dtype)
+    if _grad.enabled and A.requires_grad:
+        record("LinalgCholeskyExBackward0", _cholesky_rule, out, (A,), (), (out, bool(upper)))
+    return out
+
+
+def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -> Any:
+    """``(L, info)``: info is 0 where ``A`` is positive-definite."""
+    from .._creation import full, zeros
+
+    try:
+        return _chol_ex_t(cholesky(A, upper=upper), zeros(A._shape[:-2], dtype=D.int32, device=A._device))
+    except LinAlgError:
+        if check_errors:
+            raise
+        return _chol_ex_t(
+            full(A._shape, float("nan"), dtype=A.dtype, device=A._device),
+            full(A._shape[:-2], 1, dtype=D.int32, device=A._device),
+        )
+
+
+def qr(A: Tensor, mode: str = "reduced") -> Any:
+    """``(Q, R)`` with ``A = Q R`` (modes ``reduced``, ``complete``, ``r``). Not differentiable yet."""
+    check_matrix("qr", A, square=False)
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(
+            f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or 'complete'"
+        )
+    q, r = _run("qr", (A,), (mode,), (A.dtype, A.dtype))
+    return _qr_t(q, r)
+
+
+def _eigh_rule(n: Any, g: Tensor) -> tuple:
+    w, V = n.ctx
+    gw, gV = g
+    inner = _mH(V) @ gV if gV is not None else None
+    E = w.unsqueeze(-2) - w.unsqueeze(-1)  # E[i, j] = w_j - w_i
+    from .._ops.select import where
+
+    mid = 0 * (V[..., :1, :1]) if inner is None else where(E == 0, 0.0, inner / where(E == 0, 1.0, E))
+    if gw is not None:
+        from .._ops.shape_extra import diag_embed
+
+        mid = mid + diag_embed(gw.to(V.dtype))
+    return (V @ mid @ _mH(V),)
+
+
+def _record_pair(name: str, rule: Any, outs: tuple, A: Tensor, _: Any) -> tuple:
+    """Give two outputs one shared node: each output's grad feeds ``rule(n, (g0, g1))``."""
+    from .._ops.join import cat
+
+    a, b = outs
+    sa, sb = a.numel(), b.numel()
+    with NoRecord():
+        packed = cat([a.reshape(-1).to(b.dtype) if a.dtype is not b.dtype else a.reshape(-1), b.reshape(-1)])
+
+    def packed_rule(n: Any, g: Tensor) -> tuple:
+        ga = g[:sa].reshape(a._shape)
+        gb = g[sa:].reshape(b._shape)
+        if a.dtype is not b.dtype:
+            ga = ga.real if ga.dtype.is_complex and not a.dtype.is_complex else ga.to(a.dtype)  # type: ignore[attr-defined]
+        return rule(n, (ga, gb))
+
+    # The rule reads the graph-connected outputs (filled in below) so higher orders work.
+    slots: list = [None, None]
+    record(name, packed_rule, packed, (A,), (), slots)
+    outs = packed[:sa].reshape(a._shape).to(a.dtype), packed[sa : sa + sb].reshape(b._shape)
+    slots[:] = outs
+    return outs
+
+
+def eigh(A: Tensor, UPLO: str = "L") -> Any:
+    """Ascending eigenvalues and orthonormal eigenvectors of Hermitian matrices (uses one triangle)."""
+    check_matrix("eigh", A)
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    w, V = _run("eigh", (A,), (UPLO == "U",), (D.to_real(A.dtype), A.dtype))
+    if _grad.enabled and A.requires_grad:
+        w, V = _record_pair("LinalgEighBackward0", _eigh_rule, (w, V), A, None)
+    return _eigh_t(w, V)
+
+
+def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
+    """Eigenvalues of Hermitian matrices, ascending."""
+    return eigh(A, UPLO).eigenvalues
+
+
+def eig(A: Tensor) -> Any:
+    """Complex eigenvalues and eigenvectors of general square matrices. Not differentiable yet."""
+    check_matrix("eig", A)
+    ct = D.complex128 if A.dtype in (D.float64, D.complex128) else D.complex64
+    w, V = _run("eig", (A,), (), (ct, ct))
+    return _eig_t(w, V)
+
+
+def eigvals(A: Tensor) -> Tensor:
+    """Complex eigenvalues of general square matrices."""
+    return eig(A).eigenvalues
+
+
+def _svd_rule(n: Any, g: tuple) -> tuple:
+    U, S, Vh = n.ctx
+    gU, gS, gVh = g
+    from .._ops.select import where
+    from .._ops.shape_extra import diag_embed
+
+    V = _mH(Vh)
+    s2 = S * S
+    E = s2.unsqueeze(-2) - s2.unsqueeze(-1)  # s_j^2 - s_i^2
+    F = where(E == 0, 0.0, 1 / where(E == 0, 1.0, E))
+    Sd = diag_embed(S)
+    inner = diag_embed(gS) if gS is not None else 0 * Sd
+    m, k, nn = U._shape[-2], S._shape[-1], V._shape[-2]
+    extra = 0
+    if gU is not None:
+        J = F * (_mH(U) @ gU - _mH(gU) @ U)
+        inner = inner + J @ Sd
+        if m > k:
+            extra = extra + (_eye_like(U, m) - U @ _mH(U)) @ gU @ diag_embed(1 / S) @ Vh
+    if gVh is not None:
+        gV = _mH(gVh)
+        K = F * (_mH(V) @ gV - _mH(gV) @ V)
+        inner = inner + Sd @ K
+        if nn > k:
+            extra = extra + U @ diag_embed(1 / S) @ _mH(gV) @ (_eye_like(U, nn) - V @ Vh)
+    return (U @ inner @ Vh + extra,)
+
+
+def svd(A: Tensor, full_matrices: bool = True) -> Any:
+    """``(U, S, Vh)`` with ``A = U diag(S) Vh``; gradients need distinct singular values."""
+    check_matrix("svd", A, square=False)
+    U, S, Vh = _run("svd", (A,), (bool(full_matrices),), (A.dtype, D.to_real(A.dtype), A.dtype))
+    if _grad.enabled and A.requires_grad:
+        if full_matrices and A._shape[-1] != A._shape[-2]:
+            raise NotImplementedError(
+                "linalg.svd: the derivative with full_matrices=True is not implemented for non-square "
+                "inputs; use full_matrices=False"
+            )
+        U, S, Vh = _record_svd(A, U, S, Vh)
+    return _svd_t(U, S, Vh)
+
+
+def _record_svd(A: Tensor, U: Tensor, S: Tensor, Vh: Tensor) -> tuple:
+    from .._ops.join import cat
+
+    su, ss = U.numel(), S.numel()
+    with NoRecord():
+        packed = cat([U.reshape(-1), S.reshape(-1).to(U.dtype), Vh.reshape(-1)])
+
+    def rule(n: Any, g: Tensor) -> tuple:
+        gU = g[:su].reshape(U._shape)
+        gS = g[su : su + ss].reshape(S._shape)
+        gS = gS.real if gS.dtype.is_complex else gS  # type: ignore[attr-defined]
+        gVh = g[su + ss :].reshape(Vh._shape)
+        return _svd_rule(n, (gU, gS, gVh))
+
+    slots: list = [None, None, None]  # graph-connected outputs, for higher orders
+    record("LinalgSvdBackward0", rule, packed, (A,), (), slots)
+    outU = packed[:su].reshape(U._shape)
+    outS = packed[su : su + ss].reshape(S._shape)
+    outS = outS.real if outS.dtype.is_complex else outS  # type: ignore[attr-defined]
+    slots[:] = [outU, outS, packed[su + ss :].reshape(Vh._shape)]
+    return tuple(slots)
+
+
+def svdvals(A: Tensor) -> Tensor:
+    """Singular values, descending."""
+    return svd(A, full_matrices=False).S
+
+
+def _matrix_exp_rule(n: Any, g: Tensor) -> tuple:
+    (A,) = n.ctx
+    from .._ops.join import cat
+
+    k = A._shape[-1]
+    z = A * 0
+    top = cat([_mH(A), g], -1)
+    bottom = cat([z, _mH(A)], -1)
+    big = matrix_exp(cat([top, bottom], -2))
+    return (big[..., :k, k:],)
+
+
+def matrix_exp(A: Tensor) -> Tensor:
+    """The matrix exponential."""
+    check_matrix("matrix_exp", A)
+    out = _run("matrix_exp", (A,), (), A.dtype)
+    if _grad.enabled and A.requires_grad:
+        record("LinalgMatrixExpBackward0", _matrix_exp_rule, out, (A,), (), (A,))
+    return out
+
+
+def householder_product(A: Tensor, tau: Tensor) -> Tensor:
+    """The first n columns of the product of Householder reflectors ``I - tau v v^H``."""
+    check_matrix("householder_product", A, square=False)
+    if A._shape[-1] > A._shape[-2]:
+        raise RuntimeError(
+            "torch.linalg.householder_product: input.shape[-2] must be greater than or equal to input.shape[-1]"
+        )
+    if tau._shape[-1] > A._shape[-1]:
+        raise RuntimeError(
+            "torch.linalg.householder_product: input.shape[-1] must be greater than or equal to tau.shape[-1]"
+        )
+    return _run("householder_product", (A, tau), (), A.dtype)

@@ -1,0 +1,263 @@
+"""Norms and functions derived from the factorisations (pinv, rank, cond, powers, ...)."""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+from collections.abc import Sequence
+from typing import Any
+
+from ember.backends import dtypes as D
+
+from .._ops._common import norm_dims
+from .._ops._composite import composed
+from .._ops.matmul import matmul
+from .._ops.select import where
+from .._tensor import Tensor
+from ._decomp import _run, check_matrix, inv, solve, svd, svdvals
+
+__all__ = [
+    "cond",
+    "cross",
+    "lstsq",
+    "matrix_norm",
+    "matrix_power",
+    "matrix_rank",
+    "multi_dot",
+    "norm",
+    "pinv",
+    "tensorinv",
+    "tensorsolve",
+    "vander",
+    "vecdot",
+    "vector_norm",
+]
+
+_lstsq_t = namedtuple("lstsq", ["solution", "residuals", "rank", "singular_values"])
+_EPS = {"float32": 1.1920928955078125e-07, "float64": 2.220446049250313e-16}
+
+
+def _two_norm_rule(n: Any, g: Tensor) -> tuple:
+    (x,), out, kw = n.ctx
+    keepdim = kw["keepdim"]
+    o, gg = (out, g) if keepdim else (out.reshape(kw["kshape"]), g.reshape(kw["kshape"]))
+    scale = where(o == 0, 0.0, gg / where(o == 0, 1.0, o))
+    return (x * scale,)
+
+
+def _two_norm(x: Tensor, *, dims: tuple, keepdim: bool, kshape: tuple) -> Tensor:
+    a = x.abs() if x.dtype.is_complex else x  # type: ignore[attr-defined]
+    return (a * a).sum(dims, keepdim=keepdim).sqrt()  # type: ignore[attr-defined]
+
+
+_two_norm_op = composed(_two_norm, "LinalgVectorNormBackward0", _two_norm_rule)
+
+
+def vector_norm(
+    x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
+) -> Tensor:
+    """``(sum |x|^ord)^(1/ord)`` over ``dim`` (all elements when None); ord may be inf, -inf, 0."""
+    if x.dtype.category < 2:
+        raise RuntimeError(
+            f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {x.dtype.name}"
+        )
+    if dtype is not None:
+        x = x.to(dtype)
+    dims = norm_dims(dim, x.ndim) if x.ndim else ()
+    if not x.ndim:
+        x = x.reshape(1)
+        dims = (0,)
+        keepdim = False
+    a = x.abs()  # type: ignore[attr-defined]
+    o = float(ord)
+    if o == 2:
+        kshape = tuple(1 if i in dims else s for i, s in enumerate(x._shape))
+        return _two_norm_op(x, dims=dims, keepdim=keepdim, kshape=kshape)
+    if o == math.inf:
+        return a.amax(dims, keepdim)
+    if o == -math.inf:
+        return a.amin(dims, keepdim)
+    if o == 0:
+        return (a != 0).to(a.dtype).sum(dims, keepdim)
+    if o == 1:
+        return a.sum(dims, keepdim)
+    return (a**o).sum(dims, keepdim) ** (1.0 / o)
+
+
+def matrix_norm(
+    A: Tensor, ord: Any = "fro", dim: Sequence[int] = (-2, -1), keepdim: bool = False, *, dtype: Any = None
+) -> Tensor:
+    """Frobenius, nuclear, 1, -1, 2, -2, inf or -inf norm of the matrices in ``dim``."""
+    check_matrix("matrix_norm", A, square=False)
+    if dtype is not None:
+        A = A.to(dtype)
+    d0, d1 = (d % A.ndim for d in dim)
+    if ord == "fro":
+        return vector_norm(A, 2, (d0, d1), keepdim)
+    if ord in ("nuc", 2, -2):
+        s = svdvals(A.movedim((d0, d1), (-2, -1)))  # type: ignore[attr-defined]
+        out = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
+        if keepdim:
+            out = out.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1))  # type: ignore[attr-defined]
+        return out
+    if ord in (1, -1, math.inf, -math.inf):
+        inner, outer = (d0, d1) if ord in (1, -1) else (d1, d0)
+        sums = A.abs().sum(inner, keepdim=True)  # type: ignore[attr-defined]
+        out = sums.amax(outer, keepdim=True) if ord > 0 else sums.amin(outer, keepdim=True)
+        return out if keepdim else out.squeeze((d0, d1))
+    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """``vector_norm`` or ``matrix_norm`` depending on ``dim``/``ord`` and the rank of ``A``."""
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is not None and len(dim) == 2 or (dim is None and ord is not None and A.ndim == 2):
+        return matrix_norm(
+            A, "fro" if ord is None else ord, dim if dim is not None else (-2, -1), keepdim, dtype=dtype
+        )
+    if isinstance(ord, str):
+        raise RuntimeError(f"linalg.vector_norm: ord {ord} needs a 2-D input or a 2-tuple dim")  # noqa: TRY004
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Tensor:
+    """The Moore-Penrose pseudo-inverse (singular values below the tolerance dropped)."""
+    check_matrix("pinv", A, square=False)
+    U, S, Vh = svd(A, full_matrices=False)
+    tol = _tolerance(A, S, atol, rtol)
+    keep = S > tol
+    inv_s = where(keep, 1 / where(keep, S, 1.0), 0.0)
+    return matmul(Vh.mT.conj() * inv_s.unsqueeze(-2).to(A.dtype), U.mT.conj())  # type: ignore[attr-defined]
+
+
+def _tolerance(A: Tensor, S: Tensor, atol: Any, rtol: Any) -> Tensor:
+    smax = S.amax(-1, keepdim=True) if S._shape[-1] else S.sum(-1, keepdim=True)  # type: ignore[attr-defined]
+    if rtol is None:
+        rtol = (
+            0.0
+            if atol is not None and (not isinstance(atol, (int, float)) or atol > 0)
+            else (_EPS.get(D.to_real(A.dtype).name, 1.2e-7) * max(A._shape[-2:]))
+        )
+    t = smax * rtol
+    if atol is not None:
+        from .._ops.binary import maximum
+
+        t = maximum(t, atol)
+    return t.detach()  # type: ignore[attr-defined]
+
+
+def matrix_rank(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Tensor:
+    """The number of singular values above the tolerance."""
+    check_matrix("matrix_rank", A, square=False)
+    S = svdvals(A.detach())  # type: ignore[attr-defined]
+    return (S > _tolerance(A, S, atol, rtol)).sum(-1)  # type: ignore[attr-defined]
+
+
+def matrix_power(A: Tensor, n: int) -> Tensor:
+    """``A`` multiplied by itself ``n`` times (the inverse's powers for negative n)."""
+    if A.ndim < 2 or A._shape[-1] != A._shape[-2]:
+        raise RuntimeError(
+            f"linalg.matrix_power: A must be batches of square matrices, but they are {A._shape[-2] if A.ndim >= 2 else 1} by {A._shape[-1] if A.ndim else 1} matrices"
+        )
+    if n == 0:
+        from .._creation import eye
+
+        return eye(A._shape[-1], dtype=A.dtype, device=A._device).expand(A._shape).clone()
+    base = inv(A) if n < 0 else A
+    k, out = abs(n), None
+    while k:
+        if k & 1:
+            out = base if out is None else matmul(out, base)
+        k >>= 1
+        if k:
+            base = matmul(base, base)
+    return out  # type: ignore[return-value]
+
+
+def cond(A: Tensor, p: Any = None) -> Tensor:
+    """The condition number ``norm(A, p) * norm(inv(A), p)`` (singular value ratio for p None, 2, -2)."""
+    if p in (None, 2, -2):
+        s = svdvals(A)
+        return s.amax(-1) / s.amin(-1) if p != -2 else s.amin(-1) / s.amax(-1)  # type: ignore[attr-defined]
+    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+
+
+def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
+    """The 3-vector cross product along ``dim``."""
+    from .._ops.products import cross as _cross
+
+    return _cross(input, other, dim)
+
+
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
+    """``sum(conj(x) * y, dim)``."""
+    return (x.conj() * y).sum(dim)  # type: ignore[attr-defined]
+
+
+def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
+    """The chained product of matrices (the first may be a row vector, the last a column)."""
+    ts = list(tensors)
+    if len(ts) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
+    first, last = ts[0].ndim == 1, ts[-1].ndim == 1
+    ts[0] = ts[0].unsqueeze(0) if first else ts[0]  # type: ignore[attr-defined]
+    ts[-1] = ts[-1].unsqueeze(-1) if last else ts[-1]  # type: ignore[attr-defined]
+    out = ts[0]
+    for t in ts[1:]:
+        out = matmul(out, t)
+    if first:
+        out = out.squeeze(0)  # type: ignore[attr-defined]
+    if last:
+        out = out.squeeze(-1)  # type: ignore[attr-defined]
+    return out
+
+
+def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: Any = None) -> Any:
+    """Least-squares solution of ``A X = B`` (differentiable for full-rank ``A``)."""
+    check_matrix("lstsq", A, square=False)
+    vector = B.ndim == A.ndim - 1
+    b = B.unsqueeze(-1) if vector else B  # type: ignore[attr-defined]
+    if A.requires_grad or B.requires_grad:
+        Ah = A.mT.conj()  # type: ignore[attr-defined]
+        m, n = A._shape[-2:]
+        X = solve(Ah @ A, Ah @ b) if m >= n else Ah @ solve(A @ Ah, b)
+    else:
+        X = _run("lstsq", (A, b), (), A.dtype)
+    if vector:
+        X = X.squeeze(-1)  # type: ignore[attr-defined]
+    from .._creation import zeros
+
+    empty = zeros(0, dtype=D.to_real(A.dtype), device=A._device)
+    return _lstsq_t(X, empty, zeros(0, dtype=D.int64, device=A._device), empty)
+
+
+def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
+    """The inverse for ``tensordot``: shape ``A.shape[ind:] + A.shape[:ind]``."""
+    lead, rest = A._shape[:ind], A._shape[ind:]
+    n = math.prod(lead)
+    if n != math.prod(rest):
+        raise RuntimeError(
+            f"Expected self to satisfy the requirement prod(self.shape[ind:]) == prod(self.shape[:ind]), but got {math.prod(rest)} != {n}"
+        )
+    return inv(A.reshape(n, n)).reshape(rest + lead)
+
+
+def tensorsolve(A: Tensor, B: Tensor, dims: Any = None) -> Tensor:
+    """``X`` with ``tensordot(A, X, X.ndim) == B``."""
+    if dims is not None:
+        dims = [d % A.ndim for d in dims]
+        order = [d for d in range(A.ndim) if d not in dims] + dims
+        A = A.permute(order)  # type: ignore[attr-defined]
+    rest = A._shape[B.ndim :]
+    return solve(A.reshape(B.numel(), math.prod(rest)), B.reshape(-1)).reshape(rest)
+
+
+def vander(x: Tensor, N: int | None = None) -> Tensor:
+    """Columns ``x**0, x**1, ..., x**(N-1)`` (increasing powers)."""
+    from .._creation import arange
+
+    n = x._shape[-1] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    return x.unsqueeze(-1) ** arange(n, device=x._device).to(x.dtype if x.dtype.category >= 1 else D.int64)  # type: ignore[attr-defined]
