@@ -63,7 +63,7 @@ def _device_index(name: str, spec: str | None, lb: Any) -> int:
     return index
 
 
-def _dtypes(config: pytest.Config, lb: Any, manifest: Any, certify: bool) -> list[str]:
+def _dtypes(lb: Any, manifest: Any, certify: bool) -> list[str]:
     from ember.backends import ALL_DTYPES
 
     declared = [d.name for d in ALL_DTYPES if d in lb.backend.dtypes]
@@ -114,7 +114,7 @@ def pytest_configure(config: pytest.Config) -> None:
         manifest,
         certify,
         config.getoption("--ember-report"),
-        _dtypes(config, lb, manifest, certify),
+        _dtypes(lb, manifest, certify),
         pool,
     )
     config.stash[STATE] = st
