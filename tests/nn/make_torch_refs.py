@@ -1,0 +1,149 @@
+"""Regenerate ``torch_refs.py``: PyTorch's outputs and gradients for fixed float64 inputs.
+
+Run with a Python that has PyTorch (not needed by the tests themselves)::
+
+    /tmp/torchref/bin/python tests/nn/make_torch_refs.py
+
+Each case is an expression evaluated with ``F`` (the functional module), ``lib`` (torch or
+ember) and inputs ``a, b, c`` (float64 arrays; ``i`` names an int64 target); the gradient
+is taken of ``sum(out * g)`` for a fixed ``g``.
+"""
+
+from __future__ import annotations
+
+import os
+import pprint
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+# name: (expression, {input: shape or int list}, inputs that require grad)
+CASES = {
+    "conv2d_basic": ("F.conv2d(a, b, c)", {"a": (2, 3, 5, 5), "b": (4, 3, 3, 3), "c": (4,)}, "abc"),
+    "conv2d_stride_pad": (
+        "F.conv2d(a, b, stride=2, padding=1)",
+        {"a": (1, 2, 6, 5), "b": (3, 2, 3, 2)},
+        "ab",
+    ),
+    "conv2d_dilation": (
+        "F.conv2d(a, b, dilation=(2, 1), padding=(2, 0))",
+        {"a": (1, 2, 7, 6), "b": (2, 2, 3, 3)},
+        "ab",
+    ),
+    "conv2d_groups": ("F.conv2d(a, b, groups=2, padding=1)", {"a": (2, 4, 4, 4), "b": (6, 2, 3, 3)}, "ab"),
+    "conv2d_same": ("F.conv2d(a, b, padding='same')", {"a": (1, 2, 5, 5), "b": (2, 2, 2, 3)}, "ab"),
+    "conv1d": ("F.conv1d(a, b, c, stride=2, padding=1)", {"a": (2, 3, 9), "b": (4, 3, 3), "c": (4,)}, "abc"),
+    "conv_transpose2d": (
+        "F.conv_transpose2d(a, b, stride=2, padding=1, output_padding=1)",
+        {"a": (1, 3, 3, 3), "b": (3, 2, 3, 3)},
+        "ab",
+    ),
+    "max_pool2d": ("F.max_pool2d(a, 2)", {"a": (2, 2, 4, 6)}, "a"),
+    "max_pool2d_pad_stride": ("F.max_pool2d(a, 3, stride=2, padding=1)", {"a": (1, 2, 5, 5)}, "a"),
+    "max_pool2d_ceil": ("F.max_pool2d(a, (2, 3), stride=2, ceil_mode=True)", {"a": (1, 1, 5, 7)}, "a"),
+    "max_pool2d_dilation": ("F.max_pool2d(a, 2, stride=1, dilation=2, padding=1)", {"a": (1, 2, 5, 5)}, "a"),
+    "avg_pool2d": ("F.avg_pool2d(a, 2)", {"a": (2, 2, 4, 6)}, "a"),
+    "avg_pool2d_pad": ("F.avg_pool2d(a, 3, stride=2, padding=1)", {"a": (1, 2, 5, 5)}, "a"),
+    "avg_pool2d_nopad_count": (
+        "F.avg_pool2d(a, 3, stride=2, padding=1, count_include_pad=False, ceil_mode=True)",
+        {"a": (1, 2, 6, 6)},
+        "a",
+    ),
+    "adaptive_avg_pool2d": ("F.adaptive_avg_pool2d(a, (2, 3))", {"a": (1, 2, 5, 7)}, "a"),
+    "softmax": ("F.softmax(a, 1)", {"a": (3, 4, 2)}, "a"),
+    "log_softmax": ("F.log_softmax(a, -1)", {"a": (3, 5)}, "a"),
+    "softmin": ("F.softmin(a, 0)", {"a": (3, 5)}, "a"),
+    "layer_norm": ("F.layer_norm(a, (4,), b, c)", {"a": (3, 4), "b": (4,), "c": (4,)}, "abc"),
+    "group_norm": ("F.group_norm(a, 2, b, c)", {"a": (2, 4, 3), "b": (4,), "c": (4,)}, "abc"),
+    "batch_norm_train": (
+        "F.batch_norm(a, None, None, b, c, training=True)",
+        {"a": (4, 3, 2), "b": (3,), "c": (3,)},
+        "abc",
+    ),
+    "gelu": ("F.gelu(a)", {"a": (2, 5)}, "a"),
+    "gelu_tanh": ("F.gelu(a, approximate='tanh')", {"a": (2, 5)}, "a"),
+    "elu": ("F.elu(a, 0.5)", {"a": (2, 5)}, "a"),
+    "selu": ("F.selu(a)", {"a": (2, 5)}, "a"),
+    "silu": ("F.silu(a)", {"a": (2, 5)}, "a"),
+    "mish": ("F.mish(a)", {"a": (2, 5)}, "a"),
+    "softplus": ("F.softplus(a * 8, beta=2, threshold=6)", {"a": (2, 5)}, "a"),
+    "leaky_relu": ("F.leaky_relu(a, 0.1)", {"a": (2, 5)}, "a"),
+    "hardswish": ("F.hardswish(a * 3)", {"a": (2, 5)}, "a"),
+    "linear": ("F.linear(a, b, c)", {"a": (3, 4), "b": (2, 4), "c": (2,)}, "abc"),
+    "bilinear": ("F.bilinear(a, b, c)", {"a": (3, 2), "b": (3, 4), "c": (5, 2, 4)}, "abc"),
+    "pad_reflect": ("F.pad(a, (2, 1, 1, 2), mode='reflect')", {"a": (1, 1, 3, 4)}, "a"),
+    "pad_replicate": ("F.pad(a, (2, 1, 1, 2), mode='replicate')", {"a": (1, 1, 3, 4)}, "a"),
+    "pad_circular": ("F.pad(a, (2, 1, 1, 2), mode='circular')", {"a": (1, 1, 3, 4)}, "a"),
+    "mse_loss": ("F.mse_loss(a, b)", {"a": (3, 4), "b": (3, 4)}, "ab"),
+    "l1_loss_sum": ("F.l1_loss(a, b, reduction='sum')", {"a": (3, 4), "b": (3, 4)}, "ab"),
+    "smooth_l1_loss": ("F.smooth_l1_loss(a, b, beta=0.5)", {"a": (3, 4), "b": (3, 4)}, "ab"),
+    "huber_loss": ("F.huber_loss(a, b, delta=0.7, reduction='none')", {"a": (3, 4), "b": (3, 4)}, "ab"),
+    "cross_entropy": ("F.cross_entropy(a, i)", {"a": (4, 5), "i": [1, 0, 4, 2]}, "a"),
+    "cross_entropy_ignore_smooth": (
+        "F.cross_entropy(a, i, ignore_index=0, label_smoothing=0.2)",
+        {"a": (4, 5), "i": [1, 0, 4, 2]},
+        "a",
+    ),
+    "cross_entropy_weight": (
+        "F.cross_entropy(a, i, weight=b.abs())",
+        {"a": (4, 5), "b": (5,), "i": [1, 0, 4, 2]},
+        "a",
+    ),
+    "cross_entropy_probs": ("F.cross_entropy(a, F.softmax(b, 1))", {"a": (3, 4), "b": (3, 4)}, "ab"),
+    "cross_entropy_2d": (
+        "F.cross_entropy(a, i, reduction='sum')",
+        {"a": (1, 3, 2, 2), "i": [[[0, 2], [1, 1]]]},
+        "a",
+    ),
+    "nll_loss": (
+        "F.nll_loss(F.log_softmax(a, 1), i, reduction='none')",
+        {"a": (4, 5), "i": [1, 0, 4, 2]},
+        "a",
+    ),
+    "bce": ("F.binary_cross_entropy(a.sigmoid(), b.sigmoid())", {"a": (3, 4), "b": (3, 4)}, "ab"),
+    "bce_with_logits": (
+        "F.binary_cross_entropy_with_logits(a * 30, b.sigmoid(), pos_weight=c.detach().abs())",
+        {"a": (3, 4), "b": (3, 4), "c": (4,)},
+        "ab",
+    ),
+    "kl_div_batchmean": (
+        "F.kl_div(F.log_softmax(a, 1), F.softmax(b, 1), reduction='batchmean')",
+        {"a": (3, 4), "b": (3, 4)},
+        "ab",
+    ),
+    "cosine_similarity": ("F.cosine_similarity(a, b)", {"a": (3, 4), "b": (3, 4)}, "ab"),
+    "normalize": ("F.normalize(a, dim=0)", {"a": (3, 4)}, "a"),
+}
+
+
+def _case(name: str, expr: str, specs: dict, req: str, rng: np.random.Generator) -> dict:
+    inputs, tensors = {}, {}
+    for k, spec in specs.items():
+        if k == "i":
+            inputs[k] = spec
+            tensors[k] = torch.tensor(spec)
+        else:
+            v = np.round(rng.standard_normal(spec), 4)
+            inputs[k] = v.tolist()
+            tensors[k] = torch.tensor(v, requires_grad=k in req)
+    out = eval(expr, {"F": F, "lib": torch}, dict(tensors))
+    g = np.round(rng.standard_normal(tuple(out.shape)), 4)
+    (out * torch.tensor(g)).sum().backward()
+    grads = {k: tensors[k].grad.tolist() for k in req}
+    return {"expr": expr, "inputs": inputs, "g": g.tolist(), "out": out.detach().tolist(), "grads": grads}
+
+
+def main() -> None:
+    rng = np.random.default_rng(1234)
+    refs = {name: _case(name, *spec, rng) for name, spec in CASES.items()}
+    path = os.path.join(os.path.dirname(__file__), "torch_refs.py")
+    with open(path, "w") as f:
+        f.write(f'"""Generated by make_torch_refs.py with PyTorch {torch.__version__}; do not edit."""\n\n')
+        f.write("# fmt: off\n")
+        f.write("REFS = " + pprint.pformat(refs, width=110, compact=True) + "\n")
+    print("wrote", path, len(refs), "cases")
+
+
+if __name__ == "__main__":
+    main()
