@@ -74,10 +74,12 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     finally:
         _grad.enabled = prev
     if _grad.enabled and (a.requires_grad or b.requires_grad):
-        record(
-            "MmBackward0" if a.ndim == b.ndim == 2 else "MatmulBackward0", _nd_rule, out, (a, b), (), (a, b)
-        )
+        record(_NODES.get((a.ndim, b.ndim), "MatmulBackward0"), _nd_rule, out, (a, b), (), (a, b))
     return out
+
+
+# PyTorch names the node after the kernel matmul dispatches to.
+_NODES = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0"}
 
 
 def _nd_rule(n: Any, g: Tensor) -> tuple:

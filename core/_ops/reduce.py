@@ -239,9 +239,9 @@ def _max_min(which: str, input: Tensor, dim: Any, keepdim: bool, other: Any) -> 
         return (maximum if which == "max" else minimum)(input, dim)
     if other is not None:
         return (maximum if which == "max" else minimum)(input, other)
-    op, node = ("amax", "AmaxBackward0") if which == "max" else ("amin", "AminBackward0")
+    op = "amax" if which == "max" else "amin"
     if dim is None:
-        return _extreme(op, node, input, None, False, which)
+        return _extreme(op, "MaxBackward1" if which == "max" else "MinBackward1", input, None, False, which)
     d = norm_dim(dim, input.ndim)
     _check_nonempty(which, input, (d,), False)
     with _NoRecord():

@@ -59,8 +59,8 @@ def _root_grads(outputs: list, grads: list, create_graph: bool) -> list:
             g = ones_like(t)
         elif g._shape != t._shape:
             raise RuntimeError(
-                f"Mismatch in shape: grad_output[{i}] has a shape of {list(g._shape)} and output[{i}] "
-                f"has a shape of {list(t._shape)}."
+                f"Mismatch in shape: grad_output[{i}] has a shape of ember.Size({list(g._shape)}) and "
+                f"output[{i}] has a shape of ember.Size({list(t._shape)})."
             )
         out.append(g)
     return out
@@ -117,6 +117,8 @@ def grad(
     """
     outs = _as_list(outputs)
     ins = _as_list(inputs)
+    if not ins:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     _check_requires_grad(outs)
     for i, t in enumerate(ins):
         if not t.requires_grad:
@@ -137,7 +139,7 @@ def grad(
                 g = zeros_like(t)
             elif not allow_unused:
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the graph. "
+                    f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
                     "Set allow_unused=True if this is the desired behavior."
                 )
         result[i] = g if g is None or create_graph else g.detach()

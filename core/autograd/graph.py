@@ -7,11 +7,12 @@ saved tensors with their versions, and ``next_functions`` edges to the inputs' n
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .grad_mode import state
 
-__all__ = ["Node", "AccumulateGrad", "record", "node_class", "edge", "meta"]
+__all__ = ["AccumulateGrad", "Node", "edge", "meta", "node_class", "record"]
 
 _FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -25,17 +26,26 @@ _FREED = (
 class Node:
     """A recorded op. ``rule(node, grad)`` returns one gradient (or None) per input."""
 
-    __slots__ = ("rule", "next_functions", "_ctx", "_versions", "_released", "_pre_hooks", "_hooks", "__weakref__")
+    __slots__ = (
+        "__weakref__",
+        "_ctx",
+        "_hooks",
+        "_out_id",  # id() of the tensor this node produced (named in the version error)
+        "_pre_hooks",
+        "_released",
+        "_versions",
+        "next_functions",
+        "rule",
+    )
 
     def __init__(self, rule: Callable[..., Any], nexts: tuple, ctx: Any) -> None:
         self.rule = rule
         self.next_functions = nexts
         self._ctx = ctx
         # Saved tensors (those in a tuple ctx) with their versions at save time.
-        self._versions = (
-            tuple((t, t._vc[0]) for t in ctx if hasattr(t, "_vc")) if type(ctx) is tuple else ()
-        )
+        self._versions = tuple((t, t._vc[0]) for t in ctx if hasattr(t, "_vc")) if type(ctx) is tuple else ()
         self._released = False
+        self._out_id = 0
         self._pre_hooks: list | None = None
         self._hooks: list | None = None
 
@@ -49,15 +59,21 @@ class Node:
             raise RuntimeError(_FREED)
         for t, v in self._versions:
             if t._vc[0] != v:
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified by "
-                    f"an inplace operation: [{t.dtype.name} {list(t._shape)}], which is saved by "
-                    f"{self.name()}, is at version {t._vc[0]}; expected version {v} instead. "
-                    "Hint: the inplace operation that changed it came after the forward op; "
-                    "use .clone() before modifying it, or find it with "
-                    "ember.autograd.set_detect_anomaly(True)."
-                )
+                raise RuntimeError(self._modified_message(t, v))
         return self._ctx
+
+    def _modified_message(self, t: Any, v: int) -> str:
+        """PyTorch's text: names the tensor's type, shape and the op that produced it."""
+        from .._ops.convert import _pt
+
+        producer = self if id(t) == self._out_id else t.grad_fn
+        which = f", which is output 0 of {_short(producer.name())}," if producer is not None else ""
+        return (
+            "one of the variables needed for gradient computation has been modified by an inplace "
+            f"operation: [ember.{_pt(t.dtype)}Tensor {list(t._shape)}]{which} is at version {t._vc[0]}; "
+            f"expected version {v} instead. Hint: enable anomaly detection to find the operation that "
+            "failed to compute its gradient, with ember.autograd.set_detect_anomaly(True, check_nan=False)."
+        )
 
     @property
     def needs_input_grad(self) -> tuple[bool, ...]:
@@ -86,6 +102,12 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {hex(id(self))}>"
+
+
+def _short(name: str) -> str:
+    """``AddBackward0`` -> ``Add``, as PyTorch names producers in the version error."""
+    cut = name.rfind("Backward")
+    return name[:cut] if cut > 0 else name
 
 
 class AccumulateGrad(Node):
@@ -145,7 +167,9 @@ def edge(t: Any) -> tuple[Node | None, int]:
     return (acc, 0)
 
 
-def record(name: str, rule: Callable[..., Any], out: Any, inputs: tuple, saved: tuple = (), ctx: Any = None) -> Any:
+def record(
+    name: str, rule: Callable[..., Any], out: Any, inputs: tuple, saved: tuple = (), ctx: Any = None
+) -> Any:
     # ``saved`` is unused: saved tensors are the Tensors in a tuple ``ctx`` (kept for callers).
     """Attach a ``name`` node to ``out`` if grad mode is on and an input requires grad."""
     if not state.enabled:
@@ -157,6 +181,7 @@ def record(name: str, rule: Callable[..., Any], out: Any, inputs: tuple, saved: 
         return out
     if not (out.dtype.is_floating_point or out.dtype.is_complex):
         return out
-    out.grad_fn = node_class(name)(rule, tuple(edge(t) for t in inputs), ctx)
+    node = out.grad_fn = node_class(name)(rule, tuple(edge(t) for t in inputs), ctx)
+    node._out_id = id(out)
     out.requires_grad = True
     return out
