@@ -34,6 +34,7 @@ __all__ = [
     "EMBER_SCATTER_SEGMENTS_SRC",
     "cat",
     "gather",
+    "nonzero",
     "scatter",
 ]
 
@@ -162,6 +163,11 @@ def scatter(x: cupy.ndarray, dim: int, index: cupy.ndarray, src: Any, reduce: st
     else:
         flat[lin] = val
     return out
+
+
+def nonzero(x: cupy.ndarray) -> cupy.ndarray:
+    """int64 (count, ndim) coordinates of the non-zero elements, in C order."""
+    return cupy.argwhere(x).astype(np.int64, copy=False)
 
 
 def cat(arrays: list[cupy.ndarray], dim: int) -> cupy.ndarray:

@@ -53,6 +53,7 @@ _TABLE: dict[str, Callable[..., Any]] = {
     "scatter": ix.scatter,
     "sort": st.sort,
     "cat": ix.cat,
+    "nonzero": ix.nonzero,
     "clone": ew.clone,
     "softmax": fused.softmax,
     "log_softmax": fused.log_softmax,

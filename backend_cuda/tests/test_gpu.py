@@ -246,6 +246,11 @@ def test_stable_sort(dt: str, descending: bool) -> None:
         check(gv, wv, exact=True)
 
 
+def test_nonzero() -> None:
+    x = sample("int32", (4, 5), lo=-1, hi=1)
+    both("nonzero", x, exact=True)
+
+
 def test_cat_and_philox() -> None:
     parts = [sample("float32", (2, 3), seed=i) for i in range(3)]
     check(K["cat"]([dev(p) for p in parts], 0), C["cat"](parts, 0), exact=True)
