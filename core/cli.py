@@ -1,4 +1,4 @@
-"""The ``ember`` command: ``ember info``, ``ember conformance``, ``ember example``."""
+"""The ``ember`` command: ``ember info``, ``ember conformance``, ``ember example``, ``ember demo``."""
 
 from __future__ import annotations
 
@@ -78,9 +78,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     ex = sub.add_parser("example", help="run a tiny computation with a gradient on a device")
     ex.add_argument("--device", default=None, help="device string, e.g. cpu, opencl, cuda:0")
     sub.add_parser("conformance", help="run the conformance suite (pip install ./conformance)")
+    demo = sub.add_parser("demo", help="train a small CNN on scikit-learn's digits, save and reload it")
+    demo.add_argument("--device", default=None, help="device string (default: $EMBER_DEVICE or cpu)")
+    demo.add_argument("--epochs", type=int, default=20, help="training epochs (default 20)")
+    demo.add_argument("--checkpoint", default=None, help="where to save the state_dict (default: a temp dir)")
     args = p.parse_args(argv)
     if args.cmd == "info":
         return _info(args)
+    if args.cmd == "demo":
+        from ember.demo import main as demo_main
+
+        return demo_main(args)
     return _example(args)
 
 
