@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 __all__ = [
-    "no_grad",
     "enable_grad",
-    "set_grad_enabled",
     "inference_mode",
     "is_grad_enabled",
     "is_inference_mode_enabled",
+    "no_grad",
+    "set_grad_enabled",
     "state",
 ]
 
@@ -46,7 +47,7 @@ class _Mode:
         self._prev = state.enabled
         state.enabled = self._target
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         state.enabled = self._prev
 
     def __call__(self, fn: F) -> F:
@@ -58,19 +59,28 @@ class _Mode:
         return wrapper  # type: ignore[return-value]
 
 
-class no_grad(_Mode):  # noqa: N801 - PyTorch's spelling
+class _BareDecorator(_Mode):
+    """Also usable without parentheses, as PyTorch allows: ``@ember.no_grad``."""
+
+    def __new__(cls, orig_func: Any = None) -> Any:
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_BareDecorator):
     """Disable graph recording: ``with ember.no_grad(): y = model(x)``."""
 
     _target = False
 
 
-class enable_grad(_Mode):  # noqa: N801
+class enable_grad(_BareDecorator):
     """Re-enable graph recording inside ``no_grad``."""
 
     _target = True
 
 
-class set_grad_enabled(_Mode):  # noqa: N801
+class set_grad_enabled(_Mode):
     """Set grad mode on or off; works as a function, context manager or decorator."""
 
     def __init__(self, mode: bool) -> None:
@@ -81,7 +91,7 @@ class set_grad_enabled(_Mode):  # noqa: N801
     def __enter__(self) -> None:
         pass
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         state.enabled = self._prev
 
     def __call__(self, fn: F) -> F:
@@ -96,11 +106,16 @@ class set_grad_enabled(_Mode):  # noqa: N801
         return wrapper  # type: ignore[return-value]
 
 
-class inference_mode(_Mode):  # noqa: N801
+class inference_mode(_Mode):
     """Like ``no_grad``, for inference-only code: ``with ember.inference_mode(): ...``."""
 
-    def __init__(self, mode: bool = True) -> None:
-        self._mode = bool(mode)
+    def __new__(cls, mode: Any = True) -> Any:
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)  # bare ``@ember.inference_mode`` on a function
+
+    def __init__(self, mode: Any = True) -> None:
+        self._mode = bool(mode) if isinstance(mode, bool) else True
 
     def __enter__(self) -> None:
         self._prev = state.enabled
@@ -109,7 +124,7 @@ class inference_mode(_Mode):  # noqa: N801
             state.enabled = False
             state.inference = True
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         state.enabled = self._prev
         state.inference = self._prev_inf
 
