@@ -220,3 +220,151 @@ def test_argreduce(ocl: Any, cpu: Any, op: str, dtype: str) -> None:
         for dim in (None,) + tuple(range(a.ndim)):
             for keepdim in (False, True):
                 check(ocl.backend.to_numpy(ocl.k[op](x, dim, keepdim)), cpu.k[op](a, dim, keepdim))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cumsum(ocl: Any, cpu: Any, dtype: str) -> None:
+    rng = np.random.default_rng(8)
+    for layout in ("contig", "transposed", "sliced", "expanded", "empty"):
+        a, x = make(ocl, layout, lambda s: values(rng, s, dtype), (3, 4, 5))
+        for dim in range(3):
+            check(ocl.backend.to_numpy(ocl.k["cumsum"](x, dim)), cpu.k["cumsum"](a, dim))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", ("softmax", "log_softmax"))
+def test_softmax(ocl: Any, op: str, dtype: str) -> None:
+    rng = np.random.default_rng(9)
+    for layout in ("contig", "transposed", "sliced"):
+        a, x = make(ocl, layout, lambda s: values(rng, s, dtype), (3, 4, 5))
+        for dim in range(3):
+            z = a.astype(np.float64) - a.max(axis=dim, keepdims=True)
+            lse = np.log(np.exp(z).sum(axis=dim, keepdims=True))
+            want = (np.exp(z - lse) if op == "softmax" else z - lse).astype(dtype)
+            check(ocl.backend.to_numpy(ocl.k[op](x, dim)), want, **_tol(dtype))
+
+
+MATMUL_SHAPES = (((), 3, 4, 5), ((2,), 70, 130, 65), ((2, 3), 5, 0, 7), ((), 1, 1, 1), ((), 0, 3, 2))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_matmul(ocl: Any, cpu: Any, dtype: str) -> None:
+    rng = np.random.default_rng(10)
+    tol = {"rtol": 1e-4, "atol": 1e-4} if dtype in FLOATS else {}
+    for batch, n, k, m in MATMUL_SHAPES:
+        a, b = values(rng, batch + (n, k), dtype), values(rng, batch + (k, m), dtype)
+        x, y = ocl.backend.from_numpy(a, 0), ocl.backend.from_numpy(b, 0)
+        check(ocl.backend.to_numpy(ocl.k["matmul"](x, y)), cpu.k["matmul"](a, b), **tol)
+    a, x = make(ocl, "transposed", lambda s: values(rng, s, dtype), (40, 33))
+    s, y = make(ocl, "sliced", lambda s: values(rng, s, dtype), (33, 20))
+    check(ocl.backend.to_numpy(ocl.k["matmul"](x, y)), cpu.k["matmul"](a, s), **tol)
+    e, z = make(ocl, "expanded", lambda s: values(rng, s, dtype), (3, 33, 20))
+    x3 = ocl.k["expand"](ocl.k["reshape"](x, (1, 40, 33)), (3, 40, 33))
+    want = cpu.k["matmul"](np.broadcast_to(a, (3, 40, 33)), e)
+    check(ocl.backend.to_numpy(ocl.k["matmul"](x3, z)), want, **tol)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gather_scatter(ocl: Any, cpu: Any, dtype: str) -> None:
+    rng = np.random.default_rng(11)
+    a, x = make(ocl, "transposed", lambda s: values(rng, s, dtype), (4, 5, 6))
+    for dim in range(3):
+        ishape = list(a.shape)
+        ishape[dim] = 7
+        idx = rng.integers(0, a.shape[dim], ishape)
+        check(ocl.backend.to_numpy(ocl.k["gather"](x, dim, ocl.backend.from_numpy(idx, 0))), cpu.k["gather"](a, dim, idx))
+        ishape[dim] = 3  # duplicates along dim: last write wins, adds accumulate in order
+        idx = rng.integers(0, a.shape[dim], ishape)
+        src = values(rng, tuple(ishape), dtype)
+        ix, sx = ocl.backend.from_numpy(idx, 0), ocl.backend.from_numpy(src, 0)
+        for reduce in (None, "add"):
+            want = cpu.k["scatter"](a, dim, idx, src, reduce)
+            check(ocl.backend.to_numpy(ocl.k["scatter"](x, dim, ix, sx, reduce)), want)
+            s = np.array(1, dtype).item()
+            want = cpu.k["scatter"](a, dim, idx, s, reduce)
+            check(ocl.backend.to_numpy(ocl.k["scatter"](x, dim, ix, s, reduce)), want)
+
+
+@pytest.mark.parametrize("bad", (-1, 4, 1 << 40))
+def test_gather_scatter_bad_index(ocl: Any, bad: int) -> None:
+    x = ocl.backend.from_numpy(np.arange(24, dtype=np.float32).reshape(4, 6), 0)
+    idx = np.zeros((2, 6), np.int64)
+    idx[1, 3] = bad
+    ix = ocl.backend.from_numpy(idx, 0)
+    with pytest.raises(IndexError, match="out of range"):
+        ocl.k["gather"](x, 0, ix)
+    with pytest.raises(IndexError, match="out of range"):
+        ocl.k["scatter"](x, 0, ix, 1.0, None)
+    ok = ocl.k["gather"](x, 0, ocl.backend.from_numpy(np.zeros((2, 6), np.int64), 0))  # state is clean
+    assert ocl.backend.to_numpy(ok).tolist() == [list(range(6))] * 2
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sort(ocl: Any, cpu: Any, dtype: str) -> None:
+    rng = np.random.default_rng(12)
+
+    def data(s: tuple[int, ...]) -> np.ndarray:
+        v = rng.integers(-3, 4, s).astype(dtype)  # many ties
+        if dtype in FLOATS and v.size > 4:
+            v.reshape(-1)[[1, 4]] = np.nan
+        return v
+
+    for layout in ("contig", "transposed", "sliced", "zerod", "empty"):
+        a, x = make(ocl, layout, data, (4, 5, 33))
+        for dim in range(max(a.ndim, 1)):
+            for desc in (False, True):
+                v, i = ocl.k["sort"](x, dim, desc)
+                wv, wi = cpu.k["sort"](a, dim, desc)
+                check(ocl.backend.to_numpy(i), wi)
+                check(ocl.backend.to_numpy(v), wv)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cat(ocl: Any, cpu: Any, dtype: str) -> None:
+    rng = np.random.default_rng(13)
+    a, x = make(ocl, "transposed", lambda s: values(rng, s, dtype), (3, 4))
+    b, y = make(ocl, "sliced", lambda s: values(rng, s, dtype), (2, 4))
+    e, z = make(ocl, "empty", lambda s: values(rng, s, dtype), (3, 4))
+    check(ocl.backend.to_numpy(ocl.k["cat"]([x, y, z], 0)), cpu.k["cat"]([a, b, e], 0))
+    check(ocl.backend.to_numpy(ocl.k["cat"]([x, x], 1)), cpu.k["cat"]([a, a], 1))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_full_arange(ocl: Any, cpu: Any, dtype: str) -> None:
+    from ember.backends import DTYPES_BY_NAME
+
+    dt = DTYPES_BY_NAME[dtype]
+    value = 2.5 if dtype in FLOATS else (True if dtype == "bool" else 7)
+    for shape in ((), (0,), (3, 4)):
+        check(ocl.backend.to_numpy(ocl.k["full"](shape, value, dt, 0)), cpu.k["full"](shape, value, dt, 0))
+    start, step = (0.5, 0.1) if dtype in FLOATS else (1, 1 if dtype == "bool" else 3)
+    for n in (0, 1, 1000):
+        if dtype == "bool" and n > 1:
+            continue
+        check(ocl.backend.to_numpy(ocl.k["arange"](start, step, n, dt, 0)), cpu.k["arange"](start, step, n, dt, 0))
+
+
+KAT = (
+    ((0, 0), (0, 0, 0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
+    ((0xFFFFFFFF,) * 2, (0xFFFFFFFF,) * 4, (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
+    (
+        (0xA4093822, 0x299F31D0),
+        (0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344),
+        (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1),
+    ),
+)
+
+
+@pytest.mark.parametrize("key, counter, words", KAT)
+def test_philox_kat(ocl: Any, key: Any, counter: Any, words: Any) -> None:
+    got = ocl.backend.to_numpy(ocl.k["philox"](4, key, counter, 0))
+    assert got.dtype == np.uint32
+    assert got.tolist() == list(words)
+
+
+def test_philox_matches_cpu(ocl: Any, cpu: Any) -> None:
+    assert ocl.backend.to_numpy(ocl.k["philox"](0, (1, 2), (0, 0, 0, 0), 0)).shape == (0,)
+    for n in (1, 5, 40003):
+        counter = (0xFFFFFFF0, 0xFFFFFFFF, 3, 0)  # the low 64 bits carry into the high
+        want = cpu.k["philox"](n, (123, 456), counter, 0)
+        check(ocl.backend.to_numpy(ocl.k["philox"](n, (123, 456), counter, 0)), want)
