@@ -65,7 +65,7 @@ class _Worker:
             self.proc.kill()
         rc = self.proc.wait()
         self.stderr.seek(0)
-        tail = self.stderr.read().decode(errors="replace").strip().splitlines()[-12:]
+        tail = self.stderr.read().decode(errors="replace").strip().splitlines()[-20:]
         self.stderr.close()
         reason = _describe(None if timed_out else rc)
         return f"the worker process died ({reason})" + (

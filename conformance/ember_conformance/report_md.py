@@ -50,7 +50,7 @@ def _checks_table(tests: list[dict[str, Any]]) -> list[str]:
     for t in tests:
         if t.get("kind") != "op":
             counts[t["test"].split("[")[0]][t.get("status", "not-run")] += 1
-    out = ["| check | pass | fail | crash | other |", "|---|---|---|---|---|"]
+    out = ["| test | pass | fail | crash | other |", "|---|---|---|---|---|"]
     for name, c in sorted(counts.items()):
         other = sum(v for k, v in c.items() if k not in ("pass", "fail", "crash"))
         out.append(f"| {name} | {c['pass']} | {c['fail']} | {c['crash']} | {other} |")
@@ -118,7 +118,7 @@ def markdown(r: dict[str, Any]) -> str:
         ),
         "",
     ]
-    lines += ["## Semantic checks", ""] + _checks_table(r["tests"]) + [""]
+    lines += ["## Semantic and contract checks", ""] + _checks_table(r["tests"]) + [""]
     bad = [t for t in r["tests"] if t.get("status") in ("fail", "crash")]
     lines += [f"## Failures ({len(bad)})", ""]
     for t in bad:
