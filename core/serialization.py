@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ._safetensors import load_safetensors, save_safetensors
 from ._tensor import Tensor
 from .backends import dtypes as D
 
@@ -33,8 +34,10 @@ __all__ = [
     "clear_safe_globals",
     "get_safe_globals",
     "load",
+    "load_safetensors",
     "safe_globals",
     "save",
+    "save_safetensors",
 ]
 
 FORMAT_VERSION = "3"  # the ``version`` record PyTorch writes and reads
@@ -269,6 +272,15 @@ _UNSAFE_HINT = (
 )
 
 
+def _py3_name(module: str, name: str) -> tuple[str, str]:
+    """Protocol-2 pickles spell some Python 3 names the Python 2 way (``__builtin__.set``)."""
+    import _compat_pickle
+
+    if (module, name) in _compat_pickle.NAME_MAPPING:
+        return _compat_pickle.NAME_MAPPING[(module, name)]
+    return _compat_pickle.IMPORT_MAPPING.get(module, module), name
+
+
 class _WeightsUnpickler(pickle.Unpickler):
     def __init__(self, file: Any, storages: Any, map_location: Any, weights_only: bool) -> None:
         super().__init__(file, encoding="utf-8")
@@ -277,6 +289,7 @@ class _WeightsUnpickler(pickle.Unpickler):
         self._table = _builtin_globals()
 
     def find_class(self, module: str, name: str) -> Any:
+        module, name = _py3_name(module, name)
         found = self._table.get((module, name))
         if found is not None:
             return found

@@ -179,6 +179,16 @@ def write_checkpoint():
         "param": torch.nn.Parameter(torch.ones(2, 2)),
     }
     torch.save(obj, os.path.join(HERE, "fixtures", "torch_checkpoint.pt"))
+    from safetensors.torch import save_file
+
+    save_file(
+        {
+            "w": torch.arange(6, dtype=torch.float32).reshape(2, 3),
+            "i": torch.tensor([7, -8], dtype=torch.int32),
+        },
+        os.path.join(HERE, "fixtures", "reference.safetensors"),
+        metadata={"format": "pt"},
+    )
 
 
 def main():
