@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from ember.backends import DTYPES_BY_NAME, DType
 
-__all__ = ["BASE_DTYPES", "FP16", "FP64", "UINT32", "ctype", "from_np", "kind", "to_np", "utype"]
+__all__ = ["BASE_DTYPES", "FP16", "FP64", "ctype", "from_np", "kind", "to_np", "utype"]
 
 _CTYPES = {
     "bool": "uchar",
@@ -22,7 +22,6 @@ _CTYPES = {
     "float16": "half",
     "float32": "float",
     "float64": "double",
-    "uint32": "uint",
 }
 # Wrapping integer arithmetic (add, sub, mul, neg, pow) is done in an unsigned type at
 # least as wide as int: signed overflow is undefined in C, and char/short operands are
@@ -34,9 +33,6 @@ BASE_DTYPES: tuple[DType, ...] = tuple(
 )
 FP64 = DTYPES_BY_NAME["float64"]
 FP16 = DTYPES_BY_NAME["float16"]
-# Philox words are uint32, a dtype ember does not declare (the CPU backend returns NumPy
-# uint32 too); this private DType lets a CLArray hold them and transfer them as uint32.
-UINT32 = DType("uint32", 4, 1, False)
 
 
 def to_np(d: DType) -> np.dtype:

@@ -194,6 +194,8 @@ def unary(op: str) -> Callable[[CLArray], CLArray]:
 def binary(op: str) -> Callable[[Any, Any], CLArray]:
     def k(a: Any, b: Any) -> CLArray:
         x = _like(a, b)
+        if op == "pow" and kind(x.dtype) == "i" and not isinstance(b, CLArray) and b < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
         expr, helper, msg = _expr(BINARY_EXPRS, op, x.dtype)
         out = empty(x.dev, x.shape, x.dtype)
         return run(out, expr, helper, [("a", x.dtype, a), ("b", x.dtype, b)], msg)

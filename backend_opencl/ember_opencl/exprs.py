@@ -47,8 +47,8 @@ BINARY_EXPRS: dict[str, dict[str, str]] = {
     "mul": {"f": "a * b", "i": "(${T})((${U})a * (${U})b)", "b": "a & b"},
     "div": {"f": "a / b"},
     "floordiv": {"f": "ember_floordiv(a, b)", "i": "ember_floordiv(a, b, &bad)"},
-    "remainder": {"f": "ember_remainder(a, b)", "i": "ember_remainder(a, b)"},
-    "pow": {"f": "pow(a, b)", "i": "ember_pow(a, b, &bad)", "b": "a | !b"},
+    "remainder": {"f": "ember_remainder(a, b)", "i": "ember_remainder(a, b, &bad)"},
+    "pow": {"f": "pow(a, b)", "i": "ember_pow(a, b)", "b": "a | !b"},
     "maximum": {"f": "(isnan(a) || a > b) ? a : b", "i": "a > b ? a : b", "b": "a | b"},
     "minimum": {"f": "(isnan(a) || a < b) ? a : b", "i": "a < b ? a : b", "b": "a & b"},
     "bitwise_and": {"i": "a & b", "b": "a & b"},
@@ -121,9 +121,10 @@ static ${T} ember_floordiv(${T} a, ${T} b, int *bad)
 """
 
 EMBER_IREMAINDER_SRC = """
-static ${T} ember_remainder(${T} a, ${T} b)
+static ${T} ember_remainder(${T} a, ${T} b, int *bad)
 {
-    if (b == 0 || b == -1) return 0;
+    if (b == 0) { *bad = 1; return 0; }
+    if (b == -1) return 0;
     ${T} r = a % b;
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;
@@ -131,10 +132,12 @@ static ${T} ember_remainder(${T} a, ${T} b)
 """
 
 # Square-and-multiply in the wrapping unsigned type, as NumPy's integer power loop does.
+# A negative exponent truncates toward zero (1 for a == 1, +-1 for a == -1, else 0), the
+# CPU backend's rule; a negative Python-scalar exponent is refused on the host instead.
 EMBER_IPOW_SRC = """
-static ${T} ember_pow(${T} a, ${T} b, int *bad)
+static ${T} ember_pow(${T} a, ${T} b)
 {
-    if (b < 0) { *bad = 1; return 0; }
+    if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);
     ${U} base = (${U})a, out = 1;
     ${T} e = b;
     while (e > 0) {
@@ -157,7 +160,7 @@ HELPERS: dict[tuple[str, str], str] = {
 # (op, kind) whose kernels may set the error flag, with the exception the host raises.
 FLAGGED: dict[tuple[str, str], str] = {
     ("floordiv", "i"): "ZeroDivisionError",
-    ("pow", "i"): "Integers to negative integer powers are not allowed.",
+    ("remainder", "i"): "ZeroDivisionError",
 }
 
 

@@ -1,21 +1,22 @@
 """Philox-4x32-10 on the device, a port of ember_cpu/philox.py (bit-identical words).
 
 Work item j computes block j from the 128-bit counter ``counter + j`` (carry from the low
-64 bits into the high 64) and writes words 4j..4j+3, the same layout as the CPU backend.
+64 bits into the high 64) and writes words 4j..4j+3, the same layout as the CPU backend,
+each word as an int64 in [0, 2**32) (ops.py: ember has no uint32 dtype).
 """
 
 from __future__ import annotations
 
 import numpy as np
+from ember.backends import DTYPES_BY_NAME
 
 from . import runtime
 from .clarray import CLArray, empty
-from .dtypes import UINT32
 
 __all__ = ["philox"]
 
 EMBER_PHILOX_SRC = """
-__kernel void ember_philox(__global uint *out, long n, long nblocks, uint k0, uint k1,
+__kernel void ember_philox(__global long *out, long n, long nblocks, uint k0, uint k1,
                            ulong base_lo, ulong base_hi)
 {
     long j = get_global_id(0);
@@ -34,16 +35,16 @@ __kernel void ember_philox(__global uint *out, long n, long nblocks, uint k0, ui
     uint words[4] = {c0, c1, c2, c3};
     for (int i = 0; i < 4; i++) {
         long w = 4 * j + i;
-        if (w < n) out[w] = words[i];
+        if (w < n) out[w] = (long)words[i];
     }
 }
 """
 
 
 def philox(n: int, key: tuple[int, int], counter: tuple[int, int, int, int], index: int) -> CLArray:
-    """``n`` uint32 words from key ``(k0, k1)`` and 128-bit ``counter`` as four words."""
+    """``n`` words (int64 holding uint32 values) from key ``(k0, k1)`` and a 128-bit counter."""
     dev = runtime.device(index)
-    out = empty(dev, (n,), UINT32)
+    out = empty(dev, (n,), DTYPES_BY_NAME["int64"])
     nblocks = (n + 3) // 4
     spec = (
         EMBER_PHILOX_SRC,

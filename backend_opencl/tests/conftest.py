@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import ember.backends as eb
 import numpy as np
 import pytest
-
-import ember.backends as eb
 
 LAYOUTS = ("contig", "zerod", "empty", "expanded", "transposed", "sliced")
 
@@ -44,7 +43,9 @@ def declared() -> list[str]:
     return sorted((d.name for d in lb.backend.dtypes), key=order.index)
 
 
-def values(rng: np.random.Generator, shape: tuple[int, ...], dtype: str, positive: bool = False) -> np.ndarray:
+def values(
+    rng: np.random.Generator, shape: tuple[int, ...], dtype: str, positive: bool = False
+) -> np.ndarray:
     """Random values of ``dtype``; small integers so products and powers stay readable."""
     if dtype == "bool":
         return rng.random(shape) < 0.5
@@ -57,11 +58,13 @@ def values(rng: np.random.Generator, shape: tuple[int, ...], dtype: str, positiv
     return (np.abs(v) + 0.1 if positive else v).astype(dtype)
 
 
-def make(lb: eb.LoadedBackend, layout: str, data: Any, shape: tuple[int, ...] = (3, 4)) -> tuple[np.ndarray, Any]:
+def make(
+    lb: eb.LoadedBackend, layout: str, data: Any, shape: tuple[int, ...] = (3, 4)
+) -> tuple[np.ndarray, Any]:
     """(NumPy view, CLArray view) with the same values; ``data(shape)`` draws base values."""
     k, be = lb.k, lb.backend
     if layout == "zerod":
-        base = data(())
+        base = np.asarray(data(()))
         return base, be.from_numpy(base, 0)
     if layout == "empty":
         base = data((0,) + shape[1:])
