@@ -8,6 +8,7 @@ from typing import Any
 from ember.backends import dtypes as D
 
 from ..._ops import unary as U
+from ..._ops.convert import _pt
 from ..._ops.select import clamp, where
 from ..._tensor import Tensor
 from ._util import apply_reduction
@@ -124,7 +125,7 @@ def nll_loss(
     """
     reduction = _legacy(size_average, reduce, reduction)
     if target.dtype not in (D.int64, D.int32, D.int16, D.uint8, D.int8):
-        raise RuntimeError(f"expected scalar type Long but found {target.dtype.name.capitalize()}")
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_pt(target.dtype)}")
     _check_batch(input, target)
     n_cls = input._shape[1] if input.ndim >= 2 else input._shape[0]
     t = target.to(D.int64)  # type: ignore[attr-defined]

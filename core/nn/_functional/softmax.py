@@ -10,6 +10,7 @@ import warnings
 from typing import Any
 
 from ..._ops._common import norm_dim
+from ..._ops.convert import _pt
 from ..._tensor import Tensor, wrap
 from ...autograd.graph import record
 from ._util import NoRecord, recording
@@ -29,9 +30,7 @@ def _prepare(x: Tensor, dim: Any, dtype: Any, name: str) -> tuple[Tensor, int]:
     if dtype is not None:
         x = x.to(dtype)  # type: ignore[attr-defined]
     elif not (x.dtype.is_floating_point or x.dtype.is_complex):
-        raise RuntimeError(
-            f"\"{name}_lastdim_kernel_impl\" not implemented for '{x.dtype.name.capitalize()}'"
-        )
+        raise NotImplementedError(f"\"{name}_lastdim_kernel_impl\" not implemented for '{_pt(x.dtype)}'")
     if dim is None:
         dim = _implicit_dim(name, x.ndim)
     return x, norm_dim(dim, x.ndim)
