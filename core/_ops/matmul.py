@@ -88,10 +88,10 @@ def _nd_rule(n: Any, g: Tensor) -> tuple:
     a2 = a.unsqueeze(0) if a.ndim == 1 else a
     b2 = b.unsqueeze(-1) if b.ndim == 1 else b
     g2 = g
+    if b.ndim == 1:  # first, so that a 0-d grad (vector @ vector) becomes (1, 1)
+        g2 = g2.unsqueeze(-1)
     if a.ndim == 1:
         g2 = g2.unsqueeze(-2)
-    if b.ndim == 1:
-        g2 = g2.unsqueeze(-1)
     ga = gb = None
     if need[0]:
         ga = sum_to(matmul(g2, b2.mT.conj()), a2._shape)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-__all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
+__all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 
 
 class GradcheckError(RuntimeError):
@@ -30,7 +31,6 @@ def _numerical(fn: Callable[..., Any], inputs: tuple, i: int, eps: float, out_in
     ref = _flat_outputs(fn, inputs)[out_index]
     jac = np.zeros((flat.size, max(ref.numel(), 1)))
     from .._creation import tensor
-    from .grad_mode import no_grad
 
     for j in range(flat.size):
         vals = []
@@ -38,9 +38,18 @@ def _numerical(fn: Callable[..., Any], inputs: tuple, i: int, eps: float, out_in
             pert = flat.copy()
             pert[j] += sign * eps
             xs = list(inputs)
-            xs[i] = tensor(pert.reshape(base.shape), dtype=x.dtype, device=x.device)
-            with no_grad():
-                vals.append(_flat_outputs(fn, tuple(xs))[out_index].detach().numpy(force=True).astype(np.float64).reshape(-1))
+            # Grad mode stays on and the input keeps requires_grad: for gradgradcheck, ``fn``
+            # itself differentiates its output with respect to this input.
+            xs[i] = tensor(
+                pert.reshape(base.shape), dtype=x.dtype, device=x.device, requires_grad=x.requires_grad
+            )
+            vals.append(
+                _flat_outputs(fn, tuple(xs))[out_index]
+                .detach()
+                .numpy(force=True)
+                .astype(np.float64)
+                .reshape(-1)
+            )
         jac[j] = (vals[0] - vals[1]) / (2 * eps)
     return jac
 
@@ -71,6 +80,8 @@ def gradcheck(
 
             for m in range(out.numel()):
                 o = _flat_outputs(func, ins)[k]
+                if not o.requires_grad:  # an output independent of the inputs: zero Jacobian
+                    break
                 g = zeros_like(o).reshape(-1)
                 g[m] = 1.0
                 (gx,) = autograd_grad(o, x, g.reshape(o.shape), retain_graph=True, allow_unused=True)
