@@ -1,0 +1,162 @@
+"""The Backend object, views and aliasing, declared dtypes, and availability without OpenCL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ember.backends as eb
+import numpy as np
+import pytest
+from conftest import declared
+from ember.backends import DTYPES_BY_NAME, UnsupportedDTypeError
+from ember.backends.ops import PRIMITIVES
+
+
+def test_no_fallbacks_and_fused_composites(ocl: Any) -> None:
+    assert ocl.fallbacks() == []
+    for op in ("softmax", "log_softmax", "clone", "amin", "argmin", "sigmoid", "remainder", "round"):
+        assert op in ocl.overridden_composites()
+    assert set(PRIMITIVES) <= set(ocl.native)
+
+
+def test_declared_dtypes(ocl: Any) -> None:
+    names = set(declared())
+    assert {"bool", "uint8", "int8", "int16", "int32", "int64", "float32"} <= names
+    assert "complex64" not in names and "bfloat16" not in names
+
+
+@pytest.mark.parametrize("dtype", ("complex64", "bfloat16", "complex128"))
+def test_unsupported_dtype_raises(ocl: Any, dtype: str) -> None:
+    dt = DTYPES_BY_NAME[dtype]
+    be, k = ocl.backend, ocl.k
+    x = be.from_numpy(np.ones(3, np.float32), 0)
+    for call in (
+        lambda: be.empty((2,), dt, 0),
+        lambda: k["full"]((2,), 1, dt, 0),
+        lambda: k["cast"](x, dt),
+        lambda: k["arange"](0, 1, 3, dt, 0),
+    ):
+        with pytest.raises(UnsupportedDTypeError, match=f"opencl: backend 'opencl' has no {dtype} support"):
+            call()
+    with pytest.raises(UnsupportedDTypeError, match="complex64"):
+        be.from_numpy(np.ones(2, np.complex64), 0)
+
+
+@pytest.mark.parametrize("dtype", declared())
+def test_host_round_trip(ocl: Any, dtype: str) -> None:
+    for shape in ((), (0,), (5,), (2, 3, 4)):
+        a = (np.arange(int(np.prod(shape))).reshape(shape) % 3).astype(dtype)
+        got = ocl.backend.to_numpy(ocl.backend.from_numpy(a, 0))
+        assert got.dtype == a.dtype and got.shape == a.shape
+        np.testing.assert_array_equal(got, a)
+    t = np.arange(12).reshape(3, 4).astype(dtype).T  # non-contiguous host input
+    np.testing.assert_array_equal(ocl.backend.to_numpy(ocl.backend.from_numpy(t, 0)), t)
+
+
+def _pair(ocl: Any, shape: tuple[int, ...] = (4, 6)) -> tuple[np.ndarray, Any]:
+    a = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    return a, ocl.backend.from_numpy(a, 0)
+
+
+def test_views_match_numpy_and_alias(ocl: Any) -> None:
+    be, k = ocl.backend, ocl.k
+    a, x = _pair(ocl)
+    views = {
+        "permute": (k["permute"](x, (1, 0)), a.T),
+        "slice": (k["slice"](x, (slice(1, 4, 2), slice(0, 6, 3))), a[1:4:2, 0:6:3]),
+        "select": (k["slice"](x, (2,)), a[2]),
+        "negative int": (k["slice"](x, (-1, slice(1, 5, 1))), a[-1, 1:5]),
+        "reshape": (k["reshape"](x, (2, 2, 6)), a.reshape(2, 2, 6)),
+        "expand": (
+            k["expand"](k["slice"](x, (slice(0, 1, 1),)), (3, 1, 6)),
+            np.broadcast_to(a[0:1], (3, 1, 6)),
+        ),
+        "as_strided": (
+            k["as_strided"](x, (3, 2), (1, 6), 2),
+            np.lib.stride_tricks.as_strided(a[0, 2:], (3, 2), (4, 24)),
+        ),
+    }
+    for name, (v, want) in views.items():
+        np.testing.assert_array_equal(be.to_numpy(v), want, err_msg=name)
+        assert be.storage_id(v) == be.storage_id(x), name
+    assert be.layout(views["permute"][0]) == ((1, 6), 0)
+    assert be.layout(views["slice"][0]) == ((12, 3), 6)
+    assert be.index_of(x) == 0
+
+
+def test_write_through_views(ocl: Any) -> None:
+    be, k = ocl.backend, ocl.k
+    a, x = _pair(ocl)
+    k["assign"](k["slice"](x, (slice(0, 4, 2), slice(1, 6, 2))), -1.0)
+    a[0:4:2, 1:6:2] = -1.0
+    t = k["permute"](x, (1, 0))
+    k["assign"](k["slice"](t, (0,)), be.from_numpy(np.full(4, 7, np.int32), 0))  # casts int -> float
+    a[:, 0] = 7
+    np.testing.assert_array_equal(be.to_numpy(x), a)
+    y = k["add"](t, 1.0)  # base changes are seen by existing views
+    np.testing.assert_array_equal(be.to_numpy(y), a.T + 1)
+
+
+def test_assign_overlapping_source(ocl: Any) -> None:
+    be, k = ocl.backend, ocl.k
+    a, x = _pair(ocl, (10,))
+    k["assign"](k["slice"](x, (slice(1, 10, 1),)), k["slice"](x, (slice(0, 9, 1),)))
+    a[1:] = a[:-1].copy()
+    np.testing.assert_array_equal(be.to_numpy(x), a)
+
+
+def test_reshape_view_or_none(ocl: Any) -> None:
+    k, be = ocl.k, ocl.backend
+    a, x = _pair(ocl, (4, 6))
+    t, at = k["permute"](x, (1, 0)), a.T
+    s, as_ = k["slice"](x, (slice(0, 4, 1), slice(0, 6, 2))), a[:, ::2]
+    cases = [
+        (x, a, (3, 8)),
+        (x, a, (24,)),
+        (t, at, (24,)),
+        (t, at, (2, 3, 4)),
+        (s, as_, (12,)),
+        (s, as_, (2, 2, 3)),
+    ]
+    cases += [(t, at, (6, 1, 4)), (k["slice"](x, (0,)), a[0], (2, 3)), (x, a, (1, 4, 1, 6, 1))]
+    for v, h, shape in cases:
+        try:
+            want = np.reshape(h, shape, copy=False)
+        except ValueError:
+            want = None
+        got = k["reshape"](v, shape)
+        if want is None:
+            assert got is None, shape
+        else:
+            assert got is not None and be.storage_id(got) == be.storage_id(x), shape
+            np.testing.assert_array_equal(be.to_numpy(got), want)
+    assert be.to_numpy(k["reshape"](be.from_numpy(np.zeros((0, 3), np.float32), 0), (3, 0))).shape == (3, 0)
+
+
+def test_unavailable_without_platform(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No OpenCL platform: importing works, unavailable_reason explains, nothing raises."""
+    import pyopencl as cl
+    from ember_opencl import backend, runtime
+
+    def fail() -> list[Any]:
+        raise cl.LogicError("clGetPlatformIDs failed: PLATFORM_NOT_FOUND_KHR")
+
+    monkeypatch.setattr(runtime, "_devices", None)
+    monkeypatch.setattr(cl, "get_platforms", fail)
+    backend.declared_dtypes.cache_clear()
+    try:
+        be = backend.OpenCLBackend()
+        reason = be.unavailable_reason()
+        assert reason is not None and reason.startswith("no OpenCL platform found")
+        assert "clGetPlatformIDs failed" in reason
+        assert be.device_count() == 0
+    finally:
+        monkeypatch.undo()
+        backend.declared_dtypes.cache_clear()
+        runtime._devices = None
+        runtime.devices()
+
+
+def test_registry_status(ocl: Any) -> None:
+    row = next(r for r in eb.status() if r["name"] == "opencl")
+    assert row["available"] and row["fallbacks"] == [] and row["devices"]
