@@ -50,8 +50,7 @@ class CUDABackend:
         return runtime.device_name(index)
 
     def synchronize(self, index: int) -> None:
-        with cupy.cuda.Device(index):
-            cupy.cuda.get_current_stream().synchronize()
+        cupy.cuda.Device(index).synchronize()
 
     def empty(self, shape: tuple[int, ...], dtype: DType, index: int) -> Any:
         nd = to_np(dtype)

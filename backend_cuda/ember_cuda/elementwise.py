@@ -16,7 +16,7 @@ from typing import Any
 
 import cupy
 import numpy as np
-from ember.backends import DType
+from ember.backends import DTYPES_BY_NAME, DType
 
 from .dtypes import FLOATS, HALF, INTS, to_np
 
@@ -115,7 +115,8 @@ EMBER_SIGMOID = cupy.ElementwiseKernel(
     preamble=WIDE_PREAMBLE,
 )
 
-ALL = tuple(d for d in (*INTS, *FLOATS))
+ALL = (DTYPES_BY_NAME["bool"], *INTS, *FLOATS)
+COMPLEX = (DTYPES_BY_NAME["complex64"], DTYPES_BY_NAME["complex128"])
 # name -> (kernel, dtype tuples it is instantiated with: one dtype per type letter, in
 # order of first appearance); tests/test_compile.py renders and compiles each.
 ELEMENTWISE_KERNELS: dict[str, tuple[Any, list[tuple[str, ...]]]] = {
@@ -125,7 +126,7 @@ ELEMENTWISE_KERNELS: dict[str, tuple[Any, list[tuple[str, ...]]]] = {
     "ember_remainder_int": (EMBER_REMAINDER_INT, [(d.name,) for d in INTS]),
     "ember_cast_bool": (
         EMBER_CAST_BOOL,
-        [(d.name,) for d in ALL] + [("complex64",), ("complex128",)],
+        [(d.name,) for d in (*ALL, *COMPLEX)],
     ),
     "ember_cast_trunc": (EMBER_CAST_TRUNC, [(f.name, i.name) for f in FLOATS for i in INTS]),
     "ember_sigmoid": (EMBER_SIGMOID, [(d.name,) for d in FLOATS]),

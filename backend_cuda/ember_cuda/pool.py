@@ -132,8 +132,8 @@ def _pool_launch(x: cupy.ndarray, kernel: Pair, stride: Pair, padding: Pair, dil
     xc = cupy.ascontiguousarray(x)
     shape = x.shape[:-2] + (oh, ow)
     total = int(np.prod(shape, dtype=np.int64))
-    dims = (np.int32(h), np.int32(w), np.int32(oh), np.int32(ow), np.int32(kernel[0]), np.int32(kernel[1]))
-    dims += (np.int32(stride[0]), np.int32(stride[1]), np.int32(padding[0]), np.int32(padding[1]))
+    ints = (h, w, oh, ow, kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[1])
+    dims = tuple(np.int32(v) for v in ints)
     grid = ((total + _BLOCK - 1) // _BLOCK,)
     return xc, shape, total, dims, grid, EMBER_POOL2D[_DTYPE_NAME[x.dtype]]
 
