@@ -24,7 +24,7 @@ from ember.backends.dtypes import (
     bool_ as bool,
 )
 
-from . import _methods, accelerator, autograd, backends, cuda, linalg, testing
+from . import _methods, accelerator, autograd, backends, cuda, linalg, special, testing
 from ._creation import (
     arange,
     as_tensor,
@@ -84,6 +84,14 @@ from ._ops.binary import (
     sub,
     subtract,
     true_divide,
+)
+from ._ops.complex import (
+    angle,
+    complex,
+    conj_physical,
+    polar,
+    view_as_complex,
+    view_as_real,
 )
 from ._ops.convert import clone, conj, imag, real
 from ._ops.distances import (
@@ -658,4 +666,13 @@ __all__ += [
     "unique",
     "unique_consecutive",
     "vdot",
+]
+__all__ += [
+    "angle",
+    "complex",
+    "conj_physical",
+    "polar",
+    "special",
+    "view_as_complex",
+    "view_as_real",
 ]

@@ -135,11 +135,11 @@ def scatter_reduce(
 
 # -- complex parts -----------------------------------------------------------------------------
 def real(x: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(x.real)
+    return np.array(x.real, order="C", copy=True)
 
 
 def imag(x: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(x.imag)
+    return np.array(x.imag, order="C", copy=True)
 
 
 def complex_(re: np.ndarray, im: np.ndarray) -> np.ndarray:
@@ -219,7 +219,7 @@ def _householder_product(a: np.ndarray, tau: np.ndarray) -> np.ndarray:
         v[..., i + 1 :] = a[..., i + 1 :, i]
         h = eye - tau[..., i, None, None] * v[..., :, None] * np.conj(v[..., None, :])
         q = q @ h
-    return np.ascontiguousarray(q[..., :, :n])
+    return np.array(q[..., :, :n], order="C", copy=True)
 
 
 MATH_KERNELS: dict[str, Callable[..., Any]] = {

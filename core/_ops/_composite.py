@@ -37,9 +37,13 @@ def _shape(be: Any, data: Any) -> tuple[int, ...]:
     return tuple(int(s) for s in shape)
 
 
+def _contiguous(a: Any) -> np.ndarray:
+    a = np.asarray(a)  # keeps 0-d arrays 0-d (np.ascontiguousarray would not)
+    return a if a.flags.c_contiguous else a.copy(order="C")
+
+
 def _to_cpu(t: Tensor, cpu: Any) -> Any:
-    host = np.ascontiguousarray(t._be.backend.to_numpy(t._data))
-    return cpu.backend.from_numpy(host, 0)
+    return cpu.backend.from_numpy(_contiguous(t._be.backend.to_numpy(t._data)), 0)
 
 
 def run_composite(name: str, tensors: tuple[Tensor, ...], params: tuple, dtypes: Any) -> Any:
@@ -57,9 +61,9 @@ def run_composite(name: str, tensors: tuple[Tensor, ...], params: tuple, dtypes:
         host_out = cpu.k[name](*(_to_cpu(t, cpu) for t in tensors), *params)
         idx = dev.index or 0
         if isinstance(host_out, tuple):
-            out = tuple(be.backend.from_numpy(np.ascontiguousarray(o), idx) for o in host_out)
+            out = tuple(be.backend.from_numpy(_contiguous(o), idx) for o in host_out)
         else:
-            out = be.backend.from_numpy(np.ascontiguousarray(host_out), idx)
+            out = be.backend.from_numpy(_contiguous(host_out), idx)
     if isinstance(dtypes, DType):
         return wrap(out, be, dev, dtypes, _shape(be, out))
     return tuple(wrap(o, be, dev, d, _shape(be, o)) for o, d in zip(out, dtypes))

@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 from ember.backends import DType
-from ember.backends import dtypes as D
 
 from .._device import resolve
 from .._tensor import Tensor, wrap
@@ -266,16 +265,10 @@ def conj(input: Tensor) -> Tensor:
 
 
 def _part(input: Tensor, which: str) -> Tensor:
-    host = input._be.backend.to_numpy(input._data)
-    part = np.array(getattr(host, which), order="C", copy=True)
-    dt = D.to_real(input.dtype)
-    return wrap(
-        input._be.backend.from_numpy(part, input._device.index or 0),
-        input._be,
-        input._device,
-        dt,
-        input._shape,
-    )
+    # Backend-neutral and differentiable: the ``real``/``imag`` composites in complex.py.
+    from . import complex as _complex
+
+    return getattr(_complex, which)(input)
 
 
 def real(input: Tensor) -> Tensor:

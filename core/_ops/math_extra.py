@@ -97,17 +97,17 @@ def composite_unary(name: str, node: str | None, rule: Callable[..., Any] | None
 
     def node_rule(n: Any, g: Tensor) -> tuple:
         x, out = n.ctx
-        return (rule(x, out, g),)  # type: ignore[misc]
+        if rule is None:
+            raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
+        return (rule(x, out, g),)
 
     def op(input: Tensor) -> Tensor:
         if not isinstance(input, Tensor):
             raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
         x = _float(input)
         out = run_composite(name, (x,), (), x.dtype)
-        if rule is not None and _grad.enabled and x.requires_grad:
-            record(node, node_rule, out, (x,), (), (x, out))  # type: ignore[arg-type]
-        elif rule is None and _grad.enabled and x.requires_grad:
-            raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
+        if _grad.enabled and x.requires_grad:
+            record(node or name, node_rule, out, (x,), (), (x, out))
         return out
 
     op.__name__ = name

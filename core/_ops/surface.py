@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._tensor import Tensor
+from . import complex as CX
 from . import distances as DS
 from . import index_extra as IX
 from . import math_extra as MX
@@ -137,6 +138,9 @@ METHODS: dict[str, Any] = {
     "addbmm": PR.addbmm,
     "kron": PR.kron,
     "cross": PR.cross,
+    # complex
+    "angle": CX.angle,
+    "conj_physical": CX.conj_physical,
 }
 
 INPLACE_METHODS = [
@@ -187,4 +191,4 @@ OPERATORS: dict[str, Any] = {
     "__rrshift__": _swap(MX.bitwise_right_shift),
 }
 
-PROPERTIES: dict[str, Any] = {}
+PROPERTIES: dict[str, Any] = {"real": property(CX.real), "imag": property(CX.imag)}

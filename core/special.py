@@ -1,0 +1,168 @@
+"""``ember.special``: PyTorch's ``torch.special`` (SciPy kernels on the CPU backend for the
+functions without a decomposition; derivatives where PyTorch has them)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ._ops._common import broadcast_shape
+from ._ops._composite import run_composite
+from ._ops.math_extra import (
+    _float,
+    _pair,
+    composite_unary,
+    digamma,
+    erfc,
+    erfinv,
+    lgamma,
+    polygamma,
+    xlogy,
+)
+from ._ops.reduce_extra import logsumexp
+from ._ops.select import where
+from ._ops.unary import erf, exp, exp2, expm1, isnan, log, log1p, round, sigmoid, sign, sin
+from ._tensor import Tensor
+from .autograd.grad_mode import state as _grad
+from .autograd.graph import record
+
+__all__ = [
+    "bessel_j0",
+    "bessel_j1",
+    "digamma",
+    "entr",
+    "erf",
+    "erfc",
+    "erfcx",
+    "erfinv",
+    "exp2",
+    "expit",
+    "expm1",
+    "gammaln",
+    "i0",
+    "i0e",
+    "i1",
+    "i1e",
+    "log1p",
+    "log_ndtr",
+    "log_softmax",
+    "logit",
+    "logsumexp",
+    "multigammaln",
+    "ndtr",
+    "ndtri",
+    "polygamma",
+    "psi",
+    "round",
+    "sinc",
+    "softmax",
+    "xlog1py",
+    "xlogy",
+    "zeta",
+]
+
+_SQRT_PI = math.sqrt(math.pi)
+_SQRT_2PI = math.sqrt(2 * math.pi)
+_SQRT_HALF = math.sqrt(0.5)
+
+gammaln = lgamma
+psi = digamma
+expit = sigmoid
+
+
+def _i1_over_x(x: Tensor, out: Tensor) -> Tensor:
+    """i1(x) / x, with its limit 1/2 at 0."""
+    return where(x == 0, 0.5, out / where(x == 0, 1.0, x))
+
+
+erfcx = composite_unary("erfcx", "SpecialErfcxBackward0", lambda x, o, g: g * (2 * x * o - 2 / _SQRT_PI))
+ndtri = composite_unary("ndtri", "SpecialNdtriBackward0", lambda x, o, g: g * _SQRT_2PI * exp(o * o * 0.5))
+log_ndtr = composite_unary(
+    "log_ndtr", "SpecialLogNdtrBackward0", lambda x, o, g: g * exp(-x * x * 0.5 - o) / _SQRT_2PI
+)
+i0 = composite_unary("i0", "I0Backward0", lambda x, o, g: g * i1(x))
+i0e = composite_unary("i0e", "SpecialI0EBackward0", lambda x, o, g: g * (i1e(x) - sign(x) * o))
+i1 = composite_unary("i1", "SpecialI1Backward0", lambda x, o, g: g * (i0(x) - _i1_over_x(x, o)))
+i1e = composite_unary(
+    "i1e", "SpecialI1EBackward0", lambda x, o, g: g * (i0e(x) - sign(x) * o - _i1_over_x(x, o))
+)
+bessel_j0 = composite_unary("bessel_j0", "SpecialBesselJ0Backward0", None)
+bessel_j1 = composite_unary("bessel_j1", "SpecialBesselJ1Backward0", None)
+
+
+def ndtr(input: Tensor) -> Tensor:
+    """The standard normal CDF, ``0.5 * erfc(-x / sqrt(2))``."""
+    return 0.5 * erfc(-_float(input) * _SQRT_HALF)
+
+
+def logit(input: Tensor, eps: float | None = None) -> Tensor:
+    """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given."""
+    x = _float(input)
+    if eps is not None:
+        x = x.clamp(eps, 1 - eps)  # type: ignore[attr-defined]
+    return log(x / (1 - x))
+
+
+def xlog1py(input: Any, other: Any) -> Tensor:
+    """``input * log1p(other)``, and 0 where ``input == 0`` (unless ``other`` is NaN)."""
+    x, y = _pair(input, other)
+    return where((x == 0) & ~isnan(y), 0.0, x * log1p(y))  # type: ignore[operator]
+
+
+def sinc(input: Tensor) -> Tensor:
+    """The normalised sinc, ``sin(pi x) / (pi x)`` (1 at 0)."""
+    x = _float(input)
+    zero = x == 0
+    px = where(zero, 1.0, x) * math.pi
+    return where(zero, 1.0, sin(px) / px)
+
+
+def entr(input: Tensor) -> Tensor:
+    """``-x log x`` for x > 0, 0 at 0 and -inf for x < 0."""
+    x = _float(input)
+    pos = x > 0
+    val = -x * log(where(pos, x, 1.0))
+    return where(pos, val, where(x == 0, 0.0, where(isnan(x), x, float("-inf"))))
+
+
+def multigammaln(input: Tensor, p: int) -> Tensor:
+    """The log of the multivariate gamma function of dimension ``p``."""
+    if p < 1:
+        raise RuntimeError(f"p has to be greater than or equal to 1, but got {p}")
+    x = _float(input)
+    if x.numel() and not bool((x > (p - 1) / 2).all().item()):  # type: ignore[attr-defined]
+        raise RuntimeError(f"All elements must be greater than (p-1)/2, but got {(p - 1) / 2}")
+    out = lgamma(x) + p * (p - 1) / 4 * math.log(math.pi)
+    for j in range(1, p):
+        out = out + lgamma(x - j / 2)
+    return out
+
+
+def _zeta_rule(n: Any, g: Tensor) -> tuple:
+    x, q = n.ctx
+    return (None, g * -x * zeta(x + 1, q))
+
+
+def zeta(input: Any, other: Any) -> Tensor:
+    """The Hurwitz zeta function ``sum_k (k + other) ** -input`` (differentiable in ``other``)."""
+    x, q = _pair(input, other)
+    shape = broadcast_shape(x._shape, q._shape)
+    xe, qe = x.expand(shape), q.expand(shape)  # type: ignore[attr-defined]
+    out = run_composite("zeta", (xe.contiguous(), qe.contiguous()), (), x.dtype)
+    if _grad.enabled and q.requires_grad:
+        record("SpecialZetaBackward0", _zeta_rule, out, (xe, qe), (), (xe, qe))
+    return out
+
+
+def softmax(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """``exp(x) / sum(exp(x), dim)``."""
+    from .nn.functional import softmax as _softmax
+
+    return _softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """``x - logsumexp(x, dim)``."""
+    from .nn.functional import log_softmax as _log_softmax
+
+    return _log_softmax(input, dim, dtype=dtype)
