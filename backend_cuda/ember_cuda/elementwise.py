@@ -133,11 +133,22 @@ ELEMENTWISE_KERNELS: dict[str, tuple[Any, list[tuple[str, ...]]]] = {
 }
 
 
+_BF16 = HALF[1]
+
+
 def _operand(v: Any, like: Any) -> Any:
-    """A Python scalar as a 0-d array of the other operand's dtype (no host round trip)."""
+    """A Python scalar as a NumPy scalar of the other operand's dtype.
+
+    A typed scalar keeps CuPy from promoting (and wraps out-of-range integers the way a
+    cast does) without a kernel launch; bfloat16 scalars go as 0-d device arrays, since a
+    NumPy bfloat16 scalar is an ml_dtypes type that CuPy's scalar path may not accept.
+    """
     if isinstance(v, cupy.ndarray):
         return v
-    return cupy.full((), v, like.dtype)
+    if like.dtype == _BF16:
+        return cupy.full((), v, like.dtype)
+    with np.errstate(all="ignore"):
+        return np.asarray(v).astype(like.dtype)[()]
 
 
 def _pair(a: Any, b: Any) -> tuple[Any, Any]:
@@ -208,10 +219,16 @@ _UNARY: dict[str, Callable[[cupy.ndarray], cupy.ndarray]] = {
 }
 
 
+_ROUNDING = frozenset({"floor", "ceil", "trunc", "round"})
+
+
 def unary(op: str) -> Callable[[cupy.ndarray], cupy.ndarray]:
     fn = _UNARY[op]
+    rounding = op in _ROUNDING
 
     def k(x: cupy.ndarray) -> cupy.ndarray:
+        if rounding and x.dtype.kind in "iub":
+            return x.copy()  # integers are already whole; CuPy would return floats
         return fn(x)
 
     k.__name__ = op
