@@ -63,16 +63,22 @@ def run_optim(name, kwargs):
     return out
 
 
-def lbfgs():
+def lbfgs_loss(w, b):
+    """Bounded below (unlike ``loss_fn``), as a quasi-Newton method needs."""
+    a, y = torch.tensor(A), torch.tensor(Y)
+    return ((a @ w - y) ** 2).mean() + ((b - 0.3) ** 2).sum() * 0.5 + (w * w).sum() * 0.01
+
+
+def lbfgs(line_search_fn):
     w = torch.tensor(W0, requires_grad=True)
     b = torch.tensor(B0, requires_grad=True)
-    opt = torch.optim.LBFGS([w, b], lr=0.5, max_iter=5, history_size=4)
+    opt = torch.optim.LBFGS([w, b], lr=0.5, max_iter=4, history_size=3, line_search_fn=line_search_fn)
     out = []
     for _ in range(3):
 
         def closure():
             opt.zero_grad()
-            loss = loss_fn(w, b)
+            loss = lbfgs_loss(w, b)
             loss.backward()
             return loss
 
@@ -199,7 +205,7 @@ def main():
         "Y": Y,
         "OPTIMS": OPTIMS,
         "OPTIM_STEPS": {k: run_optim(*v) for k, v in OPTIMS.items()},
-        "LBFGS_STEPS": lbfgs(),
+        "LBFGS_STEPS": {"none": lbfgs(None), "strong_wolfe": lbfgs("strong_wolfe")},
         "SCHEDS": {k: run_sched(v) for k, v in SCHEDS.items()},
         "PLATEAU": plateau(),
         "SEED_POLY": seed_polynomial(),

@@ -36,17 +36,25 @@ def test_matches_pytorch_step_by_step(case: str) -> None:
         )
 
 
-def test_lbfgs_matches_pytorch() -> None:
+@pytest.mark.parametrize("line_search", ["none", "strong_wolfe"])
+def test_lbfgs_matches_pytorch(line_search: str) -> None:
     w, b = _params()
-    opt = optim.LBFGS([w, b], lr=0.5, max_iter=5, history_size=4)
+    opt = optim.LBFGS(
+        [w, b],
+        lr=0.5,
+        max_iter=4,
+        history_size=3,
+        line_search_fn=None if line_search == "none" else line_search,
+    )
+    a, y = ember.tensor(_refs.A), ember.tensor(_refs.Y)
 
     def closure() -> ember.Tensor:
         opt.zero_grad()
-        loss = _loss(w, b)
+        loss = ((a @ w - y) ** 2).mean() + ((b - 0.3) ** 2).sum() * 0.5 + (w * w).sum() * 0.01
         loss.backward()
         return loss
 
-    for expected in _refs.LBFGS_STEPS:
+    for expected in _refs.LBFGS_STEPS[line_search]:
         opt.step(closure)
         np.testing.assert_allclose(_flat(w, b), expected, rtol=1e-5, atol=1e-6)
 
