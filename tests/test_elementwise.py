@@ -275,6 +275,42 @@ def test_complex_operands_are_refused_where_pytorch_refuses():
         ember.maximum(c, c)
 
 
+@pytest.mark.parametrize(
+    "fn, exc, msg",
+    [
+        (lambda c: c.floor(), NotImplementedError, "floor is not supported for complex inputs"),
+        (lambda c: c.ceil(), NotImplementedError, "ceil is not supported for complex inputs"),
+        (lambda c: c.trunc(), NotImplementedError, "trunc is not supported for complex inputs"),
+        (lambda c: c.round(), NotImplementedError, "\"round_vml_cpu\" not implemented for 'ComplexFloat'"),
+        (lambda c: c.amax(), NotImplementedError, "\"max_values_cpu\" not implemented for 'ComplexFloat'"),
+        (lambda c: c.amin(), NotImplementedError, "\"min_values_cpu\" not implemented for 'ComplexFloat'"),
+        (lambda c: c.max(), NotImplementedError, "\"max_all\" not implemented for 'ComplexFloat'"),
+        (lambda c: c.argmax(), RuntimeError, "argmax(): does not support complex input"),
+        (lambda c: c.argmin(), RuntimeError, "argmin(): does not support complex input"),
+        (lambda c: c % 2, NotImplementedError, "\"remainder_cpu\" not implemented for 'ComplexFloat'"),
+    ],
+)
+def test_complex_refusals_match_pytorch(fn, exc, msg):
+    with pytest.raises(exc) as e:
+        fn(ember.tensor([1 + 1j, 0j]))
+    assert str(e.value) == msg
+
+
+def test_bool_refusals_and_casts():
+    t = ember.tensor([True, False])
+    with pytest.raises(NotImplementedError, match="^\"remainder_cpu\" not implemented for 'Bool'$"):
+        t % t
+    with pytest.raises(NotImplementedError, match="^\"div_floor_cpu\" not implemented for 'Bool'$"):
+        t // t
+    with pytest.raises(
+        TypeError, match=r"^~ \(operator.invert\) is only implemented on integer and Boolean-type tensors$"
+    ):
+        ~ember.tensor([1.0])
+    assert_equal(t.sign(), [True, False], ember.bool)
+    assert ember.tensor([1 + 1j, 0j, 0.5j]).bool().tolist() == [True, False, True]
+    assert ember.tensor([0.5j]).to(ember.int64).tolist() == [0]
+
+
 def test_where_promotes_and_broadcasts():
     cond = ember.tensor([True, False])
     assert_equal(

@@ -50,10 +50,10 @@ def arange(start: Any, step: Any, n: int, dtype: Any, index: int) -> np.ndarray:
 
 def cast(x: np.ndarray, dtype: Any) -> np.ndarray:
     nd = to_np(dtype)
+    if nd.kind == "b":
+        return x != 0  # complex too: non-zero real or imaginary part
     if x.dtype.kind == "c" and nd.kind != "c":
         x = x.real
-    if nd.kind == "b":
-        return x != 0
     with np.errstate(invalid="ignore", over="ignore"):
         return x.astype(nd)
 
@@ -263,6 +263,10 @@ def nonzero(x: np.ndarray) -> np.ndarray:
     return np.argwhere(x).astype(np.int64, copy=False)
 
 
+def _sign(x: np.ndarray) -> np.ndarray:
+    return x.copy() if x.dtype.kind == "b" else np.sign(x, out=...)
+
+
 def _round_half_even(x: np.ndarray) -> np.ndarray:
     return np.rint(x, out=...)
 
@@ -318,7 +322,7 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "ceil": _ufunc1(np.ceil),
     "trunc": _ufunc1(np.trunc),
     "round": _round_half_even,
-    "sign": _ufunc1(np.sign),
+    "sign": _sign,
     "log1p": _ufunc1(np.log1p),
     "expm1": _ufunc1(np.expm1),
     "remainder": remainder,

@@ -337,11 +337,14 @@ true_divide = div
 def floor_divide(input: Any, other: Any) -> Tensor:
     """``floor(input / other)``: rounds toward minus infinity, as Python's ``//``."""
     _refuse(input, other, 3, "div_floor")
+    _refuse_bools(input, other, "div_floor")
     return _floordiv(input, other)
 
 
 def remainder(input: Any, other: Any) -> Tensor:
     """Python's ``%``: the result has the sign of the divisor."""
+    _refuse(input, other, 3, "remainder")
+    _refuse_bools(input, other, "remainder")
     be, dev, dt, shape, xa, xb = _operands(input, other, "remainder")
     k = be.k["remainder"]
     if k is not None:
@@ -396,6 +399,11 @@ def _refuse(a: Any, b: Any, category: int, kernel: str) -> None:
 
 
 _SCALAR_CATEGORY = {bool: 0, int: 1, float: 2, complex: 3}
+
+
+def _refuse_bools(a: Any, b: Any, kernel: str) -> None:
+    if _is_bool(a) and _is_bool(b):
+        raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for 'Bool'")
 
 
 def _bitwise(name: str) -> Callable[[Any, Any], Tensor]:

@@ -166,6 +166,9 @@ def _extreme_rule(n: Any, g: Tensor) -> tuple:
 
 
 def _extreme(op: str, node: str, input: Tensor, dim: Any, keepdim: bool, name: str = "") -> Tensor:
+    if input.dtype.is_complex:
+        kernel = {"amax": "max_values_cpu", "amin": "min_values_cpu"}[op] if not name else f"{name}_all"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_pt(input.dtype)}'")
     dims = norm_dims(dim, input.ndim)
     _check_nonempty(name or op, input, dims, _is_all(dim))
     if op == "amin" and input._be.k["amin"] is None:
@@ -196,6 +199,8 @@ def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
 
 
 def _arg(op: str, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    if input.dtype.is_complex:
+        raise RuntimeError(f"{op}(): does not support complex input")
     if dim is None:
         _check_nonempty(op, input, (), True)
         d = None

@@ -110,7 +110,19 @@ cos = _unary("cos", "CosBackward0", lambda n, g: (-g * sin(n.ctx[0]).conj(),))
 tanh = _unary("tanh", "TanhBackward0", lambda n, g: (g * (1 - n.ctx[1] * n.ctx[1]).conj(),))
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 erf = _unary("erf", "ErfBackward0", lambda n, g: (g * _TWO_OVER_SQRT_PI * exp(-n.ctx[0] * n.ctx[0]),))
-floor = _unary("floor", "FloorBackward0", _zero_rule, int_identity=True)
+def _real_only(op: Callable[[Tensor], Tensor]) -> Callable[[Tensor], Tensor]:
+    """Rounding ops refuse complex input with PyTorch's message."""
+
+    def checked(input: Tensor) -> Tensor:
+        if isinstance(input, Tensor) and input.dtype.is_complex:
+            raise NotImplementedError(f"{op.__name__} is not supported for complex inputs")
+        return op(input)
+
+    checked.__name__ = op.__name__
+    return checked
+
+
+floor = _real_only(_unary("floor", "FloorBackward0", _zero_rule, int_identity=True))
 _neg = _unary("neg", "NegBackward0", lambda n, g: (-g,), float_only=False)
 
 
@@ -173,8 +185,8 @@ def _sigmoid(x: Tensor) -> Tensor:
     return 1 / (1 + exp(-x))
 
 
-ceil = _unary("ceil", "CeilBackward0", _zero_rule, decompose=_ceil, int_identity=True)
-trunc = _unary("trunc", "TruncBackward0", _zero_rule, decompose=_trunc, int_identity=True)
+ceil = _real_only(_unary("ceil", "CeilBackward0", _zero_rule, decompose=_ceil, int_identity=True))
+trunc = _real_only(_unary("trunc", "TruncBackward0", _zero_rule, decompose=_trunc, int_identity=True))
 _round_op = _unary("round", "RoundBackward0", _zero_rule, decompose=_round, int_identity=True)
 sign = _unary("sign", "SignBackward0", _zero_rule, float_only=False, decompose=_sign)
 sigmoid = _unary(
@@ -212,6 +224,8 @@ expm1 = _unary(
 
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     """Round half to even; ``decimals`` scales by 10**decimals first."""
+    if input.dtype.is_complex:
+        raise NotImplementedError("\"round_vml_cpu\" not implemented for 'ComplexFloat'")
     if decimals == 0:
         return _round_op(input)
     scale = 10.0**decimals
@@ -269,7 +283,7 @@ def bitwise_not(input: Tensor) -> Tensor:
     if input.dtype is D.bool_:
         return input ^ True
     if input.dtype.category != 1:
-        raise TypeError(f"bitwise_not: only integral and bool tensors are supported, got {input.dtype}")
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
     return input ^ -1 if input.dtype.is_signed else input ^ 255
 
 
