@@ -7,11 +7,12 @@ for special functions, linear algebra and other ops NumPy/SciPy compute well).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from ember.backends import DType, registry
+from ember.backends import DType, FallbackError, get_fallback_policy, registry
 
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
@@ -46,6 +47,27 @@ def _to_cpu(t: Tensor, cpu: Any) -> Any:
     return cpu.backend.from_numpy(_contiguous(t._be.backend.to_numpy(t._data)), 0)
 
 
+_warned: set[tuple[str, str]] = set()
+
+
+def _policy_check(backend: str, name: str) -> None:
+    """The user's fallback policy applies to composites that have no decomposition too."""
+    policy = get_fallback_policy()
+    if policy == "error":
+        raise FallbackError(
+            f"{name}: backend '{backend}' has no kernel and the fallback policy is 'error'; "
+            "use ember.backends.set_fallback_policy('warn') or move the tensors to 'cpu'"
+        )
+    if policy == "warn" and (backend, name) not in _warned:
+        _warned.add((backend, name))
+        warnings.warn(
+            f"{name}: backend '{backend}' has no kernel; running it on the CPU and copying back "
+            "(set ember.backends.set_fallback_policy('silent') to hide this)",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+
+
 def run_composite(name: str, tensors: tuple[Tensor, ...], params: tuple, dtypes: Any) -> Any:
     """Run composite ``name`` on ``tensors`` with ``params``; wrap outputs with ``dtypes``.
 
@@ -57,6 +79,7 @@ def run_composite(name: str, tensors: tuple[Tensor, ...], params: tuple, dtypes:
     if k is not None:
         out = k(*(t._data for t in tensors), *params)
     else:
+        _policy_check(be.name, name)
         cpu = registry.get("cpu")
         host_out = cpu.k[name](*(_to_cpu(t, cpu) for t in tensors), *params)
         idx = dev.index or 0

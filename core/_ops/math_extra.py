@@ -82,6 +82,20 @@ def _as_tensor(x: Any, like: Tensor) -> Tensor:
     return full((), x, dtype=dt, device=like._device)
 
 
+def _tensors(name: str, a: Any, b: Any, floats_only: bool = False) -> None:
+    """PyTorch's argument checks for ops that take two tensors (and only floating ones)."""
+    for pos, (arg, x) in enumerate((("input", a), ("other", b)), 1):
+        if not isinstance(x, Tensor):
+            raise TypeError(
+                f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}"
+            )
+    if floats_only and a.dtype.category < 2 and b.dtype.category < 2:
+        raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_PT.get(a.dtype.name, a.dtype.name)}'")
+
+
+_PT = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
 def _pair(a: Any, b: Any, floating: bool = True) -> tuple[Tensor, Tensor]:
     """Both operands as tensors of their promoted dtype (floating if asked)."""
     like = a if isinstance(a, Tensor) else b
@@ -164,6 +178,7 @@ _atan2_op = composed(_atan2, "Atan2Backward0", _atan2_rule)
 
 def atan2(input: Any, other: Any) -> Tensor:
     """The angle of the point ``(other, input)``, in ``(-pi, pi]``."""
+    _tensors("atan2", input, other)
     y, x = _pair(input, other)
     return _atan2_op(y, x)
 
@@ -179,9 +194,12 @@ def _cosh(x: Tensor) -> Tensor:
     return (exp(x) + exp(-x)) * 0.5
 
 
+_ASINH_BIG = {"float64": 1e150, "complex128": 1e150, "float16": 100.0}
+
+
 def _asinh(x: Tensor) -> Tensor:
     a = abs(x)
-    big = a > 1e150  # x^2 would overflow: asinh(x) ~ log(2|x|)
+    big = a > _ASINH_BIG.get(x.dtype.name, 1e18)  # x^2 would overflow: asinh(x) ~ log(2|x|)
     safe = where(big, 0.0, a)
     small = log1p(safe + safe * safe / (1 + sqrt(1 + safe * safe)))
     return sign(x) * where(big, log(where(big, a, 1.0)) + _LN2, small)
@@ -234,6 +252,7 @@ _hypot_op = composed(_hypot, "HypotBackward0", _hypot_rule)
 
 def hypot(input: Tensor, other: Tensor) -> Tensor:
     """``sqrt(input**2 + other**2)`` elementwise."""
+    _tensors("hypot", input, other, floats_only=True)
     a, b = _pair(input, other)
     return _hypot_op(a, b)
 
@@ -259,6 +278,7 @@ def float_power(input: Any, exponent: Any) -> Tensor:
 
 def _nan_aware(pick: Callable[[Tensor, Tensor], Tensor]) -> Callable[[Tensor, Tensor], Tensor]:
     def op(input: Tensor, other: Tensor) -> Tensor:
+        _tensors("fmax" if pick is maximum else "fmin", input, other)
         a, b = _pair(input, other, floating=False)
         if a.dtype.category < 2:
             return pick(a, b)
@@ -292,6 +312,7 @@ def copysign(input: Any, other: Any) -> Tensor:
 
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     """``log(exp(input) + exp(other))`` without overflow."""
+    _tensors("logaddexp", input, other, floats_only=True)
     a, b = _pair(input, other)
     m = maximum(a, b)
     same_inf = (a == b) & (abs(a) == float("inf"))
@@ -301,6 +322,7 @@ def logaddexp(input: Tensor, other: Tensor) -> Tensor:
 
 def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
     """``log2(2**input + 2**other)`` without overflow."""
+    _tensors("logaddexp2", input, other, floats_only=True)
     a, b = _pair(input, other)
     m = maximum(a, b)
     same_inf = (a == b) & (abs(a) == float("inf"))

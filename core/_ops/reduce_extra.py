@@ -215,7 +215,9 @@ def _quantile(input: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str
     vl = v.expand(shape[:-1] + (n,)).gather(-1, lo_i.expand(shape))  # type: ignore[attr-defined]
     vh = v.expand(shape[:-1] + (n,)).gather(-1, hi_i.expand(shape))  # type: ignore[attr-defined]
     frac = 0.5 if interpolation == "midpoint" else pos - floor(pos)
-    out = vl + (vh - vl) * frac
+    from .math_extra import lerp
+
+    out = lerp(vl, vh, frac)  # PyTorch's two-sided lerp: inf neighbours give NaN as there
     bad = (nans > 0) if not ignore_nan else (valid == 0)
     out = where(bad.expand(shape), float("nan"), out).squeeze(-1)  # type: ignore[attr-defined]
     if whole:

@@ -6,6 +6,7 @@ from typing import Any
 
 from .._tensor import Tensor
 from . import complex as CX
+from . import convert as C
 from . import distances as DS
 from . import index_extra as IX
 from . import math_extra as MX
@@ -189,6 +190,8 @@ OPERATORS: dict[str, Any] = {
     "__rlshift__": _swap(MX.bitwise_left_shift),
     "__rshift__": MX.bitwise_right_shift,
     "__rrshift__": _swap(MX.bitwise_right_shift),
+    "__ilshift__": C.inplace(MX.bitwise_left_shift),
+    "__irshift__": C.inplace(MX.bitwise_right_shift),
 }
 
 PROPERTIES: dict[str, Any] = {"real": property(CX.real), "imag": property(CX.imag)}

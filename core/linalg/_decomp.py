@@ -398,6 +398,10 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:
         raise RuntimeError(
             "torch.linalg.householder_product: input.shape[-2] must be greater than or equal to input.shape[-1]"
         )
+    if tau.dtype is not A.dtype:
+        raise RuntimeError(
+            f"torch.linalg.householder_product: tau dtype {tau.dtype.name} does not match input dtype {A.dtype.name}"
+        )
     if tau._shape[-1] > A._shape[-1]:
         raise RuntimeError(
             "torch.linalg.householder_product: input.shape[-1] must be greater than or equal to tau.shape[-1]"
