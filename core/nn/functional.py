@@ -28,6 +28,7 @@ from ._functional.activation import (
     tanhshrink,
     threshold,
 )
+from ._functional.attention import multi_head_attention_forward, scaled_dot_product_attention
 from ._functional.conv_api import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from ._functional.linear import (
     alpha_dropout,
@@ -131,6 +132,7 @@ __all__ = [
     "max_pool2d_with_indices",
     "mish",
     "mse_loss",
+    "multi_head_attention_forward",
     "nll_loss",
     "normalize",
     "one_hot",
@@ -144,6 +146,7 @@ __all__ = [
     "relu_",
     "rms_norm",
     "rrelu",
+    "scaled_dot_product_attention",
     "selu",
     "sigmoid",
     "silu",

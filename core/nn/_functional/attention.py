@@ -1,0 +1,121 @@
+"""Attention: ``scaled_dot_product_attention`` and the multi-head attention forward pass."""
+
+from __future__ import annotations
+
+import math
+
+from ember.backends import dtypes as D
+
+from ..._creation import ones
+from ..._ops.select import where
+from ..._tensor import Tensor
+from .linear import dropout, linear
+from .softmax import softmax
+
+__all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
+
+_NEG_INF = float("-inf")
+
+
+def _as_bias(mask: Tensor | None, like: Tensor) -> Tensor | None:
+    """A boolean mask (True = attend) or an additive float mask, as an additive bias."""
+    if mask is None:
+        return None
+    if mask.dtype is D.bool_:
+        return where(mask, 0.0, _NEG_INF).to(like.dtype)  # type: ignore[attr-defined]
+    return mask
+
+
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Tensor:
+    """``softmax(q kᵀ · scale + mask) v`` over the last two dims; ``scale`` defaults to 1/√E.
+
+    A boolean ``attn_mask`` marks the allowed positions with True.
+    """
+    n_q, n_k = query.shape[-2], key.shape[-2]
+    s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = (query @ key.transpose(-2, -1)) * s  # type: ignore[attr-defined]
+    if is_causal:
+        causal = ones((n_q, n_k), dtype=D.bool_, device=query.device).tril()  # type: ignore[attr-defined]
+        scores = scores + _as_bias(causal, scores)
+    bias = _as_bias(attn_mask, scores)
+    if bias is not None:
+        scores = scores + bias
+    weights = softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, True)
+    return weights @ value
+
+
+def _merge_masks(
+    attn_mask: Tensor | None,
+    key_padding_mask: Tensor | None,
+    n: int,
+    heads: int,
+    lq: int,
+    lk: int,
+    like: Tensor,
+) -> Tensor | None:
+    # In multi-head attention a boolean mask marks the positions NOT allowed with True.
+    bias = attn_mask
+    if attn_mask is not None and attn_mask.dtype is D.bool_:
+        bias = where(attn_mask, _NEG_INF, 0.0).to(like.dtype)  # type: ignore[attr-defined]
+    if bias is not None and bias.ndim == 3:  # (N·heads, L, S)
+        bias = bias.reshape(n, heads, lq, lk)  # type: ignore[attr-defined]
+    if key_padding_mask is not None:
+        if key_padding_mask.dtype is D.bool_:
+            kp = where(key_padding_mask, _NEG_INF, 0.0).to(like.dtype)  # type: ignore[attr-defined]
+        else:
+            kp = key_padding_mask
+        kp = kp.reshape(n, 1, 1, lk)  # type: ignore[attr-defined]
+        bias = kp if bias is None else bias + kp
+    return bias
+
+
+def multi_head_attention_forward(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    num_heads: int,
+    in_proj: tuple,
+    in_bias: tuple,
+    out_proj_weight: Tensor,
+    out_proj_bias: Tensor | None,
+    dropout_p: float = 0.0,
+    training: bool = True,
+    key_padding_mask: Tensor | None = None,
+    need_weights: bool = True,
+    attn_mask: Tensor | None = None,
+    average_attn_weights: bool = True,
+) -> tuple[Tensor, Tensor | None]:
+    """Sequence-first (L, N, E) multi-head attention; returns the output and (optionally) weights."""
+    lq, n, e = query.shape
+    lk = key.shape[0]
+    hd = e // num_heads
+    q = linear(query, in_proj[0], in_bias[0])
+    k = linear(key, in_proj[1], in_bias[1])
+    v = linear(value, in_proj[2], in_bias[2])
+
+    def heads(t: Tensor, length: int) -> Tensor:  # (L, N, E) -> (N, heads, L, hd)
+        return t.reshape(length, n, num_heads, hd).permute(1, 2, 0, 3)  # type: ignore[attr-defined]
+
+    q, k, v = heads(q, lq), heads(k, lk), heads(v, lk)
+    scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hd))  # type: ignore[attr-defined]
+    bias = _merge_masks(attn_mask, key_padding_mask, n, num_heads, lq, lk, scores)
+    if bias is not None:
+        scores = scores + bias
+    weights = softmax(scores, -1)
+    dropped = dropout(weights, dropout_p, training) if dropout_p > 0.0 else weights
+    out = (dropped @ v).permute(2, 0, 1, 3).reshape(lq, n, e)  # type: ignore[attr-defined]
+    out = linear(out, out_proj_weight, out_proj_bias)
+    if not need_weights:
+        return out, None
+    return out, weights.mean(1) if average_attn_weights else weights

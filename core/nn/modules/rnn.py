@@ -1,0 +1,284 @@
+"""Recurrent layers: ``RNN``, ``LSTM``, ``GRU`` (multi-layer, bidirectional, batch_first) and cells.
+
+Parameter names, shapes, gate order (LSTM: i, f, g, o; GRU: r, z, n) and initialisation
+U(-1/√hidden, 1/√hidden) follow PyTorch, so state_dicts load either way. Each layer computes
+the input projection of all time steps in one matmul, then loops over time.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..._creation import empty, zeros
+from ..._ops.join import stack
+from ..._ops.unary import sigmoid, tanh
+from ..._tensor import Tensor
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell"]
+
+_GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+
+
+def _lstm_step(gi: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> tuple[Tensor, Tensor]:
+    gates = gi + F.linear(h, w_hh, b_hh)
+    i, f, g, o = gates.chunk(4, -1)  # type: ignore[attr-defined]
+    c = sigmoid(f) * c + sigmoid(i) * tanh(g)
+    return sigmoid(o) * tanh(c), c
+
+
+def _gru_step(gi: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> Tensor:
+    gh = F.linear(h, w_hh, b_hh)
+    ir, iz, in_ = gi.chunk(3, -1)  # type: ignore[attr-defined]
+    hr, hz, hn = gh.chunk(3, -1)  # type: ignore[attr-defined]
+    r, z = sigmoid(ir + hr), sigmoid(iz + hz)
+    n = tanh(in_ + r * hn)
+    return (1 - z) * n + z * h
+
+
+def _rnn_step(gi: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None, relu: bool) -> Tensor:
+    pre = gi + F.linear(h, w_hh, b_hh)
+    return F.relu(pre) if relu else tanh(pre)
+
+
+class RNNBase(Module):
+    """Shared parameters and the time loop of ``RNN``, ``LSTM`` and ``GRU``."""
+
+    def __init__(
+        self,
+        mode: str,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        proj_size: int = 0,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        if not 0 <= dropout <= 1:
+            raise ValueError(
+                "dropout should be a number in range [0, 1] representing the probability of an element being zeroed"
+            )
+        if proj_size:
+            raise NotImplementedError("proj_size is not supported yet")
+        if hidden_size <= 0:
+            raise ValueError("hidden_size must be greater than zero")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
+        self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
+        self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
+        self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, proj_size
+        gate = _GATES[mode] * hidden_size
+        dirs = 2 if bidirectional else 1
+        self._flat_weights_names: list[str] = []
+        for layer in range(num_layers):
+            for d in range(dirs):
+                size_in = input_size if layer == 0 else hidden_size * dirs
+                sfx = f"_l{layer}" + ("_reverse" if d else "")
+                shapes = [("weight_ih", (gate, size_in)), ("weight_hh", (gate, hidden_size))]
+                if bias:
+                    shapes += [("bias_ih", (gate,)), ("bias_hh", (gate,))]
+                for name, shape in shapes:
+                    setattr(self, name + sfx, Parameter(empty(shape, device=device, dtype=dtype)))
+                    self._flat_weights_names.append(name + sfx)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        stdv = 1.0 / math.sqrt(self.hidden_size)
+        for p in self.parameters():
+            init.uniform_(p, -stdv, stdv)
+
+    def flatten_parameters(self) -> None:
+        """A no-op (there is no cuDNN weight buffer to compact)."""
+
+    @property
+    def all_weights(self) -> list[list[Parameter]]:
+        per = 4 if self.bias else 2
+        names = self._flat_weights_names
+        return [[getattr(self, n) for n in names[i : i + per]] for i in range(0, len(names), per)]
+
+    def _params(self, layer: int, d: int) -> tuple:
+        sfx = f"_l{layer}" + ("_reverse" if d else "")
+        b_ih = getattr(self, "bias_ih" + sfx) if self.bias else None
+        b_hh = getattr(self, "bias_hh" + sfx) if self.bias else None
+        return getattr(self, "weight_ih" + sfx), getattr(self, "weight_hh" + sfx), b_ih, b_hh
+
+    def _run_direction(self, x: Tensor, layer: int, d: int, h: Tensor, c: Tensor | None) -> tuple:
+        w_ih, w_hh, b_ih, b_hh = self._params(layer, d)
+        gi_all = F.linear(x, w_ih, b_ih)  # (L, N, gates): one matmul for every step
+        steps = range(x.shape[0] - 1, -1, -1) if d else range(x.shape[0])
+        outs: list[Tensor] = [None] * x.shape[0]  # type: ignore[list-item]
+        for t in steps:
+            gi = gi_all[t]
+            if self.mode == "LSTM":
+                h, c = _lstm_step(gi, h, c, w_hh, b_hh)  # type: ignore[arg-type]
+            elif self.mode == "GRU":
+                h = _gru_step(gi, h, w_hh, b_hh)
+            else:
+                h = _rnn_step(gi, h, w_hh, b_hh, self.mode == "RNN_RELU")
+            outs[t] = h
+        return stack(outs, 0), h, c
+
+    def _check(self, x: Tensor, hx: Any) -> bool:
+        if x.ndim not in (2, 3):
+            raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {x.ndim}D instead")
+        if x.shape[-1] != self.input_size:
+            raise RuntimeError(
+                f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got {x.shape[-1]}"
+            )
+        return x.ndim == 3
+
+    def forward(self, input: Tensor, hx: Any = None) -> tuple:
+        batched = self._check(input, hx)
+        x = input if batched else input.unsqueeze(1)  # type: ignore[attr-defined]
+        if batched and self.batch_first:
+            x = x.transpose(0, 1)  # type: ignore[attr-defined]
+        dirs = 2 if self.bidirectional else 1
+        shape = (self.num_layers * dirs, x.shape[1], self.hidden_size)
+        lstm = self.mode == "LSTM"
+        if hx is None:
+            h0 = zeros(shape, dtype=x.dtype, device=x.device)
+            c0 = h0 if lstm else None
+        else:
+            h0, c0 = hx if lstm else (hx, None)
+            if not batched:
+                h0 = h0.unsqueeze(1)  # type: ignore[attr-defined]
+                c0 = c0.unsqueeze(1) if c0 is not None else None  # type: ignore[attr-defined]
+            if tuple(h0.shape) != shape:
+                raise RuntimeError(f"Expected hidden size {shape}, got {list(h0.shape)}")
+        hs, cs = [], []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(dirs):
+                k = layer * dirs + d
+                out, h, c = self._run_direction(x, layer, d, h0[k], c0[k] if lstm else None)  # type: ignore[index]
+                outs.append(out)
+                hs.append(h)
+                cs.append(c)
+            x = outs[0] if dirs == 1 else _cat(outs)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, True)
+        out = x.transpose(0, 1) if batched and self.batch_first else x  # type: ignore[attr-defined]
+        h_n = stack(hs, 0)
+        c_n = stack(cs, 0) if lstm else None
+        if not batched:
+            out, h_n = out.squeeze(1), h_n.squeeze(1)  # type: ignore[attr-defined]
+            c_n = c_n.squeeze(1) if c_n is not None else None  # type: ignore[attr-defined]
+        return (out, (h_n, c_n)) if lstm else (out, h_n)
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if not self.bias:
+            s += ", bias=False"
+        if self.batch_first:
+            s += ", batch_first=True"
+        if self.dropout:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional:
+            s += ", bidirectional=True"
+        return s
+
+
+def _cat(parts: list[Tensor]) -> Tensor:
+    from ..._ops.join import cat
+
+    return cat(parts, -1)
+
+
+class RNN(RNNBase):
+    """Elman RNN: ``h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` (or relu)."""
+
+    def __init__(self, *args: Any, nonlinearity: str = "tanh", **kwargs: Any) -> None:
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
+        self.nonlinearity = nonlinearity
+        super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", *args, **kwargs)
+
+
+class LSTM(RNNBase):
+    """Long short-term memory; returns ``output, (h_n, c_n)``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__("LSTM", *args, **kwargs)
+
+
+class GRU(RNNBase):
+    """Gated recurrent unit; returns ``output, h_n``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__("GRU", *args, **kwargs)
+
+
+class _CellBase(Module):
+    _gates = 1
+
+    def __init__(
+        self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None, dtype: Any = None
+    ) -> None:
+        super().__init__()
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        g = self._gates * hidden_size
+        self.weight_ih = Parameter(empty((g, input_size), device=device, dtype=dtype))
+        self.weight_hh = Parameter(empty((g, hidden_size), device=device, dtype=dtype))
+        if bias:
+            self.bias_ih = Parameter(empty(g, device=device, dtype=dtype))
+            self.bias_hh = Parameter(empty(g, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        stdv = 1.0 / math.sqrt(hidden_size)
+        for p in self.parameters():
+            init.uniform_(p, -stdv, stdv)
+
+    def _zeros(self, x: Tensor) -> Tensor:
+        return zeros(x.shape[:-1] + (self.hidden_size,), dtype=x.dtype, device=x.device)
+
+    def extra_repr(self) -> str:
+        return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
+
+
+class RNNCell(_CellBase):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        nonlinearity: str = "tanh",
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__(input_size, hidden_size, bias, device, dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        h = self._zeros(input) if hx is None else hx
+        gi = F.linear(input, self.weight_ih, self.bias_ih)
+        return _rnn_step(gi, h, self.weight_hh, self.bias_hh, self.nonlinearity == "relu")
+
+
+class LSTMCell(_CellBase):
+    _gates = 4
+
+    def forward(self, input: Tensor, hx: Any = None) -> tuple[Tensor, Tensor]:
+        h, c = (self._zeros(input), self._zeros(input)) if hx is None else hx
+        gi = F.linear(input, self.weight_ih, self.bias_ih)
+        return _lstm_step(gi, h, c, self.weight_hh, self.bias_hh)
+
+
+class GRUCell(_CellBase):
+    _gates = 3
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        h = self._zeros(input) if hx is None else hx
+        gi = F.linear(input, self.weight_ih, self.bias_ih)
+        return _gru_step(gi, h, self.weight_hh, self.bias_hh)
