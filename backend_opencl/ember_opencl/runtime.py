@@ -139,7 +139,7 @@ def launch(dev: Device, knl: Any, n: int, args: list[Any], local: int = LOCAL_SI
 def reset_flag(dev: Device) -> None:
     import pyopencl as cl
 
-    cl.enqueue_fill_buffer(dev.queue, dev.flag, np.int32(0), 0, 4)
+    cl.enqueue_fill_buffer(dev.queue, dev.flag, np.zeros(1, np.int32), 0, 4)
 
 
 def check_flag(dev: Device) -> int:
