@@ -279,13 +279,14 @@ class _MultiProcessIter:
                 pass
             dead = [str(p.pid) for p in self._workers if not p.is_alive()]
             if dead:
-                self._shutdown()
+                self._shutdown(force=True)
                 raise RuntimeError(f"DataLoader worker (pid(s) {', '.join(dead)}) exited unexpectedly")
             if timeout and time.monotonic() - start >= timeout:
-                self._shutdown()
+                self._shutdown(force=True)
                 raise RuntimeError(f"DataLoader timed out after {timeout} seconds")
 
-    def _shutdown(self) -> None:
+    def _shutdown(self, force: bool = False) -> None:
+        """Stop the workers: ask politely, or (``force``, a hung or dead worker) terminate at once."""
         if self.closed:
             return
         self.closed = True
@@ -295,7 +296,7 @@ class _MultiProcessIter:
             except (OSError, ValueError):
                 pass
         for p in self._workers:
-            p.join(timeout=2.0)
+            p.join(timeout=0.05 if force else 2.0)
             if p.is_alive():
                 p.terminate()
                 p.join(timeout=1.0)
