@@ -304,10 +304,25 @@ def signbit(input: Tensor) -> Tensor:
         return (input < 0) | neg_zero
 
 
+def _copysign_rule(n: Any, g: Tensor) -> tuple:
+    (a, b), out, _ = n.ctx
+    from ._common import sum_to
+
+    ga = g * where(a == 0, 0.0, out / where(a == 0, 1.0, a))
+    return (sum_to(ga, a._shape), sum_to(g * 0, b._shape))
+
+
+def _copysign(a: Tensor, b: Tensor) -> Tensor:
+    return where(signbit(b), -abs(a), abs(a))
+
+
+_copysign_op = composed(_copysign, "CopysignBackward0", _copysign_rule)
+
+
 def copysign(input: Any, other: Any) -> Tensor:
     """``|input|`` with the sign of ``other``."""
     a, b = _pair(input, other)
-    return where(signbit(b), -abs(a), abs(a))
+    return _copysign_op(a, b)
 
 
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:

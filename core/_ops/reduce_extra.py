@@ -164,7 +164,8 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Any:
         counts = (s.unsqueeze(-1) == s.unsqueeze(-2)).sum(-1)  # type: ignore[attr-defined]
         best = counts.argmax(-1, keepdim=True)  # first max: the smallest value among ties
         value = s.gather(-1, best)  # type: ignore[attr-defined]
-        xm = x.movedim(d, -1)  # type: ignore[attr-defined]
+    xm = x.movedim(d, -1)  # type: ignore[attr-defined]
+    with NoRecord():
         hits = (xm == value).to(D.int64) * (_arange(xm._shape[-1], x) + 1)
         index = hits.amax(-1) - 1  # type: ignore[attr-defined]
     v = xm.gather(-1, index.unsqueeze(-1)).squeeze(-1)  # type: ignore[attr-defined]

@@ -229,11 +229,39 @@ def qr(A: Tensor, mode: str = "reduced") -> Any:
             f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or 'complete'"
         )
     q, r = _run("qr", (A,), (mode,), (A.dtype, A.dtype))
+    if _grad.enabled and A.requires_grad:
+        m, n = A._shape[-2:]
+        if mode == "r" or (mode == "complete" and m > n) or m < n:
+            raise NotImplementedError(
+                f"linalg.qr: the derivative is implemented for mode='reduced' (or square 'complete') with "
+                f"m >= n only; got mode='{mode}' for a {m} by {n} input"
+            )
+        q, r = _record_pair("LinalgQrBackward0", _qr_rule, (q, r), A, None)
     return _qr_t(q, r)
 
 
+def _copyltu(M: Tensor) -> Tensor:
+    """The Hermitian matrix with ``M``'s lower triangle (diagonal real)."""
+    from .._ops.shape_extra import tril
+
+    low = tril(M, -1)
+    from .._ops.shape_extra import diag_embed, diagonal
+
+    d = diagonal(M, 0, -2, -1)
+    d = d.real if d.dtype.is_complex else d  # type: ignore[attr-defined]
+    return low + _mH(low) + diag_embed(d.to(M.dtype))
+
+
+def _qr_rule(n: Any, g: tuple) -> tuple:
+    Q, R = n.ctx[:2]
+    gQ, gR = g
+    M = R @ _mH(gR) - _mH(gQ) @ Q
+    b = gQ + Q @ _copyltu(M)
+    return (_mH(solve(R, _mH(b))),)
+
+
 def _eigh_rule(n: Any, g: Tensor) -> tuple:
-    w, V = n.ctx
+    w, V = n.ctx[:2]
     gw, gV = g
     inner = _mH(V) @ gV if gV is not None else None
     E = w.unsqueeze(-2) - w.unsqueeze(-1)  # E[i, j] = w_j - w_i
@@ -247,7 +275,7 @@ def _eigh_rule(n: Any, g: Tensor) -> tuple:
     return (V @ mid @ _mH(V),)
 
 
-def _record_pair(name: str, rule: Any, outs: tuple, A: Tensor, _: Any) -> tuple:
+def _record_pair(name: str, rule: Any, outs: tuple, A: Tensor, extra: Any) -> tuple:
     """Give two outputs one shared node: each output's grad feeds ``rule(n, (g0, g1))``."""
     from .._ops.join import cat
 
@@ -264,10 +292,10 @@ def _record_pair(name: str, rule: Any, outs: tuple, A: Tensor, _: Any) -> tuple:
         return rule(n, (ga, gb))
 
     # The rule reads the graph-connected outputs (filled in below) so higher orders work.
-    slots: list = [None, None]
+    slots: list = [None, None, *(extra or ())]
     record(name, packed_rule, packed, (A,), (), slots)
     outs = packed[:sa].reshape(a._shape).to(a.dtype), packed[sa : sa + sb].reshape(b._shape)
-    slots[:] = outs
+    slots[:2] = outs
     return outs
 
 
@@ -292,7 +320,27 @@ def eig(A: Tensor) -> Any:
     check_matrix("eig", A)
     ct = D.complex128 if A.dtype in (D.float64, D.complex128) else D.complex64
     w, V = _run("eig", (A,), (), (ct, ct))
+    if _grad.enabled and A.requires_grad:
+        w, V = _record_pair("LinalgEigBackward0", _eig_rule, (w, V), A, (not A.dtype.is_complex,))
     return _eig_t(w, V)
+
+
+def _eig_rule(n: Any, g: tuple) -> tuple:
+    """PyTorch's formula: gA = V^-H (diag(gL) + (V^H gV - V^H V diag(Re(V^H gV))) / E*) V^H."""
+    from .._ops.select import where
+    from .._ops.shape_extra import diag_embed, diagonal
+
+    L, V, real_input = n.ctx
+    gL, gV = g
+    VhgV = _mH(V) @ gV
+    diag_re = diagonal(VhgV, 0, -2, -1).real  # type: ignore[attr-defined]
+    Lc = L.conj()  # type: ignore[attr-defined]
+    E = Lc.unsqueeze(-2) - Lc.unsqueeze(-1)
+    off = VhgV - _mH(V) @ (V * diag_re.unsqueeze(-2).to(V.dtype))
+    eye = diag_embed(diagonal(E, 0, -2, -1) * 0 + 1) != 0
+    ret = where(eye, 0.0, off / where(eye, 1.0, E)) + diag_embed(gL)
+    gA = solve(_mH(V), ret @ _mH(V))
+    return (gA.real if real_input else gA,)  # type: ignore[attr-defined]
 
 
 def eigvals(A: Tensor) -> Tensor:

@@ -39,6 +39,11 @@ def test_det_inv_solve(cpu_prims):
     assert L.det(ember.zeros(0, 2, 2)).shape == (0,)
 
 
+def test_qr_grad_unsupported_modes():
+    with pytest.raises(NotImplementedError):
+        L.qr(dbl(2, 3), mode="r")
+
+
 def test_errors():
     with pytest.raises(L.LinAlgError):
         L.inv(ember.zeros(2, 2))
@@ -137,6 +142,9 @@ GRADS = {
     "norm_nuc": lambda a: L.matrix_norm(a, "nuc"),
     "vector_norm": lambda a: L.vector_norm(a, 3, dim=-1),
     "lstsq": lambda a: L.lstsq(a, a[..., :1] + 1).solution,
+    "eigvals": lambda a: L.eigvals(a).abs(),
+    "qr_Q": lambda a: L.qr(a[..., :2]).Q,
+    "qr_R": lambda a: L.qr(a).R,
 }
 
 

@@ -126,6 +126,10 @@ def test_lerp_addc():
     grad_ok(lambda a, b: ember.logaddexp(a, b), x, y)
     grad_ok(lambda a, b: ember.xlogy(a, b + 2), x, y)
     grad_ok(lambda a, b: ember.fmod(a, b + 2), x, y)
+    grad_ok(lambda a, b: ember.copysign(a, b), x, y)
+    x.grad = None
+    ember.copysign(x, y).sum().backward()
+    assert y.grad is not None and (y.grad == 0).all()  # PyTorch gives zeros, not None
 
 
 @pytest.mark.parametrize("dtype", [ember.int8, ember.int32, ember.int64, ember.uint8])

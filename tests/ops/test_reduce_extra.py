@@ -61,6 +61,9 @@ def test_mode():
     r = ember.tensor([[1, 2, 2], [3, 3, 4]]).mode(1)
     same(r.values, [2, 3])
     same(r.indices, [2, 1])
+    x = ember.tensor([[1.0, 2.0, 2.0], [5.0, 4.0, 4.0]], requires_grad=True)
+    ember.mode(x, 1).values.sum().backward()
+    same(x.grad, [[0, 0, 1], [0, 0, 1]])  # the gradient goes to the returned index
 
 
 @pytest.mark.parametrize("interp", ["linear", "lower", "higher", "midpoint", "nearest"])
