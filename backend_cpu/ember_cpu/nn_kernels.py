@@ -47,7 +47,7 @@ def _windows(xp: np.ndarray, k: Pair, s: Pair, d: Pair, out: Pair) -> np.ndarray
 def conv2d(
     x: np.ndarray, w: np.ndarray, stride: Pair, padding: Pair, dilation: Pair, groups: int
 ) -> np.ndarray:
-    """Cross-correlation: im2col into a (C·kh·kw, N·oh·ow) matrix and one matmul per group."""
+    """Cross-correlation by im2col (a strided window view copied once) and BLAS matmuls."""
     dtype = x.dtype
     if dtype in HALF:
         x, w = x.astype(_F32), w.astype(_F32)
@@ -58,19 +58,20 @@ def conv2d(
     xp = _padded(np.ascontiguousarray(x), padding[0], padding[0], padding[1], padding[1], 0.0)
     win = _windows(xp, (kh, kw), stride, dilation, (oh, ow))  # (N, C, kh, kw, oh, ow)
     og, k = o // groups, cg * kh * kw
+    if kh * kw <= oh * ow:
+        # Usual layers: copy the windows in their natural order (long runs along ow) into
+        # (N, groups, C·kh·kw, oh·ow) and multiply each sample; the result is NCHW already.
+        cols = np.ascontiguousarray(win).reshape(n, groups, k, oh * ow)
+        res = np.matmul(w.reshape(groups, og, k), cols).reshape(n, o, oh, ow)
+        return res.astype(dtype) if dtype in HALF else res
+    # Kernels larger than the output (weight gradients): rows are output positions, so the
+    # copy runs along kw, and one matmul per group covers the whole batch.
     outs = []
-    # Copy the windows so that the innermost run is the longer of (ow,) and (kw,):
-    # rows = output positions when kernels are large (weight gradients), else columns.
-    by_rows = kh * kw > oh * ow
     for g in range(groups):
         part = win[:, g * cg : (g + 1) * cg]
         wg = w[g * og : (g + 1) * og].reshape(og, k)
-        if by_rows:
-            cols = np.ascontiguousarray(part.transpose(0, 4, 5, 1, 2, 3)).reshape(n * oh * ow, k)
-            outs.append((cols @ wg.T).reshape(n, oh, ow, og).transpose(0, 3, 1, 2))
-        else:
-            cols = np.ascontiguousarray(part.transpose(1, 2, 3, 0, 4, 5)).reshape(k, n * oh * ow)
-            outs.append((wg @ cols).reshape(og, n, oh, ow).transpose(1, 0, 2, 3))
+        cols = np.ascontiguousarray(part.transpose(0, 4, 5, 1, 2, 3)).reshape(n * oh * ow, k)
+        outs.append((cols @ wg.T).reshape(n, oh, ow, og).transpose(0, 3, 1, 2))
     res = np.ascontiguousarray(outs[0] if groups == 1 else np.concatenate(outs, axis=1))
     return res.astype(dtype) if dtype in HALF else res
 
@@ -87,17 +88,30 @@ def _pool_geometry(x: np.ndarray, k: Pair, s: Pair, p: Pair, d: Pair, ceil: bool
 def max_pool2d(
     x: np.ndarray, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, ceil_mode: bool
 ) -> Any:
-    """Window maxima and the flat (h·W + w) index of the first maximum in each window."""
+    """Window maxima and the flat (h·W + w) index of the first maximum in each window.
+
+    Loops over the kh·kw window positions with strided views (no window copy); NaN wins,
+    as in PyTorch.
+    """
     (oh, ow), (eh, ew) = _pool_geometry(x, kernel, stride, padding, dilation, ceil_mode)
     xp = _padded(x, padding[0], padding[0] + eh, padding[1], padding[1] + ew, -np.inf)
-    win = _windows(xp, kernel, stride, dilation, (oh, ow))  # (N, C, kh, kw, oh, ow)
-    flat = win.reshape(x.shape[:2] + (kernel[0] * kernel[1], oh, ow))
-    pos = flat.argmax(axis=2)
-    vals = np.take_along_axis(flat, pos[:, :, None], axis=2)[:, :, 0]
+    best = pos = None
+    for i in range(kernel[0]):
+        r0 = i * dilation[0]
+        rows = slice(r0, r0 + stride[0] * (oh - 1) + 1, stride[0])
+        for j in range(kernel[1]):
+            c0 = j * dilation[1]
+            v = xp[..., rows, slice(c0, c0 + stride[1] * (ow - 1) + 1, stride[1])]
+            if best is None:
+                best, pos = v.copy(), np.zeros(v.shape, np.int64)
+                continue
+            take = (v > best) | (np.isnan(v) & ~np.isnan(best))
+            np.copyto(best, v, where=take)
+            np.copyto(pos, i * kernel[1] + j, where=take)
     ki, kj = np.divmod(pos, kernel[1])
-    rows = np.arange(oh).reshape(-1, 1) * stride[0] - padding[0] + ki * dilation[0]
-    cols = np.arange(ow) * stride[1] - padding[1] + kj * dilation[1]
-    return vals, (rows * x.shape[-1] + cols).astype(np.int64)
+    r = np.arange(oh).reshape(-1, 1) * stride[0] - padding[0] + ki * dilation[0]
+    c = np.arange(ow) * stride[1] - padding[1] + kj * dilation[1]
+    return best, (r * x.shape[-1] + c).astype(np.int64)
 
 
 def _counts(n: int, k: int, s: int, p: int, out: int, include_pad: bool) -> np.ndarray:
