@@ -219,27 +219,33 @@ _UNARY: dict[str, Callable[[cupy.ndarray], cupy.ndarray]] = {
 }
 
 
-_ROUNDING = frozenset({"floor", "ceil", "trunc", "round"})
+# Integers are already whole and bool's sign is itself; CuPy would return other dtypes.
+_IDENTITY_ON_INTEGERS = frozenset({"floor", "ceil", "trunc", "round", "sign"})
 
 
 def unary(op: str) -> Callable[[cupy.ndarray], cupy.ndarray]:
     fn = _UNARY[op]
-    rounding = op in _ROUNDING
+    identity_kinds = ("iub" if op != "sign" else "b") if op in _IDENTITY_ON_INTEGERS else ""
 
     def k(x: cupy.ndarray) -> cupy.ndarray:
-        if rounding and x.dtype.kind in "iub":
-            return x.copy()  # integers are already whole; CuPy would return floats
+        if x.dtype.kind in identity_kinds:
+            return x.copy()
         return fn(x)
 
     k.__name__ = op
     return k
 
 
+def _check_int_divisor(a: Any, b: Any) -> None:
+    """The CPU backend's ZeroDivisionError (one device sync); an empty dividend never raises."""
+    if a.size and b.size and bool((b == 0).any().item()):
+        raise RuntimeError("ZeroDivisionError")
+
+
 def floordiv(a: Any, b: Any) -> cupy.ndarray:
     a, b = _pair(a, b)
     if a.dtype.kind in "iub":
-        if b.size and bool((b == 0).any().item()):
-            raise RuntimeError("ZeroDivisionError")
+        _check_int_divisor(a, b)
         return EMBER_FLOORDIV_INT(a, b)
     return EMBER_FLOORDIV_FLOAT(a, b)
 
@@ -247,8 +253,7 @@ def floordiv(a: Any, b: Any) -> cupy.ndarray:
 def remainder(a: Any, b: Any) -> cupy.ndarray:
     a, b = _pair(a, b)
     if a.dtype.kind in "iub":
-        if b.size and bool((b == 0).any().item()):
-            raise RuntimeError("ZeroDivisionError")
+        _check_int_divisor(a, b)
         return EMBER_REMAINDER_INT(a, b)
     return EMBER_REMAINDER_FLOAT(a, b)
 

@@ -19,6 +19,7 @@ from . import reduce as rd
 from . import sort as st
 from .matmul import matmul
 from .runtime import on_device
+from .special import SPECIAL_KERNELS
 
 __all__ = ["KERNELS"]
 
@@ -60,6 +61,7 @@ _TABLE: dict[str, Callable[..., Any]] = {
     "conv2d": pool.conv2d,
     "max_pool2d": pool.max_pool2d,
     "avg_pool2d": pool.avg_pool2d,
+    **SPECIAL_KERNELS,
 }
 # Creation kernels take the device index; views and host-side work need no device switch.
 _NO_SWITCH = {"full", "arange", "philox", "reshape", "permute", "expand", "slice", "as_strided"}

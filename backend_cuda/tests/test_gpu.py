@@ -250,6 +250,37 @@ def test_stable_sort(dt: str, descending: bool) -> None:
         check(gv, wv, exact=True)
 
 
+SPECIAL_DOMAINS = {
+    "atan": (-3, 3), "asin": (-0.9, 0.9), "acos": (-0.9, 0.9), "erfc": (-3, 3), "erfinv": (-0.9, 0.9),
+    "erfcx": (-2, 5), "lgamma": (0.1, 5), "digamma": (0.1, 5), "ndtri": (0.05, 0.95), "log_ndtr": (-5, 5),
+    "i0": (-3, 3), "i0e": (-3, 3), "i1": (-3, 3), "i1e": (-3, 3), "bessel_j0": (-9, 9), "bessel_j1": (-9, 9),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+@pytest.mark.parametrize("op", sorted(SPECIAL_DOMAINS))
+def test_special_functions(op: str, dt: str) -> None:
+    x = sample(dt, (40,), *SPECIAL_DOMAINS[op])
+    got, want = host(K[op](dev(x))), C[op](x)
+    assert got.dtype == want.dtype
+    tol = 1e-9 if dt == "float64" else RTOL[dt]
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol)
+
+
+def test_special_binary_scans_and_complex_parts() -> None:
+    a, b = sample("float64", (30,), 1.1, 4, seed=1), sample("float64", (30,), 0.5, 3, seed=2)
+    both("atan2", a - 2.5, b - 1.5)
+    both("zeta", a, b)
+    for n in (0, 1, 2):
+        both("polygamma", b, n)
+    for dt in ("int64", "float32", "float16"):
+        both("cumprod", sample(dt, (3, 6), -1.5, 1.5), 1, exact=dt == "int64")
+    z = sample("complex64", (3, 4))
+    both("real", z, exact=True)
+    both("imag", z, exact=True)
+    both("complex", sample("float32", (3, 4), seed=1), sample("float32", (3, 4), seed=2), exact=True)
+
+
 def test_nonzero() -> None:
     x = sample("int32", (4, 5), lo=-1, hi=1)
     both("nonzero", x, exact=True)
