@@ -17,7 +17,7 @@ from ember.backends import DType, FallbackError, get_fallback_policy, registry
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 
-__all__ = ["NoRecord", "composed", "run_composite"]
+__all__ = ["NoRecord", "composed", "not_implemented_for", "run_composite"]
 
 
 class NoRecord:
@@ -45,6 +45,37 @@ def _contiguous(a: Any) -> np.ndarray:
 
 def _to_cpu(t: Tensor, cpu: Any) -> Any:
     return cpu.backend.from_numpy(_contiguous(t._be.backend.to_numpy(t._data)), 0)
+
+
+_PT = {
+    "float16": "Half",
+    "bfloat16": "BFloat16",
+    "float32": "Float",
+    "float64": "Double",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
+_KINDS = {"bool": (0,), "int": (0, 1), "complex": (3,)}
+
+
+def not_implemented_for(kernel: str, t: Any, *kinds: str) -> None:
+    """PyTorch's ``"kernel" not implemented for 'Long'`` when ``t``'s dtype is of ``kinds``.
+
+    ``kinds``: ``bool``, ``int`` (integers and bool), ``complex``, ``half`` (float16, bfloat16).
+    """
+    if not isinstance(t, Tensor):
+        return
+    dt = t.dtype
+    for kind in kinds:
+        hit = dt.name in ("float16", "bfloat16") if kind == "half" else dt.category in _KINDS[kind]
+        if hit:
+            raise RuntimeError(f"\"{kernel}\" not implemented for '{_PT[dt.name]}'")
 
 
 _warned: set[tuple[str, str]] = set()

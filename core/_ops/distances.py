@@ -39,7 +39,11 @@ def cdist(
 ) -> Tensor:
     """Pairwise p-norm distances between the rows of ``x1`` (..., P, M) and ``x2`` (..., R, M)."""
     from ..linalg import vector_norm
+    from ._composite import not_implemented_for
 
+    if x1.dtype.is_complex or x1.dtype.category < 2:
+        raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {x1.dtype.name}")
+    not_implemented_for("cdist", x1, "half")
     if x1.ndim < 2 or x2.ndim < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D")
     if x1._shape[-1] != x2._shape[-1]:
@@ -78,8 +82,10 @@ def diff(
 
 def trace(input: Tensor) -> Tensor:
     """Sum of the main diagonal of a 2-D tensor."""
+    from ._composite import not_implemented_for
     from .shape_extra import diagonal
 
+    not_implemented_for("trace", input, "bool")
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
     return diagonal(input).sum()  # type: ignore[attr-defined]

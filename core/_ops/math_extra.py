@@ -19,7 +19,7 @@ from .._dtype import get_default_dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
-from ._composite import NoRecord, composed, run_composite
+from ._composite import NoRecord, composed, not_implemented_for, run_composite
 from .binary import maximum, minimum, remainder, result_type
 from .select import where
 from .unary import abs, exp, expm1, isnan, log, log1p, sign, sqrt, trunc
@@ -118,6 +118,8 @@ def composite_unary(name: str, node: str | None, rule: Callable[..., Any] | None
     def op(input: Tensor) -> Tensor:
         if not isinstance(input, Tensor):
             raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
+        if name not in ("atan", "asin", "acos"):
+            not_implemented_for(name, input, "complex")
         x = _float(input)
         out = run_composite(name, (x,), (), x.dtype)
         if _grad.enabled and x.requires_grad:
@@ -179,6 +181,7 @@ _atan2_op = composed(_atan2, "Atan2Backward0", _atan2_rule)
 def atan2(input: Any, other: Any) -> Tensor:
     """The angle of the point ``(other, input)``, in ``(-pi, pi]``."""
     _tensors("atan2", input, other)
+    not_implemented_for("atan2_cpu", input, "complex")
     y, x = _pair(input, other)
     return _atan2_op(y, x)
 
@@ -253,6 +256,7 @@ _hypot_op = composed(_hypot, "HypotBackward0", _hypot_rule)
 def hypot(input: Tensor, other: Tensor) -> Tensor:
     """``sqrt(input**2 + other**2)`` elementwise."""
     _tensors("hypot", input, other, floats_only=True)
+    not_implemented_for("hypot_cpu", input, "complex")
     a, b = _pair(input, other)
     return _hypot_op(a, b)
 
@@ -347,6 +351,7 @@ def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
 
 def xlogy(input: Any, other: Any) -> Tensor:
     """``input * log(other)``, and 0 where ``input == 0`` (unless ``other`` is NaN)."""
+    not_implemented_for("xlogy_cpu", input, "complex")
     x, y = _pair(input, other)
     return where((x == 0) & ~isnan(y), 0.0, x * log(y))  # type: ignore[operator]
 
@@ -355,6 +360,7 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     """``input + weight * (end - input)``, in PyTorch's two-sided form for accuracy."""
     if isinstance(end, Tensor) and end.dtype is not input.dtype:
         raise RuntimeError(f"expected dtype {input.dtype.name} for `end` but got dtype {end.dtype.name}")
+    not_implemented_for("lerp_kernel_scalar", input, "int")
     diff = end - input
     w = weight
     if isinstance(w, Tensor):
@@ -368,6 +374,7 @@ def abs_py(w: Any) -> float:
 
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 * tensor2``."""
+    not_implemented_for("addcmul_cpu_out", input, "bool")
     return input + value * (tensor1 * tensor2)
 
 
@@ -484,11 +491,15 @@ def _false(input: Tensor) -> Tensor:
 
 def isposinf(input: Tensor) -> Tensor:
     """True where ``input`` is +inf."""
+    if input.dtype.is_complex:
+        raise RuntimeError("isposinf does not support complex inputs.")
     return input == float("inf") if input.dtype.category >= 2 else _false(input)
 
 
 def isneginf(input: Tensor) -> Tensor:
     """True where ``input`` is -inf."""
+    if input.dtype.is_complex:
+        raise RuntimeError("isneginf does not support complex inputs.")
     return input == float("-inf") if input.dtype.category >= 2 else _false(input)
 
 

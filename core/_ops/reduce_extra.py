@@ -16,7 +16,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
 from ._common import norm_dim, norm_dims
-from ._composite import NoRecord, run_composite
+from ._composite import NoRecord, not_implemented_for, run_composite
 from .select import where
 from .unary import exp, floor, isnan, log
 
@@ -68,7 +68,8 @@ def logsumexp(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     if x.numel() == 0:
         return log(exp(x).sum(dims, keepdim=keepdim))  # type: ignore[attr-defined]
     with NoRecord():
-        m = x.amax(dims, keepdim=True) if x.ndim else x  # type: ignore[attr-defined]
+        r = x.real if x.dtype.is_complex else x  # type: ignore[attr-defined]
+        m = r.amax(dims, keepdim=True) if x.ndim else r  # type: ignore[attr-defined]
         m = where(m.abs() == float("inf"), 0.0, m)  # type: ignore[attr-defined]
     out = log(exp(x - m).sum(dims, keepdim=True)) + m  # type: ignore[attr-defined]
     return out.squeeze(dims) if not keepdim and dims else out  # type: ignore[attr-defined]
@@ -76,12 +77,16 @@ def logsumexp(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
 
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Sum treating NaN as zero."""
+    if input.dtype.is_complex:
+        raise RuntimeError("nansum on CPU does not support complex inputs")
     x = where(isnan(input), 0, input) if input.dtype.category >= 2 else input
     return x.sum(dim, keepdim, dtype=dtype)  # type: ignore[attr-defined]
 
 
 def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Mean of the non-NaN elements."""
+    if input.dtype.is_complex:
+        raise RuntimeError("nansum on CPU does not support complex inputs")
     if input.dtype.category < 2:
         raise RuntimeError(
             f"nanmean(): expected input to have floating point or complex dtype but got {input.dtype.name}"
@@ -106,6 +111,7 @@ def _pick(vals: Tensor, idx: Tensor, k: Tensor, d: int) -> tuple[Tensor, Tensor]
 
 
 def _median(input: Tensor, dim: Any, keepdim: bool, ignore_nan: bool) -> Any:
+    not_implemented_for("median_out", input, "bool", "complex")
     if dim is None and input.numel() == 0:
         from .._creation import full
 
@@ -145,6 +151,7 @@ def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
 
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any:
     """The ``k``-th smallest element along ``dim`` and its index."""
+    not_implemented_for("kthvalue_cpu", input, "bool", "complex")
     vals, idx, d, _ = _sorted_rows(input, dim)
     n = vals._shape[d]
     if not 1 <= k <= n:
@@ -291,6 +298,7 @@ def _cum_extreme_rule(n: Any, g: Tensor) -> tuple:
 
 
 def _cum_extreme(name: str, input: Tensor, dim: int) -> Any:
+    not_implemented_for(name + "_cpu", input, "complex")
     d = norm_dim(dim, input.ndim)
     x = input.reshape(1) if input.ndim == 0 else input
     v, i = run_composite(name, (x,), (d,), (x.dtype, D.int64))
@@ -319,12 +327,14 @@ def cummin(input: Tensor, dim: int) -> Any:
 
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """``log(cumsum(exp(input), dim))`` computed stably."""
+    not_implemented_for("logcumsumexp_out_cpu", input, "int")
     x = _float(input)
     d = norm_dim(dim, x.ndim)
     if x.ndim == 0 or x.numel() == 0:
         return x.clone()
     with NoRecord():
-        m = x.amax(d, keepdim=True)  # type: ignore[attr-defined]
+        r = x.real if x.dtype.is_complex else x  # type: ignore[attr-defined]
+        m = r.amax(d, keepdim=True)  # type: ignore[attr-defined]
         m = where(m.abs() == float("inf"), 0.0, m)  # type: ignore[attr-defined]
     return log(exp(x - m).cumsum(d)) + m  # type: ignore[attr-defined]
 

@@ -127,6 +127,9 @@ def unique(
     dim: Any = None,
 ) -> Any:
     """The distinct elements (sorted), with the inverse mapping and counts if asked."""
+    from ._composite import not_implemented_for
+
+    not_implemented_for("unique", input, "complex")
     if dim is not None:
         return _unique_dim(input, dim, False, return_inverse, return_counts)
     return _unique_flat(input, True, return_inverse, return_counts)
@@ -162,6 +165,9 @@ def searchsorted(
                 "side and right can't be set to opposites, got side of left while right was True"
             )
         right = side == "right"
+    from ._composite import not_implemented_for
+
+    not_implemented_for("searchsorted_out_cpu", sorted_sequence, "bool")
     seq = sorted_sequence
     if sorter is not None:
         seq = seq.gather(-1, sorter)  # type: ignore[attr-defined]

@@ -68,3 +68,56 @@ def test_fallback_policy_for_composites(cpu_prims, fallback_policy):
     assert any("i0e" in str(w.message) for w in got)
     fallback_policy("silent")
     close(ember.special.i1(x).cpu(), [0.25789430539])
+
+
+# (op, dtype) pairs PyTorch 2.13 refuses with "... not implemented for '<dtype>'"-style RuntimeErrors
+REFUSED = [
+    (lambda x: ember.cdist(x, x), ember.float16),
+    (lambda x: ember.logcumsumexp(x, 0), ember.int64),
+    (lambda x: ember.lerp(x, x, 0.5), ember.int32),
+    (lambda x: ember.median(x), ember.bool),
+    (lambda x: ember.kthvalue(x, 1, 0), ember.bool),
+    (lambda x: ember.trace(x), ember.bool),
+    (lambda x: ember.addcmul(x, x, x), ember.bool),
+    (lambda x: ember.searchsorted(x[0], x), ember.bool),
+    (lambda x: ember.erfc(x), ember.complex64),
+    (lambda x: ember.lgamma(x), ember.complex64),
+    (lambda x: ember.isposinf(x), ember.complex64),
+    (lambda x: ember.nansum(x), ember.complex64),
+    (lambda x: ember.cummax(x, 0), ember.complex64),
+    (lambda x: ember.atan2(x, x), ember.complex64),
+    (lambda x: ember.hypot(x, x), ember.complex64),
+    (lambda x: ember.xlogy(x, x), ember.complex64),
+    (lambda x: ember.unique(x), ember.complex64),
+    (lambda x: ember.cdist(x, x), ember.complex64),
+]
+
+
+@pytest.mark.parametrize("fn,dtype", REFUSED, ids=[f"{i}-{d.name}" for i, (_, d) in enumerate(REFUSED)])
+def test_refused_dtypes(fn, dtype):
+    x = ember.tensor([[1.0, 2.0], [3.0, 4.0]]).to(dtype)
+    with pytest.raises(RuntimeError):
+        fn(x)
+
+
+def test_complex_logsumexp():
+    z = np.array([[1 + 1j, 2 - 0.5j], [0.3j, -1.0 + 0j]])
+    close(ember.logsumexp(ember.tensor(z), 1), np.log(np.exp(z).sum(1)), rtol=1e-12)
+    close(ember.logcumsumexp(ember.tensor(z), 1), np.log(np.cumsum(np.exp(z), 1)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [ember.float16, ember.bfloat16, ember.int32, ember.uint8, ember.int8])
+def test_small_dtypes_keep_pytorch_result_types(dtype):
+    x = ember.tensor([[0.0, 1.0, 2.0], [3.0, 1.0, 0.0]]).to(dtype)
+    floating = dtype in (ember.float16, ember.bfloat16)
+    assert ember.sinh(x).dtype == (dtype if floating else ember.float32)
+    assert ember.flip(x, [0]).dtype == dtype
+    assert ember.cumprod(x, 0).dtype == (dtype if floating else ember.int64)
+    assert ember.median(x, 1).values.dtype == dtype
+    assert ember.atan2(x, x).dtype == (dtype if floating else ember.float32)
+    close(
+        ember.lgamma(x + 1).float(),
+        np.float32([[0.0, 0.0, 0.6931472], [1.7917595, 0.0, 0.0]]),
+        rtol=1e-2,
+        atol=1e-2,
+    )
