@@ -88,30 +88,17 @@ def _pool_geometry(x: np.ndarray, k: Pair, s: Pair, p: Pair, d: Pair, ceil: bool
 def max_pool2d(
     x: np.ndarray, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, ceil_mode: bool
 ) -> Any:
-    """Window maxima and the flat (h·W + w) index of the first maximum in each window.
-
-    Loops over the kh·kw window positions with strided views (no window copy); NaN wins,
-    as in PyTorch.
-    """
+    """Window maxima and the flat (h·W + w) index of the first maximum in each window."""
     (oh, ow), (eh, ew) = _pool_geometry(x, kernel, stride, padding, dilation, ceil_mode)
     xp = _padded(x, padding[0], padding[0] + eh, padding[1], padding[1] + ew, -np.inf)
-    best = pos = None
-    for i in range(kernel[0]):
-        r0 = i * dilation[0]
-        rows = slice(r0, r0 + stride[0] * (oh - 1) + 1, stride[0])
-        for j in range(kernel[1]):
-            c0 = j * dilation[1]
-            v = xp[..., rows, slice(c0, c0 + stride[1] * (ow - 1) + 1, stride[1])]
-            if best is None:
-                best, pos = v.copy(), np.zeros(v.shape, np.int64)
-                continue
-            take = (v > best) | (np.isnan(v) & ~np.isnan(best))
-            np.copyto(best, v, where=take)
-            np.copyto(pos, i * kernel[1] + j, where=take)
+    win = _windows(xp, kernel, stride, dilation, (oh, ow))  # (N, C, kh, kw, oh, ow)
+    flat = win.reshape(x.shape[:2] + (kernel[0] * kernel[1], oh, ow))
+    pos = flat.argmax(axis=2)  # the first maximum; NaN counts as the maximum
+    vals = np.take_along_axis(flat, pos[:, :, None], axis=2)[:, :, 0]
     ki, kj = np.divmod(pos, kernel[1])
-    r = np.arange(oh).reshape(-1, 1) * stride[0] - padding[0] + ki * dilation[0]
-    c = np.arange(ow) * stride[1] - padding[1] + kj * dilation[1]
-    return best, (r * x.shape[-1] + c).astype(np.int64)
+    rows = np.arange(oh).reshape(-1, 1) * stride[0] - padding[0] + ki * dilation[0]
+    cols = np.arange(ow) * stride[1] - padding[1] + kj * dilation[1]
+    return vals, (rows * x.shape[-1] + cols).astype(np.int64)
 
 
 def _counts(n: int, k: int, s: int, p: int, out: int, include_pad: bool) -> np.ndarray:
