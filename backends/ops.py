@@ -9,15 +9,20 @@ Calling convention for every kernel (the frontend guarantees it, backends rely o
   Python scalar in place of an array. They return a new array of that shape; ``compare``
   returns bool, ``abs`` of a complex array returns its real dtype, everything else keeps
   the dtype. Inputs may be non-contiguous views (unless the backend declares
-  ``contiguous_only``; then the frontend copies them first).
-* Reductions take ``dims`` as a sorted tuple of non-negative axes (``()`` never occurs:
-  the frontend passes every axis instead) and ``keepdim``. Half-precision inputs must be
-  accumulated in at least float32.
+  ``contiguous_only``; then the frontend copies them first — except for view kernels and
+  ``assign``, which always receive the strided arrays they alias or write).
+* Reductions and scans return the input's dtype (the frontend casts first when PyTorch
+  widens, e.g. integer ``sum`` to int64). They take ``dims`` as a sorted tuple of
+  non-negative axes (``()`` never occurs: the frontend passes every axis instead) and
+  ``keepdim``. Half-precision inputs must be accumulated in at least float32.
 * View kernels return an array that aliases the input's storage. ``reshape`` returns
   ``None`` when the layout cannot be viewed with the new shape (the frontend then copies).
 * Index kernels (``gather``, ``scatter``) raise ``IndexError`` for an out-of-range index;
   they must never crash the process or read outside the buffer.
 * Creation kernels (``full``, ``arange``, ``philox``) end with the device index.
+
+Composite kernels follow the same rules (a Python scalar may replace an array operand
+only where the primitive of the same kind allows it).
 
 ``PRIMITIVES`` must all be implemented for a backend to pass conformance without fallback;
 ``COMPOSITES`` have a decomposition into primitives in the frontend and a backend may

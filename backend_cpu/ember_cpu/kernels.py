@@ -29,8 +29,17 @@ def _ufunc1(uf: np.ufunc) -> Callable[[np.ndarray], np.ndarray]:
     return k
 
 
+_BF16 = HALF[1]
+_PY_SCALARS = (bool, int, float, complex)
+
+
 def _ufunc2(uf: np.ufunc) -> Callable[[Any, Any], np.ndarray]:
     def k(a: Any, b: Any) -> np.ndarray:
+        # ml_dtypes' bfloat16 is not a NEP 50 "weak" partner for Python floats: pin the scalar.
+        if type(b) in _PY_SCALARS and a.dtype == _BF16:
+            b = np.asarray(b, dtype=_BF16)
+        elif type(a) in _PY_SCALARS and b.dtype == _BF16:
+            a = np.asarray(a, dtype=_BF16)
         return uf(a, b, out=...)
 
     k.__name__ = uf.__name__
@@ -115,19 +124,24 @@ def _check_int_divisor(a: Any, b: Any) -> None:
 
 def floordiv(a: Any, b: Any) -> np.ndarray:
     _check_int_divisor(a, b)
-    return np.floor_divide(a, b, out=...)
+    return _FLOORDIV(a, b)
 
 
 def remainder(a: Any, b: Any) -> np.ndarray:
     _check_int_divisor(a, b)
-    return np.remainder(a, b, out=...)
+    return _REMAINDER(a, b)
+
+
+_REMAINDER = _ufunc2(np.remainder)
+_FLOORDIV = _ufunc2(np.floor_divide)
+_POWER = _ufunc2(np.power)
 
 
 def pow_(a: Any, b: Any) -> np.ndarray:
     if isinstance(b, np.ndarray) and b.dtype.kind == "i" and b.size and b.min() < 0:
         return _int_pow_negative(a, b)
     try:
-        return np.power(a, b, out=...)
+        return _POWER(a, b)
     except ValueError as e:  # NumPy's "Integers to negative integer powers ..."
         raise RuntimeError(str(e)) from None
 
@@ -141,6 +155,11 @@ def _int_pow_negative(a: Any, b: np.ndarray) -> np.ndarray:
 
 
 def where(c: np.ndarray, a: Any, b: Any) -> np.ndarray:
+    # A scalar branch takes the array branch's dtype (NumPy would promote it).
+    if type(a) in _PY_SCALARS:
+        a = np.asarray(a, dtype=b.dtype)
+    elif type(b) in _PY_SCALARS:
+        b = np.asarray(b, dtype=a.dtype)
     return np.where(c, a, b)
 
 
@@ -149,7 +168,8 @@ def _reducer(uf: np.ufunc) -> Callable[[np.ndarray, tuple[int, ...], bool], np.n
         if x.dtype in HALF:
             r = uf.reduce(x, axis=dims, dtype=_F32, keepdims=keepdim, out=...)
             return r.astype(x.dtype)
-        return uf.reduce(x, axis=dims, keepdims=keepdim, out=...)
+        # The result keeps the input dtype (NumPy would widen small integers).
+        return uf.reduce(x, axis=dims, dtype=x.dtype, keepdims=keepdim, out=...)
 
     return k
 
@@ -166,7 +186,7 @@ def argmax(x: np.ndarray, dim: int | None, keepdim: bool) -> np.ndarray:
 def cumsum(x: np.ndarray, dim: int) -> np.ndarray:
     if x.dtype in HALF:
         return np.cumsum(x, axis=dim, dtype=_F32).astype(x.dtype)
-    return np.cumsum(x, axis=dim)
+    return np.cumsum(x, axis=dim, dtype=x.dtype)
 
 
 def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -184,8 +204,10 @@ def _grid(index: np.ndarray, dim: int) -> tuple[np.ndarray, ...]:
 
 
 def gather(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
-    if x.ndim == 0:
-        return x[index] if index.ndim == 0 else x.reshape(1)[index]
+    if x.ndim == 0:  # every index must be 0; the result has the index's shape
+        if index.size and (index.min() < 0 or index.max() > 0):
+            raise IndexError(f"index {int(index.max())} is out of bounds for dimension 0 with size 1")
+        return np.full(index.shape, x, dtype=x.dtype)
     return x[_grid(index, dim)]
 
 

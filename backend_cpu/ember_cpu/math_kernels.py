@@ -43,9 +43,10 @@ def _numpy1(fn: Callable[..., np.ndarray]) -> Callable[[np.ndarray], np.ndarray]
 
 
 def atan2(y: np.ndarray, x: np.ndarray) -> np.ndarray:
-    if y.dtype in HALF:
-        return np.arctan2(y.astype(_F32), x.astype(_F32)).astype(y.dtype)
-    return np.arctan2(y, x)
+    dt = y.dtype if isinstance(y, np.ndarray) else x.dtype  # one side may be a Python scalar
+    if dt in HALF:
+        return np.asarray(np.arctan2(np.asarray(y, _F32), np.asarray(x, _F32))).astype(dt)
+    return np.asarray(np.arctan2(y, x)).astype(dt, copy=False)
 
 
 def zeta(x: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -65,7 +66,7 @@ def polygamma(x: np.ndarray, n: int) -> np.ndarray:
 def cumprod(x: np.ndarray, dim: int) -> np.ndarray:
     if x.dtype in HALF:
         return np.cumprod(x, axis=dim, dtype=_F32).astype(x.dtype)
-    return np.cumprod(x, axis=dim)
+    return np.cumprod(x, axis=dim, dtype=x.dtype)
 
 
 def _cum_extreme(better: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[..., tuple]:
