@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ._safetensors import load_safetensors, save_safetensors
-from ._tensor import Tensor
+from ._tensor import Size, Tensor
 from .backends import dtypes as D
 
 __all__ = [
@@ -81,6 +81,7 @@ class _TorchName:
 _REBUILD_TENSOR = _TorchName("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_PARAMETER = _TorchName("torch._utils", "_rebuild_parameter")
 _TORCH_DEVICE = _TorchName("torch", "device")
+_TORCH_SIZE = _TorchName("torch", "Size")
 _STORAGE_TYPES = {k: _TorchName("torch", v) for k, v in _STORAGE_NAMES.items()}
 _DTYPE_NAMES = {k: _TorchName("torch", k) for k in _STORAGE_NAMES}
 
@@ -117,6 +118,8 @@ class _Pickler(pickle._Pickler):  # type: ignore[name-defined]
     def reducer_override(self, obj: Any) -> Any:
         if isinstance(obj, _device_type()):
             return _TORCH_DEVICE, (str(obj),)
+        if isinstance(obj, Size):
+            return _TORCH_SIZE, (tuple(obj),)
         if not isinstance(obj, Tensor):
             return NotImplemented
         from .nn.parameter import Parameter
@@ -229,10 +232,14 @@ def _builtin_globals() -> dict[tuple[str, str], Any]:
     """What a weights-only load may build, under both PyTorch's and ember's names."""
     import ember
 
+    from ._tensor import Size
     from .nn.parameter import Parameter
 
     table: dict[tuple[str, str], Any] = {
         ("collections", "OrderedDict"): collections.OrderedDict,
+        ("collections", "Counter"): collections.Counter,
+        ("torch", "Size"): Size,
+        ("ember._tensor", "Size"): Size,
         ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
         ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
         ("torch", "device"): ember.device,

@@ -184,6 +184,21 @@ def write_checkpoint():
         "base": view,
         "param": torch.nn.Parameter(torch.ones(2, 2)),
     }
+    lin = torch.nn.Linear(3, 2)
+    with torch.no_grad():
+        lin.weight.copy_(sd["linear.weight"])
+        lin.bias.copy_(sd["linear.bias"])
+    opt = torch.optim.Adam(lin.parameters(), lr=0.01)
+    sched = torch.optim.lr_scheduler.MultiStepLR(opt, milestones=[1, 3])
+    for _ in range(2):
+        opt.zero_grad()
+        lin(torch.ones(4, 3)).pow(2).sum().backward()
+        opt.step()
+        sched.step()
+    obj["optimizer"] = opt.state_dict()
+    obj["scheduler"] = sched.state_dict()
+    obj["size"] = torch.Size([2, 3])
+    obj["after_two_steps"] = lin.state_dict()
     torch.save(obj, os.path.join(HERE, "fixtures", "torch_checkpoint.pt"))
     from safetensors.torch import save_file
 

@@ -36,6 +36,24 @@ def test_matches_pytorch_step_by_step(case: str) -> None:
         )
 
 
+def test_every_optimizer_on_a_second_device() -> None:
+    a, y = ember.tensor(_refs.A, device="cpu:1"), ember.tensor(_refs.Y, device="cpu:1")
+    for case, (name, kwargs) in _refs.OPTIMS.items():
+        w = ember.tensor(_refs.W0, device="cpu:1", requires_grad=True)
+        b = ember.tensor(_refs.B0, device="cpu:1", requires_grad=True)
+        opt = getattr(optim, name)([w, b], **kwargs)
+        for _ in range(3):
+            opt.zero_grad()
+            (((a @ w - y) ** 2).mean() + (b**3).sum() * 0.1 + (w * w).sum() * 0.01).backward()
+            opt.step()
+        assert all(
+            t.device == ember.device("cpu:1") for s in opt.state.values() for k, t in s.items() if k != "step"
+        )
+        np.testing.assert_allclose(
+            _flat(w, b), _refs.OPTIM_STEPS[case][2], rtol=2e-6, atol=2e-7, err_msg=case
+        )
+
+
 @pytest.mark.parametrize("line_search", ["none", "strong_wolfe"])
 def test_lbfgs_matches_pytorch(line_search: str) -> None:
     w, b = _params()

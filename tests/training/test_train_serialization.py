@@ -43,14 +43,34 @@ def test_structures_views_scalars_parameters() -> None:
         "scalar": ember.tensor(2.5),
         "param": nn.Parameter(ember.ones(3)),
         "grad": ember.ones(2, requires_grad=True),
-        "meta": [1, 2.5, "x", (None, True), {3, 4}, b"raw", ember.float16, ember.device("cpu")],
+        "meta": [
+            1,
+            2.5,
+            "x",
+            (None, True),
+            {3, 4},
+            b"raw",
+            ember.float16,
+            ember.device("cpu"),
+            ember.Size([2]),
+        ],
     }
     out = _roundtrip(obj)
     assert isinstance(out["sd"], collections.OrderedDict) and list(out["sd"]) == ["w", "b"]
     assert out["view"].tolist() == [1.0, 5.0, 9.0] and out["scalar"].shape == ()
     assert isinstance(out["param"], nn.Parameter) and out["param"].requires_grad
     assert out["grad"].requires_grad and not out["sd"]["w"].requires_grad
-    assert out["meta"] == [1, 2.5, "x", (None, True), {3, 4}, b"raw", ember.float16, ember.device("cpu")]
+    assert out["meta"] == [
+        1,
+        2.5,
+        "x",
+        (None, True),
+        {3, 4},
+        b"raw",
+        ember.float16,
+        ember.device("cpu"),
+        (2,),
+    ]
 
 
 def test_pytorch_zip_layout(tmp_path) -> None:
@@ -75,6 +95,19 @@ def test_reads_a_checkpoint_written_by_pytorch() -> None:
     assert ck["view"].tolist() == [2.0, 4.0, 6.0] and ck["base"].tolist() == list(map(float, range(10)))
     assert isinstance(ck["param"], nn.Parameter) and ck["param"].requires_grad
     assert (ck["epoch"], ck["lr"], ck["name"]) == (7, 0.125, "tiny")
+
+
+def test_resumes_a_pytorch_optimizer_and_scheduler() -> None:
+    ck = ember.load(os.path.join(FIXTURES, "torch_checkpoint.pt"))
+    assert ck["size"] == ember.Size([2, 3]) and isinstance(ck["size"], ember.Size)
+    lin = nn.Linear(3, 2)
+    lin.load_state_dict(ck["after_two_steps"])
+    opt = ember.optim.Adam(lin.parameters(), lr=0.5)
+    opt.load_state_dict(ck["optimizer"])
+    assert opt.state_dict()["state"][0]["step"].item() == 2.0
+    sched = ember.optim.lr_scheduler.MultiStepLR(opt, milestones=[1, 3])
+    sched.load_state_dict(ck["scheduler"])
+    assert sched.get_last_lr() == pytest.approx([0.001]) and sched.milestones == collections.Counter([1, 3])
 
 
 def test_map_location_forms() -> None:
