@@ -47,7 +47,12 @@ static inline float __int_as_float(unsigned int i) { float f; std::memcpy(&f, &i
 """
 
 
+_BUILT: dict[str, ctypes.CDLL] = {}
+
+
 def _build(tmp_path: Path, name: str, source: str) -> ctypes.CDLL:
+    if source in _BUILT:  # one build per source per session
+        return _BUILT[source]
     src = tmp_path / f"{name}.cpp"
     src.write_text(SHIM + source.replace(HEADERS, "").replace(CUDA_HEADERS, ""))
     lib = tmp_path / f"lib{name}.so"
@@ -58,7 +63,8 @@ def _build(tmp_path: Path, name: str, source: str) -> ctypes.CDLL:
         text=True,
     )
     assert proc.returncode == 0, proc.stderr
-    return ctypes.CDLL(str(lib))
+    _BUILT[source] = ctypes.CDLL(str(lib))
+    return _BUILT[source]
 
 
 def _ptr(a: np.ndarray) -> ctypes.c_void_p:
