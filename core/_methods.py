@@ -204,6 +204,18 @@ def _mT(self: Tensor) -> Tensor:
     return V.transpose(self, -2, -1)
 
 
+def _nn(name: str) -> Any:
+    """A method calling ``ember.nn.functional.<name>`` (imported late: nn needs bound methods)."""
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        from .nn import functional
+
+        return getattr(functional, name)(self, *args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
 _OPERATORS = {
     "__add__": B.add,
     "__radd__": _swap(B.add),
@@ -315,6 +327,8 @@ _METHODS = {
     "log10": U.log10,
     "tan": U.tan,
     "relu": U.relu,
+    "softmax": _nn("softmax"),
+    "log_softmax": _nn("log_softmax"),
     "logical_not": U.logical_not,
     "bitwise_not": U.bitwise_not,
     "isnan": U.isnan,
