@@ -266,3 +266,20 @@ def test_loader_argument_errors() -> None:
         DataLoader(Shards([range(2)]), shuffle=True)
     with pytest.raises(ValueError, match="prefetch_factor option could only be specified in multiprocessing"):
         DataLoader(ds, prefetch_factor=2)
+
+
+def test_distributed_sampler_partitions_and_reshuffles_per_epoch() -> None:
+    from ember.utils.data.distributed import DistributedSampler
+
+    parts = [list(DistributedSampler(range(10), num_replicas=3, rank=r, seed=1)) for r in range(3)]
+    assert all(len(p) == 4 for p in parts)
+    flat = sorted(i for p in parts for i in p)
+    assert set(flat) == set(range(10)) and len(flat) == 12  # padded to an even split
+    s = DistributedSampler(range(10), num_replicas=2, rank=0)
+    first = list(s)
+    s.set_epoch(1)
+    assert list(s) != first
+    plain = [list(DistributedSampler(range(10), 3, r, shuffle=False, drop_last=True)) for r in range(3)]
+    assert plain == [[0, 3, 6], [1, 4, 7], [2, 5, 8]]
+    with pytest.raises(ValueError, match=r"Invalid rank 3, rank should be in the interval \[0, 2\]"):
+        DistributedSampler(range(10), num_replicas=3, rank=3)

@@ -8,6 +8,7 @@ Example::
 
 from __future__ import annotations
 
+from . import distributed
 from ._worker import WorkerInfo, get_worker_info
 from .collate import default_collate, default_convert
 from .dataloader import DataLoader
@@ -20,6 +21,7 @@ from .dataset import (
     TensorDataset,
     random_split,
 )
+from .distributed import DistributedSampler
 from .sampler import (
     BatchSampler,
     RandomSampler,
@@ -35,6 +37,7 @@ __all__ = [
     "ConcatDataset",
     "DataLoader",
     "Dataset",
+    "DistributedSampler",
     "IterableDataset",
     "RandomSampler",
     "Sampler",
@@ -46,6 +49,7 @@ __all__ = [
     "WorkerInfo",
     "default_collate",
     "default_convert",
+    "distributed",
     "get_worker_info",
     "random_split",
 ]
