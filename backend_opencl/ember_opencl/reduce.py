@@ -3,8 +3,9 @@
 The input is viewed as (kept dims) x (reduced dims); each work item folds one output over
 its reduced elements, walking the strided input in place. When there are few outputs and
 many elements (a full sum), the reduced range is split into parts reduced in parallel,
-then a second pass folds the parts. Integer and bool sums/products accumulate and return
-int64 (wrapping), float32 accumulates in double where the device has fp64.
+then a second pass folds the parts. Results keep the input dtype (ops.py; the frontend
+casts first where PyTorch widens): integers accumulate in wrapping 64 bits, bool sums and
+products become any/all, float32 accumulates in double where the device has fp64.
 """
 
 from __future__ import annotations
@@ -130,8 +131,8 @@ def _acc_type(op: str, x: CLArray) -> tuple[str, DType]:
     """(C accumulator type, output dtype) of reduction ``op`` on ``x``."""
     k = kind(x.dtype)
     if op in ("sum", "prod"):
-        if k != "f":
-            return "ulong", INT64
+        if k != "f":  # wrapping 64-bit sums, stored back in the input dtype (bool: any/all)
+            return "ulong", x.dtype
         return ("double" if x.dev.fp64 else "float"), x.dtype
     return ctype(x.dtype), x.dtype
 

@@ -2,7 +2,7 @@
 
 One work item per line (every index of the other dims). cumsum adds in sequence like
 NumPy's, in the input's float type (so float results match bit for bit) or in wrapping
-64-bit integers (integer and bool inputs give int64). softmax makes three passes over its
+64-bit integers stored back in the input's dtype (bool: running any), as sum does. softmax makes three passes over its
 line (max, sum of exp, write) without temporaries.
 """
 
@@ -97,7 +97,7 @@ class Lines:
 
 def cumsum(x: CLArray, dim: int) -> CLArray:
     floating = kind(x.dtype) == "f"
-    odt: DType = x.dtype if floating else INT64
+    odt: DType = x.dtype
     acc = ctype(x.dtype) if floating else "ulong"
     out = empty(x.dev, x.shape, odt)
     if x.size == 0:
