@@ -58,6 +58,16 @@ from ._functional.loss import (
     nll_loss,
     smooth_l1_loss,
 )
+from ._functional.loss_extra import (
+    cosine_embedding_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multilabel_soft_margin_loss,
+    poisson_nll_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+)
 from ._functional.norm import batch_norm, group_norm, instance_norm, layer_norm, rms_norm
 from ._functional.padding import pad
 from ._functional.pooling import (
@@ -102,6 +112,7 @@ __all__ = [
     "conv2d",
     "conv_transpose1d",
     "conv_transpose2d",
+    "cosine_embedding_loss",
     "cosine_similarity",
     "cross_entropy",
     "dropout",
@@ -110,6 +121,7 @@ __all__ = [
     "dropout3d",
     "elu",
     "embedding",
+    "gaussian_nll_loss",
     "gelu",
     "glu",
     "group_norm",
@@ -117,6 +129,7 @@ __all__ = [
     "hardsigmoid",
     "hardswish",
     "hardtanh",
+    "hinge_embedding_loss",
     "huber_loss",
     "instance_norm",
     "interpolate",
@@ -127,12 +140,14 @@ __all__ = [
     "linear",
     "log_softmax",
     "logsigmoid",
+    "margin_ranking_loss",
     "max_pool1d",
     "max_pool2d",
     "max_pool2d_with_indices",
     "mish",
     "mse_loss",
     "multi_head_attention_forward",
+    "multilabel_soft_margin_loss",
     "nll_loss",
     "normalize",
     "one_hot",
@@ -140,6 +155,7 @@ __all__ = [
     "pairwise_distance",
     "pixel_shuffle",
     "pixel_unshuffle",
+    "poisson_nll_loss",
     "prelu",
     "relu",
     "relu6",
@@ -151,6 +167,7 @@ __all__ = [
     "sigmoid",
     "silu",
     "smooth_l1_loss",
+    "soft_margin_loss",
     "softmax",
     "softmin",
     "softplus",
@@ -159,5 +176,6 @@ __all__ = [
     "tanh",
     "tanhshrink",
     "threshold",
+    "triplet_margin_loss",
     "upsample",
 ]

@@ -114,6 +114,39 @@ CASES = {
     ),
     "cosine_similarity": ("F.cosine_similarity(a, b)", {"a": (3, 4), "b": (3, 4)}, "ab"),
     "normalize": ("F.normalize(a, dim=0)", {"a": (3, 4)}, "a"),
+    "margin_ranking": (
+        "F.margin_ranking_loss(a, b, c.sign(), margin=0.3)",
+        {"a": (6,), "b": (6,), "c": (6,)},
+        "ab",
+    ),
+    "hinge_embedding": ("F.hinge_embedding_loss(a, b.sign(), margin=0.5)", {"a": (6,), "b": (6,)}, "a"),
+    "soft_margin": ("F.soft_margin_loss(a, b.sign())", {"a": (6,), "b": (6,)}, "a"),
+    "multilabel_soft_margin": (
+        "F.multilabel_soft_margin_loss(a, (b > 0).double())",
+        {"a": (3, 4), "b": (3, 4)},
+        "a",
+    ),
+    "cosine_embedding": (
+        "F.cosine_embedding_loss(a, b, c.sign(), margin=0.1)",
+        {"a": (3, 4), "b": (3, 4), "c": (3,)},
+        "ab",
+    ),
+    "triplet_margin": (
+        "F.triplet_margin_loss(a, b, c, swap=True)",
+        {"a": (3, 4), "b": (3, 4), "c": (3, 4)},
+        "abc",
+    ),
+    "poisson_nll_full": ("F.poisson_nll_loss(a, b.abs() * 3, full=True)", {"a": (3, 4), "b": (3, 4)}, "a"),
+    "gaussian_nll": (
+        "F.gaussian_nll_loss(a, b, c.abs() + 0.1, full=True)",
+        {"a": (3, 4), "b": (3, 4), "c": (3, 1)},
+        "abc",
+    ),
+    "kl_div_log_target_sum": (
+        "F.kl_div(F.log_softmax(a, 1), F.log_softmax(b, 1), reduction='sum', log_target=True)",
+        {"a": (3, 4), "b": (3, 4)},
+        "ab",
+    ),
 }
 
 

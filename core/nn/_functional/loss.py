@@ -268,4 +268,11 @@ def kl_div(
         loss = where(target > 0, target * (U.log(safe) - input), -target * input * 0)
     if reduction == "batchmean":
         return loss.sum() / (input._shape[0] if input.ndim else 1)  # type: ignore[attr-defined]
+    if reduction == "mean":
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the support size."
+            "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+            "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+            stacklevel=2,
+        )
     return apply_reduction(loss, reduction)
