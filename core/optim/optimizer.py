@@ -37,6 +37,33 @@ def _type_name(x: Any) -> str:
     return type(x).__name__
 
 
+class _Handle:
+    """Returned by ``register_step_*_hook``: ``handle.remove()`` unregisters the hook."""
+
+    def __init__(self, hooks: dict[int, Any], key: int) -> None:
+        self._hooks, self._key = hooks, key
+
+    def remove(self) -> None:
+        self._hooks.pop(self._key, None)
+
+
+def _with_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
+    """Run the optimizer's step pre/post hooks around a ``step`` implementation."""
+
+    def hooked(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
+        for hook in list(self._step_pre_hooks.values()):
+            replaced = hook(self, args, kwargs)
+            if replaced is not None:
+                args, kwargs = replaced
+        out = step(self, *args, **kwargs)
+        for hook in list(self._step_post_hooks.values()):
+            hook(self, args, kwargs)
+        return out
+
+    hooked.__name__, hooked.__doc__ = step.__name__, step.__doc__
+    return hooked
+
+
 class Optimizer:
     """Base class: ``Optimizer(params, defaults)``.
 
@@ -44,7 +71,15 @@ class Optimizer:
     ``"params"`` entry and optional per-group options that override ``defaults``).
     """
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__:
+            cls.step = _with_hooks(cls.__dict__["step"])  # type: ignore[method-assign]
+
     def __init__(self, params: Any, defaults: dict[str, Any]) -> None:
+        self._step_pre_hooks: dict[int, Any] = {}
+        self._step_post_hooks: dict[int, Any] = {}
+        self._hook_count = 0
         self.defaults = defaults
         self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
@@ -68,11 +103,26 @@ class Optimizer:
             lines += [f"    {k}: {group[k]}" for k in sorted(group) if k != "params"]
         return "\n".join(lines) + "\n)"
 
+    def register_step_pre_hook(self, hook: Callable[..., Any]) -> _Handle:
+        """``hook(optimizer, args, kwargs)`` runs before each ``step``; it may return new (args, kwargs)."""
+        self._hook_count += 1
+        self._step_pre_hooks[self._hook_count] = hook
+        return _Handle(self._step_pre_hooks, self._hook_count)
+
+    def register_step_post_hook(self, hook: Callable[..., Any]) -> _Handle:
+        """``hook(optimizer, args, kwargs)`` runs after each ``step``."""
+        self._hook_count += 1
+        self._step_post_hooks[self._hook_count] = hook
+        return _Handle(self._step_post_hooks, self._hook_count)
+
     def __getstate__(self) -> dict[str, Any]:
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self.__dict__.setdefault("_step_pre_hooks", {})
+        self.__dict__.setdefault("_step_post_hooks", {})
+        self.__dict__.setdefault("_hook_count", 0)
 
     # -- groups ---------------------------------------------------------------------------
     def add_param_group(self, param_group: dict[str, Any]) -> None:
@@ -194,6 +244,9 @@ class Optimizer:
         self.param_groups = [
             {**theirs, "params": ours["params"]} for ours, theirs in zip(self.param_groups, saved)
         ]
+
+
+Optimizer.step = _with_hooks(Optimizer.step)  # type: ignore[method-assign]
 
 
 def _cast_state(p: Tensor, name: str, value: Any) -> Any:

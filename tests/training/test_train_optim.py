@@ -177,3 +177,25 @@ def test_seed_polynomial_fit_with_adam_matches_pytorch() -> None:
         opt.step()
     np.testing.assert_allclose(w.detach().numpy().ravel(), expected, rtol=2e-3, atol=2e-3)
     assert abs(float(w[0, 0]) - 5) < 0.05 and abs(float(w[1, 0])) < 0.05
+
+
+def test_step_hooks_and_pickling() -> None:
+    import pickle
+
+    w, b = _params()
+    opt = optim.Adam([w, b], lr=0.1)
+    calls = []
+    pre = opt.register_step_pre_hook(lambda o, args, kwargs: calls.append(("pre", o is opt)))
+    opt.register_step_post_hook(lambda o, args, kwargs: calls.append(("post", len(o.state))))
+    _loss(w, b).backward()
+    opt.step()
+    pre.remove()
+    opt.step()
+    assert calls == [("pre", True), ("post", 2), ("post", 2)]
+    again = pickle.loads(pickle.dumps(opt))
+    assert again.param_groups[0]["lr"] == 0.1 and len(again.state) == 2
+    lbfgs = optim.LBFGS([w])
+    seen = []
+    lbfgs.register_step_post_hook(lambda o, a, k: seen.append(o))
+    lbfgs.step(lambda: (w * w).sum())
+    assert seen == [lbfgs]
