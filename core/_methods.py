@@ -120,6 +120,10 @@ def fill_(self: Tensor, value: Any) -> Tensor:
     v = value.item() if isinstance(value, Tensor) else value
     C.assign(self, _scalar_for(v, self.dtype))
     self._vc[0] += 1
+    if self.grad_fn is not None:
+        from ._ops.inplace import record_fill
+
+        record_fill(self)
     return self
 
 

@@ -146,17 +146,23 @@ def _shape(x: Any) -> tuple[int, ...]:
 
 
 def _differentiable(
-    name: str, node: str, rule: Callable[..., Any], saves: bool = True
+    name: str, node: str, rule: Callable[..., Any], saves: str = "all"
 ) -> Callable[[Any, Any], Tensor]:
     """An op function: run the kernel, then record ``node`` with ``rule`` when needed.
 
-    ``saves=False`` for rules that need only shapes, so such graphs can be run twice.
+    ``saves``: "all" (inputs and output), "inputs", or "" for rules that need only shapes
+    (such graphs can be run twice).
     """
 
     def op(a: Any, b: Any) -> Tensor:
         out = binary_op(name, a, b)
         if _grad_needed(a, b):
-            ctx = (a, b, _shape(a), _shape(b), out) if saves else (None, None, _shape(a), _shape(b), None)
+            if saves == "all":
+                ctx = (a, b, _shape(a), _shape(b), out)
+            elif saves == "inputs":  # the rule never reads the output: it may change in place
+                ctx = (a, b, _shape(a), _shape(b), None)
+            else:
+                ctx = (None, None, _shape(a), _shape(b), None)
             record(node, rule, out, (a, b), (), ctx)
         return out
 
@@ -193,10 +199,10 @@ def _mul_rule(n: Any, g: Tensor) -> tuple:
 
 
 def _div_rule(n: Any, g: Tensor) -> tuple:
-    _, b, _, _, out = n.ctx
+    a, b = n.ctx[0], n.ctx[1]
     need = n.needs_input_grad
     ga = g / _conj(b) if need[0] else None
-    gb = -g * _conj(out) / _conj(b) if need[1] else None
+    gb = -g * _conj(a) / _conj(b * b) if need[1] else None
     return _reduce_pair(n, ga, gb)
 
 
@@ -238,11 +244,11 @@ def _remainder_rule(n: Any, g: Tensor) -> tuple:
 
 
 # -- the ops ---------------------------------------------------------------------------------
-_add = _differentiable("add", "AddBackward0", _add_rule, saves=False)
-_sub = _differentiable("sub", "SubBackward0", _sub_rule, saves=False)
-mul = _differentiable("mul", "MulBackward0", _mul_rule)
-_maximum = _differentiable("maximum", "MaximumBackward0", _max_min_rule(lambda a, b: a > b))
-_minimum = _differentiable("minimum", "MinimumBackward0", _max_min_rule(lambda a, b: a < b))
+_add = _differentiable("add", "AddBackward0", _add_rule, saves="")
+_sub = _differentiable("sub", "SubBackward0", _sub_rule, saves="")
+mul = _differentiable("mul", "MulBackward0", _mul_rule, saves="inputs")
+_maximum = _differentiable("maximum", "MaximumBackward0", _max_min_rule(lambda a, b: a > b), "inputs")
+_minimum = _differentiable("minimum", "MinimumBackward0", _max_min_rule(lambda a, b: a < b), "inputs")
 
 
 def _real_only(name: str, a: Any, b: Any) -> None:
@@ -260,7 +266,9 @@ def minimum(input: Any, other: Any) -> Tensor:
     """Elementwise minimum; NaN propagates."""
     _real_only("minimum", input, other)
     return _minimum(input, other)
-_floordiv = _differentiable("floordiv", "FloorDivideBackward0", _floor_rule, saves=False)
+
+
+_floordiv = _differentiable("floordiv", "FloorDivideBackward0", _floor_rule, saves="")
 _pow = _differentiable("pow", "PowBackward1", _pow_rule)
 
 
@@ -306,7 +314,7 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
             a, b = _to_float(a), _to_float(b)
         out = binary_op("div", a, b)
         if _grad_needed(a, b):
-            record("DivBackward0", _div_rule, out, (a, b), (), (a, b, _shape(a), _shape(b), out))
+            record("DivBackward0", _div_rule, out, (a, b), (), (a, b, _shape(a), _shape(b), None))
         return out
     if rounding_mode == "floor":
         return floor_divide(input, other)
@@ -379,7 +387,7 @@ def pow(input: Any, exponent: Any) -> Tensor:
                 out,
                 (input, exponent),
                 (),
-                (input, exponent, input._shape, (), out),
+                (input, exponent, input._shape, (), None),  # x ** c needs only x
             )
         return out
     return _pow(input, exponent)
@@ -395,7 +403,7 @@ def _refuse(a: Any, b: Any, category: int, kernel: str) -> None:
     """PyTorch's NotImplementedError when an operand is of ``category`` or above."""
     for x in (a, b):
         if (x.dtype.category if isinstance(x, Tensor) else _SCALAR_CATEGORY.get(type(x), 0)) >= category:
-            raise NotImplementedError(f'"{kernel}_cpu" not implemented for \'{_pt_name(a, b)}\'')
+            raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for '{_pt_name(a, b)}'")
 
 
 _SCALAR_CATEGORY = {bool: 0, int: 1, float: 2, complex: 3}

@@ -119,6 +119,10 @@ def type_as(input: Tensor, other: Tensor) -> Tensor:
 def check_inplace(t: Tensor) -> None:
     if _grad.enabled and t.requires_grad and t.grad_fn is None and t._base is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if t._base is not None:
+        from .inplace import check_view_of_leaf
+
+        check_view_of_leaf(t)
 
 
 def _write(t: Tensor, src: Tensor) -> None:
@@ -209,6 +213,10 @@ def inplace(op: Callable[..., Tensor]) -> Callable[..., Tensor]:
             )
         _write(self, out.detach())
         self.grad_fn, self.requires_grad = out.grad_fn, True
+        if self._base is not None:
+            from .inplace import rebase_view
+
+            rebase_view(self)
         return self
 
     method.__name__ = op.__name__ + "_"

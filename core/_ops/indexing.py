@@ -305,8 +305,9 @@ def _squeeze_lead(v: Tensor, shape: tuple[int, ...]) -> Tensor:
 
 
 def _check_inplace(x: Tensor) -> None:
-    if _grad.enabled and x.requires_grad and x.grad_fn is None and x._base is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    from .convert import check_inplace
+
+    check_inplace(x)
 
 
 def setitem(x: Tensor, key: Any, value: Any) -> None:
@@ -321,6 +322,10 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     else:
         _index_put_into(view, adv, value, accumulate=False)
     x._vc[0] += 1
+    if _grad.enabled:
+        from .inplace import record_setitem
+
+        record_setitem(x, key, value)
 
 
 def _index_put_into(view: Tensor, adv: dict[int, Tensor], value: Any, accumulate: bool) -> None:

@@ -73,7 +73,14 @@ def _unary(
     float_only: bool = True,
     decompose: Callable[[Tensor], Tensor] | None = None,
     int_identity: bool = False,
+    saves: str = "x",
 ) -> Callable[[Tensor], Tensor]:
+    """An elementwise op; ``saves`` ("x", "out", "" ) is what its rule reads as ctx[0]/ctx[1].
+
+    Saving only what the rule needs keeps in-place updates of the others legal, as in PyTorch.
+    """
+    keep_x, keep_out = "x" in saves, "out" in saves
+
     def op(input: Tensor) -> Tensor:
         if not isinstance(input, Tensor):
             raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
@@ -90,7 +97,7 @@ def _unary(
             with _NoRecord():
                 out = decompose(x)  # type: ignore[misc]
         if _grad.enabled and x.requires_grad:
-            record(node, rule, out, (x,), (), (x, out))
+            record(node, rule, out, (x,), (), (x if keep_x else None, out if keep_out else None))
         return out
 
     op.__name__ = name
@@ -102,14 +109,16 @@ def _zero_rule(n: Any, g: Tensor) -> tuple:
 
 
 # -- primitives --------------------------------------------------------------------------
-exp = _unary("exp", "ExpBackward0", lambda n, g: (g * n.ctx[1].conj(),))
+exp = _unary("exp", "ExpBackward0", lambda n, g: (g * n.ctx[1].conj(),), saves="out")
 log = _unary("log", "LogBackward0", lambda n, g: (g / n.ctx[0].conj(),))
-sqrt = _unary("sqrt", "SqrtBackward0", lambda n, g: (g / (2 * n.ctx[1].conj()),))
+sqrt = _unary("sqrt", "SqrtBackward0", lambda n, g: (g / (2 * n.ctx[1].conj()),), saves="out")
 sin = _unary("sin", "SinBackward0", lambda n, g: (g * cos(n.ctx[0]).conj(),))
 cos = _unary("cos", "CosBackward0", lambda n, g: (-g * sin(n.ctx[0]).conj(),))
-tanh = _unary("tanh", "TanhBackward0", lambda n, g: (g * (1 - n.ctx[1] * n.ctx[1]).conj(),))
+tanh = _unary("tanh", "TanhBackward0", lambda n, g: (g * (1 - n.ctx[1] * n.ctx[1]).conj(),), saves="out")
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 erf = _unary("erf", "ErfBackward0", lambda n, g: (g * _TWO_OVER_SQRT_PI * exp(-n.ctx[0] * n.ctx[0]),))
+
+
 def _real_only(op: Callable[[Tensor], Tensor]) -> Callable[[Tensor], Tensor]:
     """Rounding ops refuse complex input with PyTorch's message."""
 
@@ -122,8 +131,8 @@ def _real_only(op: Callable[[Tensor], Tensor]) -> Callable[[Tensor], Tensor]:
     return checked
 
 
-floor = _real_only(_unary("floor", "FloorBackward0", _zero_rule, int_identity=True))
-_neg = _unary("neg", "NegBackward0", lambda n, g: (-g,), float_only=False)
+floor = _real_only(_unary("floor", "FloorBackward0", _zero_rule, int_identity=True, saves=""))
+_neg = _unary("neg", "NegBackward0", lambda n, g: (-g,), float_only=False, saves="")
 
 
 def neg(input: Tensor) -> Tensor:
@@ -151,7 +160,7 @@ def abs(input: Tensor) -> Tensor:
     out_dtype = D.to_real(x.dtype)
     out = wrap(x._be.k["abs"](x._data), x._be, x._device, out_dtype, x._shape)
     if _grad.enabled and x.requires_grad:
-        record("AbsBackward0", _abs_rule, out, (x,), (), (x, out))
+        record("AbsBackward0", _abs_rule, out, (x,), (), (x, out if x.dtype.is_complex else None))
     return out
 
 
@@ -185,16 +194,21 @@ def _sigmoid(x: Tensor) -> Tensor:
     return 1 / (1 + exp(-x))
 
 
-ceil = _real_only(_unary("ceil", "CeilBackward0", _zero_rule, decompose=_ceil, int_identity=True))
-trunc = _real_only(_unary("trunc", "TruncBackward0", _zero_rule, decompose=_trunc, int_identity=True))
-_round_op = _unary("round", "RoundBackward0", _zero_rule, decompose=_round, int_identity=True)
-sign = _unary("sign", "SignBackward0", _zero_rule, float_only=False, decompose=_sign)
+ceil = _real_only(_unary("ceil", "CeilBackward0", _zero_rule, decompose=_ceil, int_identity=True, saves=""))
+trunc = _real_only(
+    _unary("trunc", "TruncBackward0", _zero_rule, decompose=_trunc, int_identity=True, saves="")
+)
+_round_op = _unary("round", "RoundBackward0", _zero_rule, decompose=_round, int_identity=True, saves="")
+sign = _unary("sign", "SignBackward0", _zero_rule, float_only=False, decompose=_sign, saves="")
 sigmoid = _unary(
     "sigmoid",
     "SigmoidBackward0",
     lambda n, g: (g * (n.ctx[1] * (1 - n.ctx[1])).conj(),),
     decompose=_sigmoid,
+    saves="out",
 )
+
+
 def _log1p(x: Tensor) -> Tensor:
     # log(1 + x) loses every digit of a tiny x; Goldberg's correction restores them.
     from .select import where
@@ -218,7 +232,11 @@ log1p = _unary(
     "log1p", "Log1PBackward0", lambda n, g: (g / (n.ctx[0] + 1).conj(),), decompose=lambda x: _log1p(x)
 )
 expm1 = _unary(
-    "expm1", "Expm1Backward0", lambda n, g: (g * (n.ctx[1] + 1).conj(),), decompose=lambda x: _expm1(x)
+    "expm1",
+    "Expm1Backward0",
+    lambda n, g: (g * (n.ctx[1] + 1).conj(),),
+    decompose=lambda x: _expm1(x),
+    saves="out",
 )
 
 

@@ -80,10 +80,21 @@ def _reshape_rule(n: Any, g: Tensor) -> tuple:
     return (g.reshape(n.ctx),)
 
 
+def _view_dtype(input: Tensor, dtype: Any) -> Tensor:
+    # Reinterpreting bits has no primitive in the contract; a silent value cast would give
+    # different numbers than PyTorch, so only the identity case is served.
+    if dtype is input.dtype:
+        return view(input, input._shape)
+    raise NotImplementedError(
+        f"view(dtype): reinterpreting {input.dtype.name} as {dtype.name} is not supported by ember; "
+        "use .to(dtype) to convert the values instead"
+    )
+
+
 def view(input: Tensor, *shape: Any) -> Tensor:
     """A view with a new shape; raises when the layout would need a copy."""
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
-        return input.to(shape[0])  # view(dtype) reinterpretation is not supported: cast
+        return _view_dtype(input, shape[0])
     new = infer_shape(_shape_arg(shape), input.numel())
     data = input._be.k["reshape"](input._data, new)
     if data is None:
@@ -379,4 +390,6 @@ def as_strided(
 
 def detach(input: Tensor) -> Tensor:
     """A view of the same data that is cut off from the graph."""
-    return make_view(input, input._data, input._shape, None, None, None)
+    from .inplace import mark_detached
+
+    return mark_detached(make_view(input, input._data, input._shape, None, None, None))

@@ -18,6 +18,9 @@ class FunctionCtx:
         self.needs_input_grad: tuple[bool, ...] = ()
         self.non_differentiable: set[int] = set()
         self.materialize_grads = True
+        # (tensor, version) of each saved tensor when forward returned: backward refuses to
+        # read one that was modified in place since, as for built-in ops.
+        self.saved_versions: tuple = ()
 
     def save_for_backward(self, *tensors: Any) -> None:
         self.saved_tensors = tensors
@@ -52,7 +55,9 @@ class Function:
 
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> Any:
-        raise NotImplementedError("You must implement either the backward or vjp method for your custom autograd.Function")
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom autograd.Function"
+        )
 
     @classmethod
     def apply(cls, *args: Any) -> Any:
@@ -62,6 +67,7 @@ class Function:
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         with no_grad():
             out = cls.forward(ctx, *args)
+        ctx.saved_versions = tuple((t, t._vc[0]) for t in ctx.saved_tensors if hasattr(t, "_vc"))
         if not state.enabled or not any(ctx.needs_input_grad):
             return out
         outs = out if isinstance(out, tuple) else (out,)
@@ -79,6 +85,9 @@ def _rule(cls: type, ctx: FunctionCtx, index: int, n_out: int, outs: tuple) -> A
     def rule(node: Any, g: Any) -> tuple:
         from .._creation import zeros_like
 
+        for t, v in ctx.saved_versions:
+            if t._vc[0] != v:
+                raise RuntimeError(node._modified_message(t, v))
         grads = [g if i == index else zeros_like(o) for i, o in enumerate(outs)]
         res = cls.backward(ctx, *grads)  # type: ignore[attr-defined]
         res = res if isinstance(res, tuple) else (res,)
