@@ -73,6 +73,8 @@ from ._functional.padding import pad
 from ._functional.pooling import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
     avg_pool1d,
     avg_pool2d,
     max_pool1d,
@@ -100,6 +102,8 @@ def max_pool2d_with_indices(
 __all__ = [
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
     "alpha_dropout",
     "avg_pool1d",
     "avg_pool2d",

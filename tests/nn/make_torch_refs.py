@@ -114,6 +114,14 @@ CASES = {
     ),
     "cosine_similarity": ("F.cosine_similarity(a, b)", {"a": (3, 4), "b": (3, 4)}, "ab"),
     "normalize": ("F.normalize(a, dim=0)", {"a": (3, 4)}, "a"),
+    "interpolate_bilinear": ("F.interpolate(a, scale_factor=1.5, mode='bilinear')", {"a": (1, 2, 3, 4)}, "a"),
+    "interpolate_bilinear_corners": (
+        "F.interpolate(a, size=(5, 2), mode='bilinear', align_corners=True)",
+        {"a": (1, 2, 3, 4)},
+        "a",
+    ),
+    "interpolate_nearest": ("F.interpolate(a, scale_factor=(2, 0.5))", {"a": (1, 2, 3, 4)}, "a"),
+    "adaptive_max_pool2d": ("F.adaptive_max_pool2d(a, (2, 3))", {"a": (1, 2, 5, 7)}, "a"),
     "margin_ranking": (
         "F.margin_ranking_loss(a, b, c.sign(), margin=0.3)",
         {"a": (6,), "b": (6,), "c": (6,)},

@@ -223,6 +223,39 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     return x.reshape(*lead, c * r * r, h // r, w // r)  # type: ignore[attr-defined]
 
 
+def _source_scales(spatial: tuple, size: Any, scale_factor: Any, recompute: Any) -> tuple[tuple, list]:
+    if size is not None:
+        out = (size,) * len(spatial) if isinstance(size, int) else tuple(size)
+        return out, [n / o for n, o in zip(spatial, out)]
+    if scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    sf = (
+        (scale_factor,) * len(spatial) if not isinstance(scale_factor, (tuple, list)) else tuple(scale_factor)
+    )
+    out = tuple(int(n * s) for n, s in zip(spatial, sf))
+    return out, [n / o if recompute else 1.0 / s for n, s, o in zip(spatial, sf, out)]
+
+
+def _linear_matrix(n: int, o: int, scale: float, align_corners: bool, like: Tensor) -> Tensor:
+    """(o, n) weights of 1-D linear interpolation, PyTorch's source-index rule."""
+    from ..._creation import tensor
+
+    rows = []
+    for d in range(o):
+        if align_corners:
+            src = d * (n - 1) / (o - 1) if o > 1 else 0.0
+        else:
+            src = max((d + 0.5) * scale - 0.5, 0.0)
+        i0 = min(int(src), n - 1)
+        i1 = min(i0 + 1, n - 1)
+        lam = src - i0
+        row = [0.0] * n
+        row[i0] += 1.0 - lam
+        row[i1] += lam
+        rows.append(row)
+    return tensor(rows, dtype=like.dtype, device=like._device)
+
+
 def interpolate(
     input: Tensor,
     size: Any = None,
@@ -232,21 +265,31 @@ def interpolate(
     recompute_scale_factor: bool | None = None,
     antialias: bool = False,
 ) -> Tensor:
-    """Resize the spatial dims; only ``mode='nearest'`` (PyTorch's floor(i * in / out) rule)."""
-    if mode != "nearest":
-        raise NotImplementedError(f"interpolate: mode '{mode}' is not supported yet (only 'nearest')")
-    spatial = input._shape[2:]
-    if size is not None:
-        out = (size,) * len(spatial) if isinstance(size, int) else tuple(size)
-        scales = [n / o for n, o in zip(spatial, out)]
-    else:
-        sf = (scale_factor,) * len(spatial) if not isinstance(scale_factor, (tuple, list)) else scale_factor
-        out = tuple(int(n * s) for n, s in zip(spatial, sf))
-        scales = [1.0 / s if not recompute_scale_factor else n / o for n, s, o in zip(spatial, sf, out)]
-    x = input
-    for i, (n, o) in enumerate(zip(spatial, out)):
-        idx = [min(int(j * scales[i]), n - 1) for j in range(o)]
-        from ..._creation import tensor
+    """Resize the spatial dims: ``nearest``, ``nearest-exact``, ``linear``/``bilinear`` (separable)."""
+    from ..._creation import tensor
 
+    spatial = tuple(input._shape[2:])
+    out, scales = _source_scales(spatial, size, scale_factor, recompute_scale_factor)
+    x = input
+    if mode in ("linear", "bilinear", "trilinear"):
+        if len(spatial) != {"linear": 1, "bilinear": 2, "trilinear": 3}[mode]:
+            raise NotImplementedError(
+                f"Got {input.ndim}D input, but {mode} mode needs {mode == 'linear' and 3 or 4}D input"
+            )
+        for i, (n, o) in enumerate(zip(spatial, out)):
+            m = _linear_matrix(n, o, scales[i], bool(align_corners), input)
+            x = (m @ x.movedim(2 + i, -2)).movedim(-2, 2 + i)  # type: ignore[attr-defined]
+        return x
+    if mode not in ("nearest", "nearest-exact"):
+        raise NotImplementedError(f"interpolate: mode '{mode}' is not supported yet")
+    if align_corners is not None:
+        raise ValueError(
+            "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear"
+        )
+    for i, (n, o) in enumerate(zip(spatial, out)):
+        if mode == "nearest":
+            idx = [min(int(j * scales[i]), n - 1) for j in range(o)]
+        else:
+            idx = [min(int((j + 0.5) * scales[i]), n - 1) for j in range(o)]
         x = x.index_select(2 + i, tensor(idx, device=input._device))  # type: ignore[attr-defined]
     return x

@@ -19,6 +19,8 @@ from .padding import constant_pad
 __all__ = [
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
     "avg_pool1d",
     "avg_pool2d",
     "max_pool1d",
@@ -260,3 +262,40 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
     """Average pooling of (N, C, L) to a fixed length."""
     size = output_size if isinstance(output_size, int) else output_size[0]
     return adaptive_avg_pool2d(input.unsqueeze(-2), (1, size)).squeeze(-2)  # type: ignore[attr-defined]
+
+
+def _cells(n: int, out: int) -> list[tuple[int, int]]:
+    return [((i * n) // out, -(-((i + 1) * n) // out)) for i in range(out)]
+
+
+def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """Max pooling to a fixed (oH, oW) with the adaptive cells of ``adaptive_avg_pool2d``."""
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got {list(input._shape)}")
+    size = (output_size,) * 2 if isinstance(output_size, int) or output_size is None else tuple(output_size)
+    h, w = input._shape[-2:]
+    oh = h if size[0] is None else size[0]
+    ow = w if size[1] is None else size[1]
+    if h % oh == 0 and w % ow == 0:
+        return max_pool2d(input, (h // oh, w // ow), return_indices=return_indices)
+    from ..._ops.join import stack
+
+    vals, idxs = [], []
+    for a, b in _cells(h, oh):
+        for c, d in _cells(w, ow):
+            win = input[..., a:b, c:d].flatten(-2)  # type: ignore[attr-defined]
+            pos = win.argmax(-1)  # type: ignore[attr-defined]
+            vals.append(win.gather(-1, pos.unsqueeze(-1)).squeeze(-1))  # type: ignore[attr-defined]
+            idxs.append((pos // (d - c) + a) * w + pos % (d - c) + c)
+    lead = input._shape[:-2]
+    out = stack(vals, -1).reshape(lead + (oh, ow))  # type: ignore[attr-defined]
+    if not return_indices:
+        return out
+    return out, stack(idxs, -1).reshape(lead + (oh, ow))  # type: ignore[attr-defined]
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    size = output_size if isinstance(output_size, int) else output_size[0]
+    r = adaptive_max_pool2d(input.unsqueeze(-2), (1, size), True)  # type: ignore[attr-defined]
+    vals, idx = r[0].squeeze(-2), r[1].squeeze(-2)
+    return (vals, idx) if return_indices else vals

@@ -80,11 +80,20 @@ from .padding import (
     ZeroPad2d,
 )
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
-from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
+from .pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    MaxPool1d,
+    MaxPool2d,
+)
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell
 from .sparse import Embedding
 from .transformer import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
-from .upsampling import Upsample, UpsamplingNearest2d
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
     "CELU",
@@ -97,6 +106,8 @@ __all__ = [
     "SELU",
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
     "AlphaDropout",
     "AvgPool1d",
     "AvgPool2d",
@@ -188,6 +199,7 @@ __all__ = [
     "TripletMarginLoss",
     "Unflatten",
     "Upsample",
+    "UpsamplingBilinear2d",
     "UpsamplingNearest2d",
     "ZeroPad1d",
     "ZeroPad2d",

@@ -24,6 +24,7 @@ __all__ = [
     "LogSigmoid",
     "LogSoftmax",
     "Mish",
+    "MultiheadAttention",
     "PReLU",
     "RReLU",
     "ReLU",
@@ -288,3 +289,7 @@ class Softmax2d(Module):
         if input.ndim not in (3, 4):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead")
         return F.softmax(input, -3)
+
+
+# PyTorch defines MultiheadAttention in this module; ours lives beside the transformer layers.
+from .transformer import MultiheadAttention

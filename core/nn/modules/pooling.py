@@ -8,7 +8,16 @@ from ..._tensor import Tensor
 from .. import functional as F
 from .module import Module
 
-__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "MaxPool1d", "MaxPool2d"]
+__all__ = [
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "MaxPool1d",
+    "MaxPool2d",
+]
 
 
 class _MaxPoolNd(Module):
@@ -121,3 +130,22 @@ class AdaptiveAvgPool2d(Module):
 class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
     def forward(self, input: Tensor) -> Tensor:
         return F.adaptive_avg_pool1d(input, self.output_size)
+
+
+class AdaptiveMaxPool2d(Module):
+    """Max pooling to a fixed output size."""
+
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input: Tensor) -> Any:
+        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(AdaptiveMaxPool2d):
+    def forward(self, input: Tensor) -> Any:
+        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)

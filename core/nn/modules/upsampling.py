@@ -8,11 +8,11 @@ from ..._tensor import Tensor
 from .. import functional as F
 from .module import Module
 
-__all__ = ["Upsample", "UpsamplingNearest2d"]
+__all__ = ["Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]
 
 
 class Upsample(Module):
-    """Resize by ``size`` or ``scale_factor`` (mode 'nearest')."""
+    """Resize by ``size`` or ``scale_factor`` (modes nearest, nearest-exact, linear, bilinear)."""
 
     def __init__(
         self,
@@ -42,3 +42,8 @@ class Upsample(Module):
 class UpsamplingNearest2d(Upsample):
     def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
         super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
