@@ -154,6 +154,21 @@ from ._ops.math_extra import (
     sinh,
     xlogy,
 )
+from ._ops.math_more import (
+    clamp_max,
+    clamp_min,
+    deg2rad,
+    frexp,
+    gcd,
+    heaviside,
+    i0,
+    lcm,
+    ldexp,
+    logit,
+    nextafter,
+    rad2deg,
+    sinc,
+)
 from ._ops.matmul import bmm, dot, matmul, mm, mv
 from ._ops.products import (
     addbmm,
@@ -235,6 +250,35 @@ from ._ops.shape_extra import (
     tril,
     triu,
 )
+from ._ops.shape_more import (
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    block_diag,
+    cartesian_prod,
+    combinations,
+    corrcoef,
+    cov,
+    cumulative_trapezoid,
+    diagonal_scatter,
+    dsplit,
+    histogram,
+    hsplit,
+    isin,
+    isreal,
+    narrow_copy,
+    ravel,
+    renorm,
+    row_stack,
+    select_scatter,
+    slice_scatter,
+    trapezoid,
+    trapz,
+    tril_indices,
+    triu_indices,
+    vander,
+    vsplit,
+)
 from ._ops.sort import argsort, msort, sort, topk
 from ._ops.unary import (
     abs,
@@ -307,6 +351,19 @@ from ._random import (
 )
 from ._tensor import Size, Tensor
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .linalg._compat import (
+    cholesky_inverse,
+    cholesky_solve,
+    inverse,
+    logdet,
+    pinverse,
+    triangular_solve,
+)
+from .linalg._compat import old_cholesky as cholesky
+from .linalg._compat import old_qr as qr
+from .linalg._compat import old_svd as svd
+from .linalg._decomp import det, matrix_exp, slogdet
+from .linalg._misc import matrix_power
 
 _methods.bind()
 
@@ -354,6 +411,8 @@ dtype = DType
 arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
 ger = outer
+swapdims = transpose
+moveaxis = movedim
 
 __version__ = "0.1.0"
 
@@ -713,4 +772,61 @@ __all__ += [
     "special",
     "view_as_complex",
     "view_as_real",
+]
+__all__ += [
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "block_diag",
+    "cartesian_prod",
+    "cholesky",
+    "cholesky_inverse",
+    "cholesky_solve",
+    "clamp_max",
+    "clamp_min",
+    "combinations",
+    "corrcoef",
+    "cov",
+    "cumulative_trapezoid",
+    "deg2rad",
+    "det",
+    "diagonal_scatter",
+    "dsplit",
+    "frexp",
+    "gcd",
+    "heaviside",
+    "histogram",
+    "hsplit",
+    "i0",
+    "inverse",
+    "isin",
+    "isreal",
+    "lcm",
+    "ldexp",
+    "logdet",
+    "logit",
+    "matrix_exp",
+    "matrix_power",
+    "moveaxis",
+    "narrow_copy",
+    "nextafter",
+    "pinverse",
+    "qr",
+    "rad2deg",
+    "ravel",
+    "renorm",
+    "row_stack",
+    "select_scatter",
+    "sinc",
+    "slice_scatter",
+    "slogdet",
+    "svd",
+    "swapdims",
+    "trapezoid",
+    "trapz",
+    "triangular_solve",
+    "tril_indices",
+    "triu_indices",
+    "vander",
+    "vsplit",
 ]

@@ -168,7 +168,14 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Any:
     d = norm_dim(dim, x.ndim)
     with NoRecord():
         s = x.sort(d).values.movedim(d, -1)  # type: ignore[attr-defined]
-        counts = (s.unsqueeze(-1) == s.unsqueeze(-2)).sum(-1)  # type: ignore[attr-defined]
+        n = s._shape[-1]
+        pos = _arange(n, x)
+        starts = s[..., 1:] != s[..., :-1]
+        from .join import cat
+
+        starts = cat([(pos[:1] == 0).expand(s._shape[:-1] + (1,)), starts], -1)  # type: ignore[attr-defined]
+        run_start = cummax(where(starts, pos, 0), -1).values
+        counts = pos - run_start + 1  # length of the run so far
         best = counts.argmax(-1, keepdim=True)  # first max: the smallest value among ties
         value = s.gather(-1, best)  # type: ignore[attr-defined]
     xm = x.movedim(d, -1)  # type: ignore[attr-defined]

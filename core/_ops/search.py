@@ -179,11 +179,34 @@ def searchsorted(
             f"boundaries tensor and input value tensor must match, but we got boundaries tensor {list(seq._shape)} "
             f"and input value tensor {list(v._shape)}"
         )
-    vv = v.unsqueeze(-1) if v.ndim else v.reshape(1, 1)  # type: ignore[attr-defined]
-    ss = seq.unsqueeze(-2) if seq.ndim > 1 else seq  # type: ignore[attr-defined]
-    hits = (ss <= vv) if right else (ss < vv)
-    out = hits.sum(-1).reshape(v._shape)  # type: ignore[attr-defined]
+    if seq.ndim <= 1:
+        out = _merge_ranks(seq.reshape(1, -1), v.reshape(1, -1), right).reshape(v._shape)
+    else:
+        rows = seq.reshape(-1, seq._shape[-1])
+        out = _merge_ranks(rows, v.reshape(rows._shape[0], -1), right).reshape(v._shape)
     return out.to(D.int32 if out_int32 else D.int64)
+
+
+def _merge_ranks(seq: Tensor, v: Tensor, right: bool) -> Tensor:
+    """For each row, the number of ``seq`` entries before each value (< it, or <= if ``right``).
+
+    One stable sort of the concatenation: values placed after the sequence land after equal
+    entries (right), values placed before land before them (left). O((n+m) log(n+m)).
+    """
+    from .._creation import zeros
+    from .binary import result_type
+    from .join import cat
+
+    dt = result_type(seq, v)
+    n, m = seq._shape[-1], v._shape[-1]
+    s, x = seq.detach().to(dt), v.detach().to(dt)  # type: ignore[attr-defined]
+    keys = cat([s, x], -1) if right else cat([x, s], -1)
+    order = keys.sort(-1, stable=True).indices  # type: ignore[attr-defined]
+    is_val = (order >= n) if right else (order < m)
+    before = (~is_val).to(D.int64).cumsum(-1)  # type: ignore[attr-defined, operator]
+    slot = where(is_val, order - n if right else order, m)
+    out = zeros((seq._shape[0], m + 1), dtype=D.int64, device=seq._device)
+    return out.scatter(-1, slot, before)[:, :m]  # type: ignore[attr-defined]
 
 
 def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:

@@ -10,10 +10,12 @@ from . import convert as C
 from . import distances as DS
 from . import index_extra as IX
 from . import math_extra as MX
+from . import math_more as MM
 from . import products as PR
 from . import reduce_extra as RX
 from . import search as SR
 from . import shape_extra as SX
+from . import shape_more as SM
 
 __all__ = ["INPLACE_METHODS", "METHODS", "OPERATORS", "PROPERTIES"]
 
@@ -27,6 +29,22 @@ def _swap(fn: Any) -> Any:
 
 def _flip_method(self: Tensor, *dims: Any) -> Tensor:
     return SX.flip(self, *dims)
+
+
+def _linalg(name: str) -> Any:
+    """A Tensor method calling ``ember.linalg`` function ``name`` (imported at call time)."""
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        from ..linalg import _compat, _decomp, _misc
+
+        for mod in (_compat, _decomp, _misc):
+            fn = getattr(mod, name, None)
+            if fn is not None:
+                return fn(self, *args, **kwargs)
+        raise AttributeError(name)
+
+    method.__name__ = name
+    return method
 
 
 METHODS: dict[str, Any] = {
@@ -142,6 +160,47 @@ METHODS: dict[str, Any] = {
     # complex
     "angle": CX.angle,
     "conj_physical": CX.conj_physical,
+    # more shape and math
+    "ravel": SM.ravel,
+    "hsplit": SM.hsplit,
+    "vsplit": SM.vsplit,
+    "dsplit": SM.dsplit,
+    "narrow_copy": SM.narrow_copy,
+    "select_scatter": SM.select_scatter,
+    "slice_scatter": SM.slice_scatter,
+    "diagonal_scatter": SM.diagonal_scatter,
+    "isreal": SM.isreal,
+    "histogram": SM.histogram,
+    "cov": SM.cov,
+    "corrcoef": SM.corrcoef,
+    "renorm": SM.renorm,
+    "heaviside": MM.heaviside,
+    "gcd": MM.gcd,
+    "lcm": MM.lcm,
+    "deg2rad": MM.deg2rad,
+    "rad2deg": MM.rad2deg,
+    "frexp": MM.frexp,
+    "ldexp": MM.ldexp,
+    "nextafter": MM.nextafter,
+    "clamp_min": MM.clamp_min,
+    "clamp_max": MM.clamp_max,
+    "sinc": MM.sinc,
+    "logit": MM.logit,
+    "i0": MM.i0,
+    # linear algebra (the older Tensor methods)
+    "det": _linalg("det"),
+    "logdet": _linalg("logdet"),
+    "slogdet": _linalg("slogdet"),
+    "inverse": _linalg("inv"),
+    "pinverse": _linalg("pinverse"),
+    "matrix_power": _linalg("matrix_power"),
+    "matrix_exp": _linalg("matrix_exp"),
+    "cholesky": _linalg("old_cholesky"),
+    "svd": _linalg("old_svd"),
+    "qr": _linalg("old_qr"),
+    "cholesky_solve": _linalg("cholesky_solve"),
+    "cholesky_inverse": _linalg("cholesky_inverse"),
+    "triangular_solve": _linalg("triangular_solve"),
 }
 
 INPLACE_METHODS = [
@@ -183,6 +242,19 @@ INPLACE_METHODS = [
     "addr",
     "baddbmm",
     "addbmm",
+    "renorm",
+    "heaviside",
+    "gcd",
+    "lcm",
+    "deg2rad",
+    "rad2deg",
+    "ldexp",
+    "nextafter",
+    "clamp_min",
+    "clamp_max",
+    "sinc",
+    "logit",
+    "i0",
 ]
 
 OPERATORS: dict[str, Any] = {

@@ -6,6 +6,7 @@ CPU backend (NumPy/LAPACK) and the results are copied back.
 
 from __future__ import annotations
 
+from ._compat import solve_ex, solve_triangular
 from ._decomp import (
     LinAlgError,
     cholesky,
@@ -67,6 +68,8 @@ __all__ = [
     "qr",
     "slogdet",
     "solve",
+    "solve_ex",
+    "solve_triangular",
     "svd",
     "svdvals",
     "tensorinv",

@@ -213,9 +213,19 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
     return out
 
 
-def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: Any = None) -> Any:
-    """Least-squares solution of ``A X = B`` (differentiable for full-rank ``A``)."""
+def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: str | None = None) -> Any:
+    """Least-squares solution of ``A X = B`` (differentiable for full-rank ``A``).
+
+    As PyTorch on the CPU: ``rank`` for the gelsy (default), gelsd and gelss drivers;
+    ``residuals`` and ``singular_values`` for gelsd and gelss (residuals only when m > n and
+    ``A`` has full rank); other fields are empty.
+    """
     check_matrix("lstsq", A, square=False)
+    drv = driver or "gelsy"
+    if drv not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError(
+            f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss), got {drv}"
+        )
     vector = B.ndim == A.ndim - 1
     b = B.unsqueeze(-1) if vector else B  # type: ignore[attr-defined]
     if A.requires_grad or B.requires_grad:
@@ -224,12 +234,22 @@ def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: Any = None) -> Any
         X = solve(Ah @ A, Ah @ b) if m >= n else Ah @ solve(A @ Ah, b)
     else:
         X = _run("lstsq", (A, b), (), A.dtype)
-    if vector:
-        X = X.squeeze(-1)  # type: ignore[attr-defined]
     from .._creation import zeros
 
-    empty = zeros(0, dtype=D.to_real(A.dtype), device=A._device)
-    return _lstsq_t(X, empty, zeros(0, dtype=D.int64, device=A._device), empty)
+    real = D.to_real(A.dtype)
+    empty = zeros(0, dtype=real, device=A._device)
+    rank = matrix_rank(A, rtol=rcond) if drv != "gels" else zeros(0, dtype=D.int64, device=A._device)
+    residuals, sv = empty, empty
+    if drv in ("gelsd", "gelss"):
+        sv = svdvals(A.detach())  # type: ignore[attr-defined]
+        m, n = A._shape[-2:]
+        if m > n and bool((rank == n).all().item()):  # type: ignore[attr-defined]
+            r = (A @ X - b).abs()  # type: ignore[attr-defined]
+            residuals = (r * r).sum(-2)
+    if vector:
+        X = X.squeeze(-1)  # type: ignore[attr-defined]
+        residuals = residuals.squeeze(-1) if residuals.numel() else residuals  # type: ignore[attr-defined]
+    return _lstsq_t(X, residuals, rank, sv)
 
 
 def tensorinv(A: Tensor, ind: int = 2) -> Tensor:

@@ -1,0 +1,152 @@
+"""More elementwise functions: heaviside, gcd/lcm, angle units, frexp/ldexp/nextafter,
+one-sided clamps, and top-level aliases of special functions (sinc, logit, i0)."""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+from typing import Any
+
+from ember.backends import dtypes as D
+
+from .._tensor import Tensor
+from ._composite import run_composite
+from .math_extra import _pair
+from .select import clamp, where
+from .unary import abs, floor, isnan, log2
+
+__all__ = [
+    "clamp_max",
+    "clamp_min",
+    "deg2rad",
+    "frexp",
+    "gcd",
+    "heaviside",
+    "i0",
+    "lcm",
+    "ldexp",
+    "logit",
+    "nextafter",
+    "rad2deg",
+    "sinc",
+]
+
+_frexp_t = namedtuple("frexp", ["mantissa", "exponent"])
+
+
+def heaviside(input: Tensor, values: Tensor) -> Tensor:
+    """0 where ``input < 0``, ``values`` where ``input == 0``, 1 where ``input > 0``."""
+    if input.dtype is not values.dtype:
+        raise RuntimeError(
+            f"heaviside is not yet implemented for tensors with different dtypes. Got {input.dtype.name} and {values.dtype.name}"
+        )
+    if input.dtype.is_complex:
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    out = where(input == 0, values, (input > 0).to(input.dtype))
+    return out.to(input.dtype)
+
+
+def _ints(name: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
+    x, y = _pair(a, b, floating=False)
+    if x.dtype.category != 1 or x.dtype is D.bool_:
+        raise RuntimeError(f"\"{name}_cpu\" not implemented for '{x.dtype.name}'")
+    return x, y
+
+
+def gcd(input: Tensor, other: Tensor) -> Tensor:
+    """Greatest common divisor (non-negative), elementwise, by Euclid's algorithm."""
+    a, b = _ints("gcd", input, other)
+    from .._ops.shape_extra import broadcast_tensors
+
+    a, b = (t.clone() for t in broadcast_tensors(abs(a), abs(b)))
+    while bool((b != 0).any().item()):  # type: ignore[attr-defined]
+        nz = b != 0
+        r = where(nz, a % where(nz, b, 1), 0)
+        a, b = where(nz, b, a), r
+    return a
+
+
+def lcm(input: Tensor, other: Tensor) -> Tensor:
+    """Least common multiple (non-negative; 0 if either is 0)."""
+    a, b = _ints("lcm", input, other)
+    g = gcd(a, b)
+    return abs(where(g == 0, 0, a // where(g == 0, 1, g) * b))
+
+
+def deg2rad(input: Tensor) -> Tensor:
+    """Degrees to radians."""
+    return _float(input) * (math.pi / 180.0)
+
+
+def rad2deg(input: Tensor) -> Tensor:
+    """Radians to degrees."""
+    return _float(input) * (180.0 / math.pi)
+
+
+def _float(x: Tensor) -> Tensor:
+    from .._dtype import get_default_dtype
+
+    return x.to(get_default_dtype()) if x.dtype.category < 2 else x
+
+
+def frexp(input: Tensor) -> Any:
+    """``(mantissa, exponent)`` with ``input = mantissa * 2**exponent`` and ``0.5 <= |mantissa| < 1``."""
+    if input.dtype.category < 2:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    x = input
+    a = abs(x)
+    finite = (a != float("inf")) & ~isnan(x) & (a != 0)  # type: ignore[operator]
+    safe = where(finite, a, 1.0)
+    e = floor(log2(safe)) + 1
+    m = x / (2.0**e)
+    # log2 may be off by one next to powers of two: renormalise.
+    e = where(abs(m) >= 1, e + 1, where(abs(m) < 0.5, e - 1, e))
+    m = x / (2.0**e)
+    return _frexp_t(where(finite, m, x), where(finite, e, 0.0).to(D.int32))
+
+
+def ldexp(input: Tensor, other: Tensor) -> Tensor:
+    """``input * 2**other``."""
+    return _float(input) * (2.0 ** _float(other) if isinstance(other, Tensor) else 2.0**other)
+
+
+def nextafter(input: Tensor, other: Tensor) -> Tensor:
+    """The next representable float after ``input`` toward ``other``."""
+    from ._common import broadcast_shape
+
+    if input.dtype.category < 2 or input.dtype is not other.dtype:
+        raise RuntimeError(f"\"nextafter_cpu\" not implemented for '{input.dtype.name}'")
+    shape = broadcast_shape(input._shape, other._shape)
+    a, b = (t.expand(shape).contiguous() for t in (input, other))  # type: ignore[attr-defined]
+    return run_composite("nextafter", (a, b), (), input.dtype)
+
+
+def clamp_min(input: Tensor, min: Any) -> Tensor:
+    """``clamp(input, min=min)``."""
+    return clamp(input, min=min)
+
+
+def clamp_max(input: Tensor, max: Any) -> Tensor:
+    """``clamp(input, max=max)``."""
+    return clamp(input, max=max)
+
+
+def sinc(input: Tensor) -> Tensor:
+    """``sin(pi x) / (pi x)``."""
+    from ..special import sinc as _sinc
+
+    return _sinc(input)
+
+
+def logit(input: Tensor, eps: float | None = None) -> Tensor:
+    """``log(p / (1 - p))``."""
+    from ..special import logit as _logit
+
+    return _logit(input, eps)
+
+
+def i0(input: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind, order 0."""
+    from ..special import i0 as _i0
+
+    return _i0(input)

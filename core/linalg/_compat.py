@@ -1,0 +1,123 @@
+"""The older top-level linear-algebra functions (``torch.det``, ``torch.svd``, ...) and
+triangular solves, composed from ``ember.linalg``."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import Any
+
+from .._tensor import Tensor
+from ._decomp import _mH, check_matrix, cholesky, det, inv, qr, solve, svd
+from ._misc import pinv
+
+__all__ = [
+    "cholesky_inverse",
+    "cholesky_solve",
+    "inverse",
+    "logdet",
+    "old_cholesky",
+    "old_qr",
+    "old_svd",
+    "pinverse",
+    "solve_ex",
+    "solve_triangular",
+    "triangular_solve",
+]
+
+_svd_t = namedtuple("svd", ["U", "S", "V"])
+_tri_t = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
+_solve_ex_t = namedtuple("solve_ex", ["result", "info"])
+
+inverse = inv
+
+
+def logdet(input: Tensor) -> Tensor:
+    """``log(det(input))`` (NaN for a negative determinant, -inf for a singular matrix)."""
+    from .._ops.unary import log
+
+    return log(det(input))
+
+
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    """The pseudo-inverse with relative cutoff ``rcond``."""
+    return pinv(input, rtol=rcond)
+
+
+def old_cholesky(input: Tensor, upper: bool = False) -> Tensor:
+    """``torch.cholesky``: the lower (or upper) Cholesky factor."""
+    return cholesky(input, upper=upper)
+
+
+def old_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> Any:
+    """``torch.svd``: ``(U, S, V)`` (V, not Vh); reduced unless ``some=False``."""
+    U, S, Vh = svd(input, full_matrices=not some)
+    if not compute_uv:
+        from .._creation import zeros_like
+
+        return _svd_t(zeros_like(U), S, zeros_like(Vh))
+    return _svd_t(U, S, _mH(Vh))
+
+
+def old_qr(input: Tensor, some: bool = True) -> Any:
+    """``torch.qr``: reduced (or complete) QR."""
+    return qr(input, "reduced" if some else "complete")
+
+
+def _triangle(A: Tensor, upper: bool, unitriangular: bool) -> Tensor:
+    from .._ops.shape_extra import diag_embed, diagonal, tril, triu
+
+    T = triu(A) if upper else tril(A)
+    if unitriangular:
+        T = T - diag_embed(diagonal(T, 0, -2, -1)) + diag_embed(diagonal(T, 0, -2, -1) * 0 + 1)
+    return T
+
+
+def solve_triangular(
+    A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False
+) -> Tensor:
+    """``X`` with ``T X = B`` (``X T = B`` if not ``left``) for the triangle ``T`` of ``A``."""
+    check_matrix("solve_triangular", A)
+    return solve(_triangle(A, upper, unitriangular), B, left=left)
+
+
+def triangular_solve(
+    b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False
+) -> Any:
+    """``torch.triangular_solve``: ``(solution of op(T) X = b, a copy of A)``."""
+    T = _triangle(A, upper, unitriangular)
+    if transpose:
+        T = T.mT  # type: ignore[attr-defined]
+    return _tri_t(solve(T, b), A.clone())
+
+
+def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
+    """``X`` with ``(L L^H) X = B`` given the Cholesky factor ``L`` (or ``U`` if ``upper``)."""
+    Lo = _mH(L) if upper else L
+    return solve(_mH(Lo), solve(Lo, B))
+
+
+def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
+    """The inverse of ``L L^H`` from its Cholesky factor."""
+    Lo = _mH(L) if upper else L
+    Li = inv(Lo)
+    return _mH(Li) @ Li
+
+
+def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False) -> Any:
+    """``(result, info)``: ``solve`` with info 0 on success, 1 for singular inputs."""
+    from ember.backends import dtypes as D
+
+    from .._creation import full, zeros
+    from ._decomp import LinAlgError
+
+    try:
+        out = solve(A, B, left=left)
+        return _solve_ex_t(out, zeros(A._shape[:-2], dtype=D.int32, device=A._device))
+    except LinAlgError:
+        if check_errors:
+            raise
+        shape = B._shape
+        return _solve_ex_t(
+            full(shape, float("nan"), dtype=A.dtype, device=A._device),
+            full(A._shape[:-2], 1, dtype=D.int32, device=A._device),
+        )
