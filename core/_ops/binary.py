@@ -401,9 +401,10 @@ def _pt_name(a: Any, b: Any) -> str:
 
 def _refuse(a: Any, b: Any, category: int, kernel: str) -> None:
     """PyTorch's NotImplementedError when an operand is of ``category`` or above."""
-    for x in (a, b):
-        if (x.dtype.category if isinstance(x, Tensor) else _SCALAR_CATEGORY.get(type(x), 0)) >= category:
-            raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for '{_pt_name(a, b)}'")
+    ca = a.dtype.category if type(a) is Tensor else _SCALAR_CATEGORY.get(type(a), 0)
+    cb = b.dtype.category if type(b) is Tensor else _SCALAR_CATEGORY.get(type(b), 0)
+    if ca >= category or cb >= category:
+        raise NotImplementedError(f'"{kernel}_cpu" not implemented for \'{_pt_name(a, b)}\'')
 
 
 _SCALAR_CATEGORY = {bool: 0, int: 1, float: 2, complex: 3}
