@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ember.backends.dtypes import promote_types
 
@@ -11,7 +12,7 @@ from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
 from ._common import norm_dim, same_device
 
-__all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack"]
+__all__ = ["cat", "concat", "concatenate", "hstack", "stack", "vstack"]
 
 
 def _cat_rule(n: Any, g: Tensor) -> tuple:
@@ -23,7 +24,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension (dtypes promote, shapes must match)."""
     ts = list(tensors)
     if not ts:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for t in ts:
         if not isinstance(t, Tensor):
             raise TypeError(f"expected Tensor as element in argument 0, but got {type(t).__name__}")
@@ -40,7 +41,9 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         if t.ndim == 1 and t._shape[0] == 0 and ref.ndim != 1:
             sizes.append((start, 0))
             continue  # legacy: empty 1-D tensors are skipped, as in PyTorch
-        if t.ndim != ref.ndim or any(a != b for j, (a, b) in enumerate(zip(t._shape, ref._shape)) if j != d):
+        if t.ndim != ref.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and {t.ndim}")
+        if any(a != b for j, (a, b) in enumerate(zip(t._shape, ref._shape)) if j != d):
             raise RuntimeError(
                 f"Sizes of tensors must match except in dimension {d}. Expected size "
                 f"{_mismatch(ref, t, d)[0]} but got size {_mismatch(ref, t, d)[1]} for tensor number {i} in the list."
