@@ -133,8 +133,10 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     fa = [d for d in range(a.ndim) if d not in da]
     fb = [d for d in range(b.ndim) if d not in db]
     k = numel(tuple(a._shape[d] for d in da))
-    am = a.permute(fa + da).reshape(-1, k)  # type: ignore[attr-defined]
-    bm = b.permute(db + fb).reshape(k, -1)  # type: ignore[attr-defined]
+    na = numel(tuple(a._shape[d] for d in fa))
+    nb = numel(tuple(b._shape[d] for d in fb))
+    am = a.permute(fa + da).reshape(na, k)  # type: ignore[attr-defined]
+    bm = b.permute(db + fb).reshape(k, nb)  # type: ignore[attr-defined]
     out = matmul(am, bm)
     return out.reshape(tuple(a._shape[d] for d in fa) + tuple(b._shape[d] for d in fb))
 

@@ -166,6 +166,8 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Any:
     """The most frequent value along ``dim`` (the smallest among ties) and an index of it."""
     x = input.reshape(1) if input.ndim == 0 else input
     d = norm_dim(dim, x.ndim)
+    if x._shape[d] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
     with NoRecord():
         s = x.sort(d).values.movedim(d, -1)  # type: ignore[attr-defined]
         n = s._shape[-1]

@@ -346,7 +346,7 @@ def cov(
     if not isinstance(norm, Tensor) and norm <= 0:
         norm = 0.0
     out = c / norm
-    return out.squeeze() if input.ndim < 2 else out  # type: ignore[attr-defined]
+    return out.squeeze()  # type: ignore[attr-defined]  (as NumPy: one variable gives 0-d)
 
 
 def corrcoef(input: Tensor) -> Tensor:

@@ -121,3 +121,11 @@ def test_small_dtypes_keep_pytorch_result_types(dtype):
         rtol=1e-2,
         atol=1e-2,
     )
+
+
+def test_empty_and_single_shapes():
+    with pytest.raises(IndexError):
+        ember.mode(ember.zeros(0, 5), 0)
+    assert ember.tensordot(ember.zeros(4, 0), ember.zeros(4, 0), ([1], [1])).shape == (4, 4)
+    same(ember.inner(ember.zeros(4, 0), ember.zeros(3, 0)), np.zeros((4, 3)))
+    assert ember.cov(ember.ones(1, 3)).shape == ()
