@@ -64,6 +64,8 @@ class Adagrad(Optimizer):
                 state["sum"] = full_like(p, group["initial_accumulator_value"])
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        if "sum" not in state:  # a parameter added later with add_param_group
+            state["sum"] = full_like(p, group["initial_accumulator_value"])
         step = init_step(state)
         if group["maximize"]:
             grad = -grad
