@@ -180,7 +180,6 @@ _COMPOSITE_LIST = [
     _op("i1e", "composite", 1, "", "exp(-|x|) * I1(x)"),
     _op("bessel_j0", "composite", 1, "", "Bessel function J0"),
     _op("bessel_j1", "composite", 1, "", "Bessel function J1"),
-    _op("nextafter", "composite", 2, "", "the next float after a toward b"),
     _op("cumprod", "composite", 1, "dim", "inclusive prefix product along dim"),
     _op("cummax", "composite", 1, "dim", "(running max, int64 index of its last occurrence)"),
     _op("cummin", "composite", 1, "dim", "(running min, int64 index of its last occurrence)"),

@@ -49,12 +49,6 @@ def atan2(y: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.asarray(np.arctan2(y, x)).astype(dt, copy=False)
 
 
-def nextafter(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if a.dtype in HALF:
-        return np.nextafter(a.astype(_F32), b.astype(_F32)).astype(a.dtype)
-    return np.nextafter(a, b)
-
-
 def zeta(x: np.ndarray, q: np.ndarray) -> np.ndarray:
     import scipy.special as sp
 
@@ -249,7 +243,6 @@ MATH_KERNELS: dict[str, Callable[..., Any]] = {
     "i1e": _special("i1e"),
     "bessel_j0": _special("j0"),
     "bessel_j1": _special("j1"),
-    "nextafter": nextafter,
     "cumprod": cumprod,
     "cummax": _cum_extreme(np.greater_equal),
     "cummin": _cum_extreme(np.less_equal),

@@ -10,10 +10,9 @@ from typing import Any
 from ember.backends import dtypes as D
 
 from .._tensor import Tensor
-from ._composite import run_composite
 from .math_extra import _pair
 from .select import clamp, where
-from .unary import abs, floor, isnan, log2
+from .unary import abs, floor, isnan, log2, sign
 
 __all__ = [
     "clamp_max",
@@ -110,15 +109,38 @@ def ldexp(input: Tensor, other: Tensor) -> Tensor:
     return _float(input) * (2.0 ** _float(other) if isinstance(other, Tensor) else 2.0**other)
 
 
-def nextafter(input: Tensor, other: Tensor) -> Tensor:
-    """The next representable float after ``input`` toward ``other``."""
-    from ._common import broadcast_shape
+# (mantissa bits incl. the implicit one, frexp exponent of the smallest normal, largest value)
+_FLOAT_LAYOUT = {
+    "float64": (53, -1021, 1.7976931348623157e308),
+    "float32": (24, -125, 3.4028234663852886e38),
+    "float16": (11, -13, 65504.0),
+    "bfloat16": (8, -125, 3.3895313892515355e38),
+}
 
-    if input.dtype.category < 2 or input.dtype is not other.dtype:
+
+def nextafter(input: Tensor, other: Tensor) -> Tensor:
+    """The next representable float after ``input`` toward ``other``.
+
+    Spacing from ``frexp``: ``2**(e - p)`` (halved when stepping toward zero from a power of
+    two; fixed below the smallest normal), so every backend computes it with ember ops.
+    """
+    if input.dtype.category < 2 or input.dtype.is_complex or input.dtype is not other.dtype:
         raise RuntimeError(f"\"nextafter_cpu\" not implemented for '{input.dtype.name}'")
-    shape = broadcast_shape(input._shape, other._shape)
-    a, b = (t.expand(shape).contiguous() for t in (input, other))  # type: ignore[attr-defined]
-    return run_composite("nextafter", (a, b), (), input.dtype)
+    p, emin, big = _FLOAT_LAYOUT[input.dtype.name]
+    x, y = input, other
+    m, e = frexp(x)
+    e = e.to(x.dtype)
+    up = y > x
+    away = up == (x > 0)  # stepping away from zero
+    pow2 = abs(m) == 0.5
+    shift = where(away | ~pow2 | (e <= emin), 0.0, 1.0)  # type: ignore[operator]
+    ulp = 2.0 ** (where(e < emin, float(emin), e) - p - shift)
+    tiny = 2.0 ** float(emin - p)
+    step = where(x == 0, tiny, ulp).to(x.dtype)
+    out = where(up, x + step, x - step)
+    out = where(abs(x) == float("inf"), sign(x) * big, out)
+    out = where(isnan(x) | isnan(y), x + y, out)
+    return where(x == y, y, out).to(x.dtype)
 
 
 def clamp_min(input: Tensor, min: Any) -> Tensor:
