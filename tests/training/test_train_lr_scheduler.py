@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import _refs
 import ember
-import numpy as np
 import pytest
 from ember import optim
 from ember.optim import lr_scheduler as S
