@@ -160,3 +160,28 @@ def test_unavailable_without_platform(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_registry_status(ocl: Any) -> None:
     row = next(r for r in eb.status() if r["name"] == "opencl")
     assert row["available"] and row["fallbacks"] == [] and row["devices"]
+
+
+def test_wide_index_and_work_group_matmul(ocl: Any, cpu: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The 64-bit index kernels (arrays over 2**31 elements) and the 8x8 work-group matmul
+    (GPUs) are not chosen on small inputs on PoCL: force them and compare."""
+    from ember_opencl import matmul, strided
+
+    monkeypatch.setattr(strided, "_INT_MAX", 4)
+    monkeypatch.setattr(matmul, "_packed", lambda dev, dt: False)
+    rng = np.random.default_rng(14)
+    be, k = ocl.backend, ocl.k
+    a = rng.standard_normal((3, 70, 40)).astype(np.float32)
+    b = rng.standard_normal((3, 40, 66)).astype(np.float32)
+    x, y = be.from_numpy(a, 0), be.from_numpy(b, 0)
+    np.testing.assert_allclose(be.to_numpy(k["matmul"](x, y)), a @ b, rtol=1e-4, atol=1e-4)
+    t = k["permute"](x, (2, 0, 1))
+    np.testing.assert_array_equal(be.to_numpy(k["mul"](t, 2.0)), a.transpose(2, 0, 1) * np.float32(2))
+    np.testing.assert_allclose(be.to_numpy(k["sum"](t, (0, 2), False)), a.sum(axis=(1, 2)), rtol=1e-5)
+    np.testing.assert_array_equal(be.to_numpy(k["argmax"](t, 1, False)), a.transpose(2, 0, 1).argmax(1))
+    np.testing.assert_array_equal(be.to_numpy(k["cumsum"](t, 2)), np.cumsum(a.transpose(2, 0, 1), axis=2))
+    v, i = k["sort"](t, 2, True)
+    wv, wi = cpu.k["sort"](a.transpose(2, 0, 1), 2, True)
+    np.testing.assert_array_equal(be.to_numpy(i), wi)
+    idx = rng.integers(0, 3, (2, 70, 40))
+    np.testing.assert_array_equal(be.to_numpy(k["gather"](x, 0, be.from_numpy(idx, 0))), cpu.k["gather"](a, 0, idx))
