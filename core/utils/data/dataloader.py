@@ -154,11 +154,15 @@ class DataLoader:
 
 class _SingleProcessIter:
     def __init__(self, loader: DataLoader) -> None:
+        self.loader = loader
         self._fetcher = _Fetcher(loader._job())
         self._tasks = iter(loader._index_sampler())
 
     def __iter__(self) -> _SingleProcessIter:
         return self
+
+    def __len__(self) -> int:
+        return len(self.loader)
 
     def __next__(self) -> Any:
         return self._fetcher.fetch(next(self._tasks))
