@@ -15,11 +15,14 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
-from .._dtype import get_default_dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
 from ._composite import NoRecord, composed, not_implemented_for, run_composite
+from ._operands import as_float as _float
+from ._operands import check_tensors as _tensors
+from ._operands import promoted_pair as _pair
+from ._operands import scalar_tensor as _as_tensor
 from .binary import maximum, minimum, remainder, result_type
 from .select import where
 from .unary import abs, exp, expm1, isnan, log, log1p, sign, sqrt, trunc
@@ -67,43 +70,6 @@ __all__ = [
 
 _SQRT_PI = math.sqrt(math.pi)
 _LN2 = math.log(2.0)
-
-
-def _float(x: Tensor) -> Tensor:
-    return x.to(get_default_dtype()) if x.dtype.category < 2 else x
-
-
-def _as_tensor(x: Any, like: Tensor) -> Tensor:
-    if isinstance(x, Tensor):
-        return x
-    from .._creation import full
-
-    dt = result_type(like, x)
-    return full((), x, dtype=dt, device=like._device)
-
-
-def _tensors(name: str, a: Any, b: Any, floats_only: bool = False) -> None:
-    """PyTorch's argument checks for ops that take two tensors (and only floating ones)."""
-    for pos, (arg, x) in enumerate((("input", a), ("other", b)), 1):
-        if not isinstance(x, Tensor):
-            raise TypeError(
-                f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}"
-            )
-    if floats_only and a.dtype.category < 2 and b.dtype.category < 2:
-        raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_PT.get(a.dtype.name, a.dtype.name)}'")
-
-
-_PT = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
-
-
-def _pair(a: Any, b: Any, floating: bool = True) -> tuple[Tensor, Tensor]:
-    """Both operands as tensors of their promoted dtype (floating if asked)."""
-    like = a if isinstance(a, Tensor) else b
-    dt = result_type(a, b)
-    if floating and dt.category < 2:
-        dt = get_default_dtype()
-    ta, tb = _as_tensor(a, like), _as_tensor(b, like)
-    return ta.to(dt), tb.to(dt)
 
 
 def composite_unary(name: str, node: str | None, rule: Callable[..., Any] | None) -> Callable[..., Tensor]:

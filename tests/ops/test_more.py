@@ -171,3 +171,14 @@ def test_old_linalg_functions():
         dbl(3, 3),
     )
     grad_ok(lambda a: ember.logdet(a @ a.mT + ember.eye(3, dtype=ember.float64)), dbl(3, 3))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_nextafter_matches_numpy(dtype):
+    rng = np.random.default_rng(2)
+    special = [1.0, 0.0, -0.0, 2.0, -2.0, 0.5, 1e-6, -3.5, 65504.0, np.inf, -np.inf, np.nan, 1.0]
+    targets = [2.0, -1.0, 1.0, 0.0, 0.0, 1.0, 0.0, -10.0, np.inf, 0.0, 0.0, 1.0, 1.0]
+    x = np.concatenate([special, rng.normal(size=100) * 10.0 ** rng.integers(-30, 30, 100)]).astype(dtype)
+    y = np.concatenate([targets, rng.normal(size=100)]).astype(dtype)
+    with np.errstate(all="ignore"):
+        same(ember.nextafter(ember.tensor(x), ember.tensor(y)), np.nextafter(x, y))
