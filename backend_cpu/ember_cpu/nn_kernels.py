@@ -85,20 +85,48 @@ def _pool_geometry(x: np.ndarray, k: Pair, s: Pair, p: Pair, d: Pair, ceil: bool
     return (oh, ow), (extra_h, extra_w)
 
 
+def _argmax_windows(xp: np.ndarray, k: Pair, s: Pair, d: Pair, out: Pair) -> tuple[np.ndarray, np.ndarray]:
+    """Maxima and first-maximum positions (0..kh·kw-1) by one argmax over copied windows."""
+    win = _windows(xp, k, s, d, out)  # (N, C, kh, kw, oh, ow)
+    flat = win.reshape(xp.shape[:2] + (k[0] * k[1],) + out)
+    pos = flat.argmax(axis=2)  # NaN counts as the maximum
+    return np.take_along_axis(flat, pos[:, :, None], axis=2)[:, :, 0], pos
+
+
 def max_pool2d(
     x: np.ndarray, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, ceil_mode: bool
 ) -> Any:
-    """Window maxima and the flat (h·W + w) index of the first maximum in each window."""
+    """Window maxima and the flat (h·W + w) index of the first maximum in each window.
+
+    The maxima come from elementwise ``maximum`` over the kh·kw strided window views (no
+    window copy); the positions from equality tests in reverse order, so the first wins.
+    Windows holding NaN fall back to one ``argmax`` (NaN is the maximum, as in PyTorch).
+    """
     (oh, ow), (eh, ew) = _pool_geometry(x, kernel, stride, padding, dilation, ceil_mode)
     xp = _padded(x, padding[0], padding[0] + eh, padding[1], padding[1] + ew, -np.inf)
-    win = _windows(xp, kernel, stride, dilation, (oh, ow))  # (N, C, kh, kw, oh, ow)
-    flat = win.reshape(x.shape[:2] + (kernel[0] * kernel[1], oh, ow))
-    pos = flat.argmax(axis=2)  # the first maximum; NaN counts as the maximum
-    vals = np.take_along_axis(flat, pos[:, :, None], axis=2)[:, :, 0]
-    ki, kj = np.divmod(pos, kernel[1])
-    rows = np.arange(oh).reshape(-1, 1) * stride[0] - padding[0] + ki * dilation[0]
-    cols = np.arange(ow) * stride[1] - padding[1] + kj * dilation[1]
-    return vals, (rows * x.shape[-1] + cols).astype(np.int64)
+    views = []
+    for i in range(kernel[0]):
+        rows = slice(i * dilation[0], i * dilation[0] + stride[0] * (oh - 1) + 1, stride[0])
+        for j in range(kernel[1]):
+            cols = slice(j * dilation[1], j * dilation[1] + stride[1] * (ow - 1) + 1, stride[1])
+            views.append(xp[..., rows, cols])
+    best = views[0].copy()
+    for v in views[1:]:
+        np.maximum(best, v, out=best)
+    if best.dtype.kind == "f" and np.isnan(best).any():
+        best, pos = _argmax_windows(xp, kernel, stride, dilation, (oh, ow))
+    else:
+        pos = np.zeros(best.shape, np.intp)
+        for p in range(len(views) - 1, -1, -1):
+            np.copyto(pos, p, where=views[p] == best)
+    w = x.shape[-1]
+    offsets = np.array(
+        [i * dilation[0] * w + j * dilation[1] for i in range(kernel[0]) for j in range(kernel[1])]
+    )
+    base = (np.arange(oh) * stride[0] - padding[0]).reshape(-1, 1) * w + (
+        np.arange(ow) * stride[1] - padding[1]
+    )
+    return best, (base + offsets[pos]).astype(np.int64, copy=False)
 
 
 def _counts(n: int, k: int, s: int, p: int, out: int, include_pad: bool) -> np.ndarray:
