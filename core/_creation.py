@@ -367,11 +367,42 @@ def linspace(
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dtype = dtype or get_default_dtype()
-    i = np.arange(steps, dtype=np.float64)
-    step = (end - start) / (steps - 1) if steps > 1 else 0.0
+    return _upload(_linspace_host(start, end, steps, dtype), dtype, device, requires_grad)
+
+
+def _linspace_host(start: Any, end: Any, steps: int, dtype: DType) -> np.ndarray:
+    """PyTorch's CPU formula, to the last bit in the common cases: ``start + step*i`` for
+    the first half of the points and ``end - step*(steps-1-i)`` for the rest."""
+    nd = numpy_dtype(dtype)
+    i = np.arange(steps)
     half = steps // 2 if steps > 1 else 1  # one step gives ``start``
-    host = np.where(i < half, start + i * step, end - (steps - 1 - i) * step)
-    return _upload(np.array(host, dtype=numpy_dtype(dtype), order="C"), dtype, device, requires_grad)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if dtype.category < 2:  # integers: bounds truncated first, the step in double
+            s, e = float(np.trunc(start)), float(np.trunc(end))
+            step = (e - s) / (steps - 1) if steps > 1 else 0.0
+            first = np.longdouble(step) * i + np.longdouble(s)  # fused, as PyTorch's compiled loop
+            host = np.trunc(np.where(i < half, first, e - step * (steps - 1 - i)))
+        elif nd.itemsize == 2:  # float16, bfloat16: every operation rounds to the dtype
+            host = _linspace_half(start, end, steps, i, half, nd)
+        else:  # the step in the dtype, each point one fused multiply-add (long double)
+            wide = np.clongdouble if dtype.is_complex else np.longdouble
+            st, s, e = _step_in(start, end, steps, nd)
+            host = np.where(i < half, wide(st) * i + wide(s), wide(e) - wide(st) * (steps - 1 - i))
+    return np.array(host, dtype=nd, order="C")
+
+
+def _step_in(start: Any, end: Any, steps: int, nd: np.dtype) -> tuple[Any, Any, Any]:
+    s, e = nd.type(start), nd.type(end)
+    return (nd.type((e - s) / nd.type(steps - 1)) if steps > 1 else nd.type(0)), s, e
+
+
+def _linspace_half(start: Any, end: Any, steps: int, i: np.ndarray, half: int, nd: np.dtype) -> np.ndarray:
+    def r(x: Any) -> np.ndarray:
+        return np.asarray(x, dtype=np.float32).astype(nd).astype(np.float32)
+
+    s, e = r(start), r(end)
+    step = r((e - s) / np.float32(steps - 1)) if steps > 1 else np.float32(0)
+    return np.where(i < half, r(s + r(step * r(i))), r(e - r(step * r(steps - 1 - i))))
 
 
 def logspace(

@@ -54,7 +54,10 @@ def arange(start: Any, step: Any, n: int, dtype: Any, index: int) -> np.ndarray:
     nd = to_np(dtype)
     if nd.kind in "iub":
         return (np.arange(n, dtype=np.int64) * int(step) + int(start)).astype(nd)
-    return (np.arange(n, dtype=np.float64) * step + start).astype(nd)
+    # PyTorch computes start + step * i as one fused multiply-add in double precision;
+    # long double reproduces that rounding (plain float64 is off by an ulp now and then).
+    wide = np.clongdouble if nd.kind == "c" else np.longdouble
+    return (np.arange(n, dtype=wide) * wide(step) + wide(start)).astype(nd)
 
 
 def cast(x: np.ndarray, dtype: Any) -> np.ndarray:
