@@ -241,6 +241,10 @@ def clone(x: CLArray) -> CLArray:
 
 
 def assign(dst: CLArray, src: Any) -> None:
+    # Several elements of an expanded view share one location: refuse like NumPy's
+    # read-only broadcast (ValueError), which the frontend turns into PyTorch's error.
+    if any(st == 0 and s > 1 for s, st in zip(dst.shape, dst.strides)):
+        raise ValueError("assign: destination is an expanded view whose elements overlap in memory")
     if not isinstance(src, CLArray):
         run(dst, "a", "", [("a", dst.dtype, src)])
         return

@@ -97,6 +97,12 @@ def test_write_through_views(ocl: Any) -> None:
     np.testing.assert_array_equal(be.to_numpy(y), a.T + 1)
 
 
+def test_assign_refuses_expanded_destination(ocl: Any) -> None:
+    x = ocl.backend.from_numpy(np.zeros((1, 3), np.float32), 0)
+    with pytest.raises(ValueError, match="expanded view"):
+        ocl.k["assign"](ocl.k["expand"](x, (4, 3)), 1.0)
+
+
 def test_assign_overlapping_source(ocl: Any) -> None:
     be, k = ocl.backend, ocl.k
     a, x = _pair(ocl, (10,))
