@@ -299,6 +299,9 @@ def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     """``log(exp(input) + exp(other))`` without overflow."""
     _tensors("logaddexp", input, other, floats_only=True)
     a, b = _pair(input, other)
+    if a.dtype.is_complex:  # shift by the operand with the larger real part
+        m = where(a.real >= b.real, a, b)  # type: ignore[attr-defined]
+        return m + log1p(exp(a + b - m - m))
     m = maximum(a, b)
     same_inf = (a == b) & (abs(a) == float("inf"))
     d = where(same_inf, 0.0, abs(a - b))
