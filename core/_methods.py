@@ -31,6 +31,12 @@ def _swap(fn: Any) -> Any:
     return method
 
 
+def _rtruediv(self: Tensor, other: Any) -> Tensor:
+    # PyTorch computes ``number / tensor`` as ``tensor.reciprocal() * number``; so do we, for
+    # the same last bits.
+    return B.mul(B.div(1, self), other)
+
+
 def _cast(dtype: Any) -> Any:
     def method(self: Tensor, memory_format: Any = None) -> Tensor:
         return C.to(self, dtype)
@@ -228,7 +234,7 @@ _OPERATORS = {
     "__mul__": B.mul,
     "__rmul__": _swap(B.mul),
     "__truediv__": B.div,
-    "__rtruediv__": _swap(B.div),
+    "__rtruediv__": _rtruediv,
     "__floordiv__": B.floor_divide,
     "__rfloordiv__": _swap(B.floor_divide),
     "__mod__": B.remainder,

@@ -150,6 +150,15 @@ def test_true_division_of_integers_gives_float_and_ieee_results():
     assert (1 / ember.tensor([2, 4])).tolist() == [0.5, 0.25]
 
 
+def test_number_divided_by_tensor_rounds_like_pytorch():
+    # PyTorch evaluates ``number / tensor`` as ``tensor.reciprocal() * number`` (recorded values).
+    x = ember.tensor([-2.5, -1.0, 0.0, 0.5, 1.5, 3.25])
+    assert (-3 / x).tolist() == [1.2000000476837158, 3.0, float("-inf"), -6.0, -2.0, -0.9230769872665405]
+    assert (2.5 / x).tolist()[4:] == [1.6666667461395264, 0.7692307829856873]
+    assert (2.5 / x.double()).tolist()[4:] == [1.6666666666666665, 0.7692307692307693]
+    assert (2.5 / ember.tensor([3, 6])).tolist() == [0.8333333730697632, 0.4166666865348816]
+
+
 def test_bool_negation_and_subtraction_raise_pytorch_text():
     with pytest.raises(
         RuntimeError,
