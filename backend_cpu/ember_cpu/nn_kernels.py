@@ -58,11 +58,22 @@ def conv2d(
     xp = _padded(np.ascontiguousarray(x), padding[0], padding[0], padding[1], padding[1], 0.0)
     win = _windows(xp, (kh, kw), stride, dilation, (oh, ow))  # (N, C, kh, kw, oh, ow)
     og, k = o // groups, cg * kh * kw
-    if kh * kw <= oh * ow:
-        # Usual layers: copy the windows in their natural order (long runs along ow) into
-        # (N, groups, C·kh·kw, oh·ow) and multiply each sample; the result is NCHW already.
+    if kh * kw <= oh * ow and k < 64:
+        # Few input channels: copy the windows in their natural order (long runs along ow)
+        # into (N, groups, C·kh·kw, oh·ow) and multiply per sample; the result is NCHW.
         cols = np.ascontiguousarray(win).reshape(n, groups, k, oh * ow)
         res = np.matmul(w.reshape(groups, og, k), cols).reshape(n, o, oh, ow)
+        return res.astype(dtype) if dtype in HALF else res
+    if kh * kw <= oh * ow:
+        # Usual layers: one large GEMM per group, (og, C·kh·kw) @ (C·kh·kw, N·oh·ow), which
+        # BLAS runs faster than N small ones; the (og, N) result is transposed once.
+        outs = []
+        for g in range(groups):
+            part = win[:, g * cg : (g + 1) * cg]
+            cols = np.ascontiguousarray(part.transpose(1, 2, 3, 0, 4, 5)).reshape(k, n * oh * ow)
+            outs.append((w[g * og : (g + 1) * og].reshape(og, k) @ cols).reshape(og, n, oh, ow))
+        res = outs[0] if groups == 1 else np.concatenate(outs, axis=0)
+        res = np.ascontiguousarray(res.transpose(1, 0, 2, 3))
         return res.astype(dtype) if dtype in HALF else res
     # Kernels larger than the output (weight gradients): rows are output positions, so the
     # copy runs along kw, and one matmul per group covers the whole batch.
