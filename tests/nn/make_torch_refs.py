@@ -204,6 +204,11 @@ MODULES = {
         {"x": (2, 5, 8)},
         "m(x)",
     ),
+    "transformer": (
+        "nn.Transformer(8, 2, 1, 1, 16, dropout=0.0)",
+        {"x": (5, 2, 8), "y": (4, 2, 8)},
+        "m(x, y, tgt_mask=m.generate_square_subsequent_mask(4, dtype=lib.float64))",
+    ),
     "encoder_layer_norm_first_gelu": (
         "nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, activation='gelu', norm_first=True)",
         {"x": (5, 2, 8)},

@@ -1,4 +1,4 @@
-"""``MultiheadAttention``, ``TransformerEncoderLayer`` and ``TransformerEncoder``."""
+"""``MultiheadAttention`` and the Transformer layers (encoder, decoder, whole model)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,14 @@ from .linear import Linear, NonDynamicallyQuantizableLinear
 from .module import Module
 from .normalization import LayerNorm
 
-__all__ = ["MultiheadAttention", "TransformerEncoder", "TransformerEncoderLayer"]
+__all__ = [
+    "MultiheadAttention",
+    "Transformer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
+]
 
 
 class MultiheadAttention(Module):
@@ -239,3 +246,184 @@ class TransformerEncoder(Module):
         for layer in self.layers:
             x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask)
         return self.norm(x) if self.norm is not None else x
+
+
+class TransformerDecoderLayer(Module):
+    """Self-attention, cross-attention over ``memory`` and a feed-forward block."""
+
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable = "relu",
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        kw = {"device": device, "dtype": dtype}
+        self.self_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw
+        )
+        self.multihead_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw
+        )
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.dropout3 = Dropout(dropout)
+        self.activation = _activation(activation)
+
+    def _sa(self, x: Tensor, mask: Tensor | None, padding: Tensor | None) -> Tensor:
+        return self.dropout1(
+            self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=padding, need_weights=False)[0]
+        )
+
+    def _mha(self, x: Tensor, mem: Tensor, mask: Tensor | None, padding: Tensor | None) -> Tensor:
+        out = self.multihead_attn(x, mem, mem, attn_mask=mask, key_padding_mask=padding, need_weights=False)[
+            0
+        ]
+        return self.dropout2(out)
+
+    def _ff(self, x: Tensor) -> Tensor:
+        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def forward(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        tgt_is_causal: bool = False,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        x = tgt
+        if self.norm_first:
+            x = x + self._sa(self.norm1(x), tgt_mask, tgt_key_padding_mask)
+            x = x + self._mha(self.norm2(x), memory, memory_mask, memory_key_padding_mask)
+            return x + self._ff(self.norm3(x))
+        x = self.norm1(x + self._sa(x, tgt_mask, tgt_key_padding_mask))
+        x = self.norm2(x + self._mha(x, memory, memory_mask, memory_key_padding_mask))
+        return self.norm3(x + self._ff(x))
+
+
+class TransformerDecoder(Module):
+    """``num_layers`` deep copies of ``decoder_layer``, then an optional ``norm``."""
+
+    def __init__(
+        self, decoder_layer: TransformerDecoderLayer, num_layers: int, norm: Module | None = None
+    ) -> None:
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        tgt_is_causal: bool | None = None,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        x = tgt
+        for layer in self.layers:
+            x = layer(x, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask)
+        return self.norm(x) if self.norm is not None else x
+
+
+class Transformer(Module):
+    """Encoder-decoder Transformer (Vaswani et al.) with final LayerNorms, as PyTorch builds it."""
+
+    def __init__(
+        self,
+        d_model: int = 512,
+        nhead: int = 8,
+        num_encoder_layers: int = 6,
+        num_decoder_layers: int = 6,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable = "relu",
+        custom_encoder: Any = None,
+        custom_decoder: Any = None,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        kw = {"device": device, "dtype": dtype}
+        args = (
+            d_model,
+            nhead,
+            dim_feedforward,
+            dropout,
+            activation,
+            layer_norm_eps,
+            batch_first,
+            norm_first,
+            bias,
+        )
+        self.encoder = custom_encoder or TransformerEncoder(
+            TransformerEncoderLayer(*args, **kw),
+            num_encoder_layers,
+            LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw),
+        )
+        self.decoder = custom_decoder or TransformerDecoder(
+            TransformerDecoderLayer(*args, **kw),
+            num_decoder_layers,
+            LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw),
+        )
+        self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
+        for p in self.parameters():
+            if p.dim() > 1:
+                init.xavier_uniform_(p)
+
+    def forward(
+        self,
+        src: Tensor,
+        tgt: Tensor,
+        src_mask: Tensor | None = None,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        src_is_causal: bool | None = None,
+        tgt_is_causal: bool | None = None,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask)
+        return self.decoder(
+            tgt,
+            memory,
+            tgt_mask=tgt_mask,
+            memory_mask=memory_mask,
+            tgt_key_padding_mask=tgt_key_padding_mask,
+            memory_key_padding_mask=memory_key_padding_mask,
+        )
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None) -> Tensor:
+        """A float mask with -inf above the diagonal (position i may attend to j <= i)."""
+        from ..._creation import full
+
+        return full((sz, sz), float("-inf"), dtype=dtype, device=device).triu(1)  # type: ignore[attr-defined]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import rnn
 from .clip_grad import clip_grad_norm_, clip_grad_value_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 
@@ -10,5 +11,6 @@ __all__ = [
     "clip_grad_value_",
     "get_total_norm",
     "parameters_to_vector",
+    "rnn",
     "vector_to_parameters",
 ]
