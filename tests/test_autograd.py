@@ -227,6 +227,18 @@ def test_gradient_through_broadcasting_sums_back():
     assert s.grad.item() == 4.0 and s.grad.shape == ()
 
 
+def test_clamp_with_tensor_bounds_differentiates_the_bounds():
+    # Recorded with PyTorch 2.13 (one position has min > max: max wins there).
+    x = ember.tensor([0.0, 1.0, 2.0, 3.0], requires_grad=True)
+    lo = ember.tensor([1.0, 1.0, 1.0, 1.0], requires_grad=True)
+    hi = ember.tensor([2.5, 0.5, 2.5, 2.5], requires_grad=True)
+    y = x.clamp(lo, hi)
+    assert y.grad_fn.name() == "ClampBackward0"
+    (y * ember.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 3.0, 0.0]
+    assert lo.grad.tolist() == [1.0, 0.0, 0.0, 0.0] and hi.grad.tolist() == [0.0, 2.0, 0.0, 4.0]
+
+
 def test_second_order_through_create_graph():
     x = ember.tensor([0.5, 1.5], requires_grad=True)
     y = (x.sin() * x**2).sum()

@@ -61,6 +61,14 @@ CASES = [
         lambda a: a.clamp(min=0.05) * a,
         lambda: (ember.tensor([-1.0, 0.5, 2.0], dtype=ember.float64, requires_grad=True),),
     ),
+    (
+        "clamp_tensor_bounds",
+        lambda a, lo, hi: a.clamp(lo, hi),
+        lambda: tuple(
+            ember.tensor(v, dtype=ember.float64, requires_grad=True)
+            for v in ([-1.3, 0.2, 0.9, 1.6], [-0.5, -0.4, 0.5, 1.0], [0.6, 0.7, 1.2, 0.8])
+        ),
+    ),
     ("where", lambda a, b: ember.where(a > 0, a * a, b), lambda: (_t(2, 3), _t(3))),
     ("sum", lambda a: a.sum(), lambda: (_t(2, 3),)),
     ("sum_dim", lambda a: a.sum(1), lambda: (_t(2, 3),)),

@@ -107,9 +107,29 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
             out = out.to(dt)
     finally:
         _grad.enabled = prev
-    if _grad.enabled and input.requires_grad:
+    tensors = isinstance(min, Tensor) or isinstance(max, Tensor)
+    if tensors and _grad.enabled:
+        inputs = (input, min if isinstance(min, Tensor) else None, max if isinstance(max, Tensor) else None)
+        record("ClampBackward0", _clamp_tensors_rule, out, inputs, (), (input, min, max))
+    elif _grad.enabled and input.requires_grad:
         record("ClampBackward1", _clamp_rule, out, (input,), (), (input, min, max))
     return out
+
+
+def _clamp_tensors_rule(n: Any, g: Tensor) -> tuple:
+    """PyTorch's masks: the input inside [min, max]; min where it won (and min < max);
+    max where it won or where max < min (then max is the result everywhere)."""
+    x, lo, hi = n.ctx
+    need = n.needs_input_grad
+    (gx,) = _clamp_rule(n, g)
+    glo = ghi = None
+    if need[1]:
+        m = x < lo if hi is None else (x < lo) & (lo < hi)
+        glo = sum_to(where(m, g, 0), lo._shape)
+    if need[2]:
+        m = x > hi if lo is None else (x > hi) | (hi < lo)
+        ghi = sum_to(where(m, g, 0), hi._shape)
+    return (gx if need[0] else None), glo, ghi
 
 
 clip = clamp
