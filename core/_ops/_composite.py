@@ -108,6 +108,8 @@ def run_composite(name: str, tensors: tuple[Tensor, ...], params: tuple, dtypes:
     be, dev = x._be, x._device
     k = be.k.get(name)
     if k is not None:
+        if getattr(be.backend, "contiguous_only", False):
+            tensors = tuple(t.contiguous() for t in tensors)  # type: ignore[attr-defined]
         out = k(*(t._data for t in tensors), *params)
     else:
         _policy_check(be.name, name)
