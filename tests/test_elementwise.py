@@ -206,6 +206,26 @@ def test_bitwise_and_shift_operators():
         ember.tensor([1.0]) & 1
 
 
+@pytest.mark.parametrize(
+    "op",
+    [
+        operator.and_,
+        operator.or_,
+        operator.xor,
+        operator.lshift,
+        operator.rshift,
+        operator.pow,
+        operator.mod,
+        operator.floordiv,
+    ],
+)
+def test_reflected_integer_operators_against_numpy(op):
+    a = np.array([1, 2, 3, 5], dtype=np.int64)
+    got = op(7, ember.tensor(a))
+    assert_equal(got, op(np.int64(7), a), ember.int64)
+    assert_equal(op(ember.tensor(a), ember.tensor(a[::-1].copy())), op(a, a[::-1]), ember.int64)
+
+
 def test_unary_operators_and_integer_wraparound():
     assert_equal(+ember.tensor([1, -1]), [1, -1], ember.int64)
     assert_equal(abs(ember.tensor([1, -1])), [1, 1], ember.int64)
