@@ -127,9 +127,13 @@ def max_pool2d(
     if best.dtype.kind == "f" and np.isnan(best).any():
         best, pos = _argmax_windows(xp, kernel, stride, dilation, (oh, ow))
     else:
-        pos = np.zeros(best.shape, np.intp)
-        for p in range(len(views) - 1, -1, -1):
-            np.copyto(pos, p, where=views[p] == best)
+        # pos = p where window element p equals the maximum, the smallest such p winning;
+        # arithmetic on int8/int32 instead of a masked copy (which branches per element).
+        itype = np.int8 if len(views) < 128 else np.int32
+        pos = np.full(best.shape, len(views) - 1, itype)
+        for p in range(len(views) - 2, -1, -1):
+            eq = (views[p] == best).view(np.int8).astype(itype, copy=False)
+            pos -= eq * (pos - itype(p))
     w = x.shape[-1]
     offsets = np.array(
         [i * dilation[0] * w + j * dilation[1] for i in range(kernel[0]) for j in range(kernel[1])]
@@ -137,7 +141,7 @@ def max_pool2d(
     base = (np.arange(oh) * stride[0] - padding[0]).reshape(-1, 1) * w + (
         np.arange(ow) * stride[1] - padding[1]
     )
-    return best, (base + offsets[pos]).astype(np.int64, copy=False)
+    return best, (base + np.take(offsets, pos)).astype(np.int64, copy=False)
 
 
 def _counts(n: int, k: int, s: int, p: int, out: int, include_pad: bool) -> np.ndarray:
