@@ -89,12 +89,16 @@ def _max_data(x: Tensor, k: tuple, s: tuple, p: tuple, d: tuple, out: tuple, cei
 
 def _max_rule(n: Any, g: Tensor) -> tuple:
     shape, idx, overlap = n.ctx
-    nc = shape[0] * shape[1]
-    flat_g = g.reshape(nc, -1)
-    flat_i = idx.reshape(nc, -1)
-    base = zeros((nc, shape[2] * shape[3]), dtype=g.dtype, device=g._device)
-    gx = base.scatter_add(1, flat_i, flat_g) if overlap else base.scatter(1, flat_i, flat_g)  # type: ignore[attr-defined]
-    return (gx.reshape(shape),)
+    nc, plane = shape[0] * shape[1], shape[2] * shape[3]
+    if overlap:  # windows share elements: several outputs may send gradient to one input
+        base = zeros((nc, plane), dtype=g.dtype, device=g._device)
+        gx = base.scatter_add(1, idx.reshape(nc, -1), g.reshape(nc, -1))  # type: ignore[attr-defined]
+        return (gx.reshape(shape),)
+    # Disjoint windows: each input gets at most one gradient, a plain write at flat positions.
+    offsets = arange(nc, device=g._device).reshape(-1, 1) * plane
+    flat = (idx.reshape(nc, -1) + offsets).reshape(-1)
+    base = zeros(nc * plane, dtype=g.dtype, device=g._device)
+    return (base.index_put((flat,), g.reshape(-1)).reshape(shape),)  # type: ignore[attr-defined]
 
 
 def max_pool2d(
