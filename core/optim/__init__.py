@@ -13,14 +13,17 @@ from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .adamax import Adamax
+from .asgd import ASGD
 from .lbfgs import LBFGS
 from .nadam import NAdam
 from .optimizer import Optimizer
 from .radam import RAdam
 from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = [
+    "ASGD",
     "LBFGS",
     "SGD",
     "Adadelta",
@@ -32,5 +35,6 @@ __all__ = [
     "Optimizer",
     "RAdam",
     "RMSprop",
+    "Rprop",
     "lr_scheduler",
 ]

@@ -41,6 +41,10 @@ OPTIMS = {
     ),
     "adagrad": ("Adagrad", {"lr": 0.1, "lr_decay": 0.01, "initial_accumulator_value": 0.1}),
     "adadelta": ("Adadelta", {"lr": 1.0, "weight_decay": 0.01}),
+    "rprop": ("Rprop", {"lr": 0.05}),
+    "rprop_max": ("Rprop", {"lr": 0.01, "etas": (0.3, 1.5), "step_sizes": (1e-3, 0.02), "maximize": True}),
+    "asgd": ("ASGD", {"lr": 0.05, "t0": 3, "weight_decay": 0.01}),
+    "asgd_lambd": ("ASGD", {"lr": 0.1, "lambd": 0.1, "alpha": 0.5}),
 }
 STEPS = 8
 
