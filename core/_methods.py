@@ -31,6 +31,10 @@ def _swap(fn: Any) -> Any:
     return method
 
 
+def _rsub(self: Tensor, other: Any) -> Tensor:
+    return G.relabel(B.sub(other, self), "RsubBackward1")
+
+
 def _rtruediv(self: Tensor, other: Any) -> Tensor:
     # PyTorch computes ``number / tensor`` as ``tensor.reciprocal() * number``; so do we, for
     # the same last bits.
@@ -230,7 +234,7 @@ _OPERATORS = {
     "__add__": B.add,
     "__radd__": _swap(B.add),
     "__sub__": B.sub,
-    "__rsub__": _swap(B.sub),
+    "__rsub__": _rsub,
     "__mul__": B.mul,
     "__rmul__": _swap(B.mul),
     "__truediv__": B.div,

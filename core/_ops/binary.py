@@ -15,7 +15,7 @@ from ember.backends.dtypes import promote_types
 from .._dtype import combine, get_default_dtype, result_type_scalar
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
-from ..autograd.graph import record
+from ..autograd.graph import record, relabel
 from ._common import broadcast_shape, same_device, sum_to
 
 __all__ = [
@@ -390,7 +390,8 @@ def pow(input: Any, exponent: Any) -> Tensor:
                 (input, exponent, input._shape, (), None),  # x ** c needs only x
             )
         return out
-    return _pow(input, exponent)
+    out = _pow(input, exponent)
+    return relabel(out, "PowBackward2") if not isinstance(input, Tensor) else out
 
 
 def _pt_name(a: Any, b: Any) -> str:

@@ -13,7 +13,7 @@ from ember.backends import dtypes as D
 
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
-from ..autograd.graph import record
+from ..autograd.graph import record, relabel
 from ._common import broadcast_shape, numel, same_device
 from .views import basic_slice
 
@@ -563,7 +563,7 @@ def scatter(
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """``scatter`` that sums duplicate indices."""
-    return scatter(input, dim, index, src, reduce="add")
+    return relabel(scatter(input, dim, index, src, reduce="add"), "ScatterAddBackward0")
 
 
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
@@ -572,7 +572,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
 
     d = norm_dim(dim, input.ndim)
     key = (slice(None),) * d + (index,)
-    return getitem(input, key)
+    return relabel(getitem(input, key), "IndexSelectBackward0")
 
 
 def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
@@ -583,4 +583,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
         raise RuntimeError(
             f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype.name}"
         )
-    return where(mask, value if not isinstance(value, Tensor) else value.to(input.dtype), input)
+    return relabel(
+        where(mask, value if not isinstance(value, Tensor) else value.to(input.dtype), input),
+        "MaskedFillBackward0",
+    )

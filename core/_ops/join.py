@@ -9,7 +9,7 @@ from ember.backends.dtypes import promote_types
 
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
-from ..autograd.graph import record
+from ..autograd.graph import record, relabel
 from ._common import norm_dim, same_device
 
 __all__ = ["cat", "concat", "concatenate", "hstack", "stack", "vstack"]
@@ -83,7 +83,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                 f"and {list(t._shape)} at entry {i}"
             )
     d = norm_dim(dim, ts[0].ndim + 1)
-    return cat([t.unsqueeze(d) for t in ts], d)
+    return relabel(cat([t.unsqueeze(d) for t in ts], d), "StackBackward0")
 
 
 def hstack(tensors: Sequence[Tensor]) -> Tensor:

@@ -9,7 +9,7 @@ from ember.backends import dtypes as D
 
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
-from ..autograd.graph import record
+from ..autograd.graph import record, relabel
 from ._common import norm_dim, norm_dims, numel
 
 __all__ = [
@@ -320,14 +320,15 @@ def var(
     centred = input - mean(input, dims, keepdim=True)
     sq = (centred * centred.conj()).real if input.dtype.is_complex else centred * centred  # type: ignore[attr-defined]
     denom = n - c
-    return sum(sq, dims, keepdim) / (denom if denom > 0 else float("nan"))
+    return relabel(sum(sq, dims, keepdim) / (denom if denom > 0 else float("nan")), "VarBackward0")
 
 
 def std(
     input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None
 ) -> Tensor:
     """Standard deviation: ``sqrt(var(...))``."""
-    return var(input, dim, unbiased, keepdim, correction=correction).sqrt()  # type: ignore[attr-defined]
+    out = var(input, dim, unbiased, keepdim, correction=correction).sqrt()  # type: ignore[attr-defined]
+    return relabel(out, "StdBackward0")
 
 
 def var_mean(

@@ -8,11 +8,11 @@ from ember.backends import dtypes as D
 
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
-from ..autograd.graph import record
+from ..autograd.graph import record, relabel
 from ._common import norm_dim
 from .reduce import return_types
 
-__all__ = ["sort", "argsort", "topk", "msort"]
+__all__ = ["argsort", "msort", "sort", "topk"]
 
 
 def _sort_rule(n: Any, g: Tensor) -> tuple:
@@ -27,7 +27,16 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = 
     if input.dtype.is_complex:
         raise RuntimeError("sort(): complex tensors are not supported")
     if input.ndim == 0:
-        return return_types.sort(input.clone(), wrap(input._be.k["full"]((), 0, D.int64, input._device.index or 0), input._be, input._device, D.int64, ()))
+        return return_types.sort(
+            input.clone(),
+            wrap(
+                input._be.k["full"]((), 0, D.int64, input._device.index or 0),
+                input._be,
+                input._device,
+                D.int64,
+                (),
+            ),
+        )
     d = norm_dim(dim, input.ndim)
     vals, idx = input._be.k["sort"](input._data, d, bool(descending))
     values = wrap(vals, input._be, input._device, input.dtype, input._shape)
@@ -46,7 +55,7 @@ def msort(input: Tensor) -> Tensor:
     return sort(input, 0).values
 
 
-def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:  # noqa: A002
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices."""
     d = norm_dim(dim, input.ndim) if input.ndim else 0
     size = input._shape[d] if input.ndim else 1
@@ -55,4 +64,4 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     values, indices = sort(input, d, descending=largest)
     if input.ndim == 0:
         return return_types.topk(values, indices)
-    return return_types.topk(values.narrow(d, 0, k), indices.narrow(d, 0, k))
+    return return_types.topk(relabel(values.narrow(d, 0, k), "TopkBackward0"), indices.narrow(d, 0, k))

@@ -16,7 +16,7 @@ from ember.backends import dtypes as D
 from .._dtype import get_default_dtype
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
-from ..autograd.graph import record
+from ..autograd.graph import record, relabel
 
 __all__ = [
     "abs",
@@ -252,15 +252,19 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:
 
 # -- defined in ember ops: their gradients come from the ops they use ----------------------
 def reciprocal(input: Tensor) -> Tensor:
-    return 1 / _floatify(input)
+    from .binary import div
+
+    return relabel(div(1, _floatify(input)), "ReciprocalBackward0")
 
 
 def rsqrt(input: Tensor) -> Tensor:
-    return 1 / sqrt(input)
+    from .binary import div
+
+    return relabel(div(1, sqrt(input)), "RsqrtBackward0")
 
 
 def square(input: Tensor) -> Tensor:
-    return input * input
+    return relabel(input * input, "PowBackward0")
 
 
 def exp2(input: Tensor) -> Tensor:
@@ -289,7 +293,7 @@ def relu(input: Tensor) -> Tensor:
 
     if input.dtype is D.bool_:
         raise RuntimeError("\"clamp_min_cpu\" not implemented for 'Bool'")
-    return where(input > 0, input, 0)
+    return relabel(where(input > 0, input, 0), "ReluBackward0")
 
 
 def logical_not(input: Tensor) -> Tensor:

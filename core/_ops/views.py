@@ -11,7 +11,7 @@ from typing import Any
 
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
-from ..autograd.graph import record
+from ..autograd.graph import record, relabel
 from ._common import norm_dim, numel, sum_to
 
 __all__ = [
@@ -145,14 +145,14 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     dims = list(range(n))
     a, b = norm_dim(dim0, n), norm_dim(dim1, n)
     dims[a], dims[b] = dims[b], dims[a]
-    return permute(input, dims)
+    return relabel(permute(input, dims), "TransposeBackward0")
 
 
 def t(input: Tensor) -> Tensor:
     """Transpose a tensor of at most 2 dimensions."""
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
-    return transpose(input, 0, 1) if input.ndim == 2 else input.view(input._shape)
+    return relabel(transpose(input, 0, 1) if input.ndim == 2 else input.view(input._shape), "TBackward0")
 
 
 def _expand_rule(n: Any, g: Tensor) -> tuple:
@@ -209,7 +209,15 @@ def squeeze(input: Tensor, dim: Any = None) -> Tensor:
         dims = {norm_dim(d, input.ndim) for d in ds}
         dims = {d for d in dims if input._shape and input._shape[d] == 1}
     shape = tuple(s for i, s in enumerate(input._shape) if i not in dims)
-    return _reshape_to(input, shape, "SqueezeBackward0")
+    # PyTorch's overloads: squeeze(), squeeze(dim), squeeze(dims)
+    node = (
+        "SqueezeBackward0"
+        if dim is None
+        else "SqueezeBackward1"
+        if isinstance(dim, int)
+        else "SqueezeBackward2"
+    )
+    return _reshape_to(input, shape, node)
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:

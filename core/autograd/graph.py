@@ -12,7 +12,7 @@ from typing import Any
 
 from .grad_mode import state
 
-__all__ = ["AccumulateGrad", "Node", "edge", "meta", "node_class", "record"]
+__all__ = ["AccumulateGrad", "Node", "edge", "meta", "node_class", "record", "relabel"]
 
 _FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -145,6 +145,17 @@ def node_class(name: str) -> type:
         cls = type(name, (Node,), {"__slots__": ()})
         _classes[name] = cls
     return cls
+
+
+def relabel(out: Any, name: str) -> Any:
+    """Name a composite op's outermost node as PyTorch names the whole op (``ReluBackward0``).
+
+    Only for nodes the op itself just created; the rule is unchanged.
+    """
+    n = out.grad_fn
+    if n is not None:
+        n.__class__ = node_class(name)
+    return out
 
 
 def meta(t: Any) -> dict:
