@@ -292,3 +292,16 @@ def test_dropout_modes() -> None:
     y2 = nn.Dropout2d(0.5)(ember.ones(4, 8, 3, 3))
     per_channel = y2.numpy().reshape(4, 8, 9)
     assert np.all(per_channel.min(-1) == per_channel.max(-1))
+
+
+def test_channel_dropout_shapes() -> None:
+    ember.manual_seed(1)
+    with pytest.warns(UserWarning, match="interpreted as shape \\(N, C, L\\)"):
+        y = nn.functional.dropout2d(ember.ones(8, 16, 5), 0.5)
+    per = y.numpy()
+    assert np.all(per.min(-1) == per.max(-1))  # one draw per (N, C), as PyTorch
+    assert not np.all(per[:, :, 0].min(0) == per[:, :, 0].max(0))
+    y1 = nn.Dropout1d(0.5)(ember.ones(16, 7))  # unbatched (C, L)
+    assert np.all(y1.numpy().min(-1) == y1.numpy().max(-1))
+    with pytest.raises(RuntimeError, match="dropout1d: Expected 2D or 3D input, but received a 4D input"):
+        nn.functional.dropout1d(ember.ones(1, 2, 3, 4))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from ember.backends import dtypes as D
@@ -74,35 +75,63 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return _apply_mask(input, input._shape, p, inplace)
 
 
-def _channel_dropout(
-    input: Tensor, p: float, training: bool, inplace: bool, spatial: int, name: str
-) -> Tensor:
-    _check_p(p)
-    if input.ndim not in (spatial + 1, spatial + 2):
-        raise RuntimeError(
-            f"{name}: Expected {spatial + 1}D or {spatial + 2}D input, but received a {input.ndim}D input. "
-            f"Note that {name} exists to provide channel-wise dropout on inputs with {spatial} spatial "
-            f"dimension{'s' if spatial > 1 else ''}, a channel dimension, and an optional batch dimension "
-            f"(i.e. {spatial + 1}D or {spatial + 2}D inputs)."
-        )
+def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool, batch_dims: int) -> Tensor:
+    """Zero whole feature maps: one draw per leading (batch, channel) entry."""
     if not training or p == 0.0:
         return input
-    lead = input.ndim - spatial
-    return _apply_mask(input, input._shape[:lead] + (1,) * spatial, p, inplace)
+    lead = min(batch_dims, input.ndim)
+    return _apply_mask(input, input._shape[:lead] + (1,) * (input.ndim - lead), p, inplace)
+
+
+def _wrong_rank(name: str, ndim: int, spatial: int) -> None:
+    lo, hi = spatial + 1, spatial + 2
+    warnings.warn(
+        f"{name}: Received a {ndim}-D input to {name}, which is deprecated and will result in an error in a "
+        "future release. To retain the behavior and silence this warning, please use dropout instead. Note "
+        f"that {name} exists to provide channel-wise dropout on inputs with {spatial} spatial dimensions, a "
+        f"channel dimension, and an optional batch dimension (i.e. {lo}D or {hi}D inputs).",
+        stacklevel=3,
+    )
 
 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero whole channels of (N, C, L) or (C, L) input with probability ``p``."""
-    return _channel_dropout(input, p, training, inplace, 1, "dropout1d")
+    _check_p(p)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that dropout1d exists "
+            "to provide channel-wise dropout on inputs with 1 spatial dimension, a channel dimension, and an "
+            "optional batch dimension (i.e. 2D or 3D inputs)."
+        )
+    return _feature_dropout(input, p, training, inplace, 2 if input.ndim == 3 else 1)
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero whole channels of (N, C, H, W) or (C, H, W) input with probability ``p``."""
-    return _channel_dropout(input, p, training, inplace, 2, "dropout2d")
+    """Zero whole channels of (N, C, H, W) input with probability ``p``.
+
+    As in PyTorch, a 3-D input is read as (N, C, L) (with a warning), not as unbatched (C, H, W).
+    """
+    _check_p(p)
+    if input.ndim not in (3, 4):
+        _wrong_rank("dropout2d", input.ndim, 2)
+    if input.ndim == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior is "
+            "desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior will "
+            "change in a future release to interpret the input as one without a batch dimension, i.e. shape "
+            "(C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d "
+            "instead.",
+            stacklevel=2,
+        )
+    return _feature_dropout(input, p, training, inplace, 2)
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    return _channel_dropout(input, p, training, inplace, 3, "dropout3d")
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability ``p``."""
+    _check_p(p)
+    if input.ndim not in (4, 5):
+        _wrong_rank("dropout3d", input.ndim, 3)
+    return _feature_dropout(input, p, training, inplace, 2 if input.ndim == 5 else 1)
 
 
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
