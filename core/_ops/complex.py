@@ -37,14 +37,20 @@ def _to_complex(g: Tensor, dtype: Any) -> Tensor:
     return complex(g, zeros_like(g))
 
 
+def _real_grad(g: Tensor) -> Tensor:
+    # A real output's gradient is real (PyTorch casts it so); drop a stray imaginary part.
+    return real(g) if g.dtype.is_complex else g
+
+
 def _real_rule(n: Any, g: Tensor) -> tuple:
     (dtype,) = n.ctx
-    return (_to_complex(g, dtype),)
+    return (_to_complex(_real_grad(g), dtype),)
 
 
 def _imag_rule(n: Any, g: Tensor) -> tuple:
     from .._creation import zeros_like
 
+    g = _real_grad(g)
     return (complex(zeros_like(g), g),)
 
 
@@ -72,6 +78,10 @@ def imag(input: Tensor) -> Tensor:
 
 
 def _complex_rule(n: Any, g: Tensor) -> tuple:
+    if not g.dtype.is_complex:
+        from .._creation import zeros_like
+
+        return (g, zeros_like(g))
     return (real(g), imag(g))
 
 

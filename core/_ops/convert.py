@@ -266,10 +266,9 @@ def conj(input: Tensor) -> Tensor:
     """Complex conjugate (the tensor itself for real dtypes)."""
     if not input.dtype.is_complex:
         return input
-    from .binary import mul
+    from .complex import conj_physical
 
-    re, im = real(input), imag(input)
-    return (re + mul(im, -1j)).to(input.dtype)
+    return conj_physical(input)
 
 
 def _part(input: Tensor, which: str) -> Tensor:

@@ -261,6 +261,8 @@ def nanquantile(
 # -- scans -------------------------------------------------------------------------------------
 def _cumprod_rule(n: Any, g: Tensor) -> tuple:
     x, out, d = n.ctx
+    if x.dtype.is_complex:  # conjugate Wirtinger: the same formula on conjugates
+        x, out = x.conj(), out.conj()  # type: ignore[attr-defined]
     safe = where(x == 0, 1.0, x)
     rev = (g * out).flip(d).cumsum(d).flip(d)  # type: ignore[attr-defined]
     # Exact where x has no zeros; at zeros, the prefix product over the others.

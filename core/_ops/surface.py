@@ -266,4 +266,20 @@ OPERATORS: dict[str, Any] = {
     "__irshift__": C.inplace(MX.bitwise_right_shift),
 }
 
-PROPERTIES: dict[str, Any] = {"real": property(CX.real), "imag": property(CX.imag)}
+
+def _mH(self: Tensor) -> Tensor:
+    return CX.conj_physical(self.transpose(-2, -1))  # type: ignore[attr-defined]
+
+
+def _H(self: Tensor) -> Tensor:
+    if self.ndim > 2:
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
+    return CX.conj_physical(self.T)  # type: ignore[attr-defined]
+
+
+PROPERTIES: dict[str, Any] = {
+    "real": property(CX.real),
+    "imag": property(CX.imag),
+    "mH": property(_mH),
+    "H": property(_H),
+}

@@ -101,14 +101,14 @@ def det(A: Tensor) -> Tensor:
 
 def _slogdet_rule(n: Any, g: Tensor) -> tuple:
     (A,) = n.ctx
-    return (g.unsqueeze(-1).unsqueeze(-1) * _mH(inv(A)),)  # type: ignore[attr-defined]
+    return (g.unsqueeze(-1).unsqueeze(-1).to(A.dtype) * _mH(inv(A)),)  # type: ignore[attr-defined]
 
 
 def slogdet(A: Tensor) -> Any:
     """``(sign, log|det|)`` of square matrices."""
     check_matrix("slogdet", A)
     sign, logabs = _run("slogdet", (A,), (), (A.dtype, D.to_real(A.dtype)))
-    if _grad.enabled and A.requires_grad and not A.dtype.is_complex:
+    if _grad.enabled and A.requires_grad:
         record("LinalgSlogdetBackward0", _slogdet_rule, logabs, (A,), (), (A,))
     return _slogdet_t(sign, logabs)
 
@@ -352,27 +352,31 @@ def _svd_rule(n: Any, g: tuple) -> tuple:
     U, S, Vh = n.ctx
     gU, gS, gVh = g
     from .._ops.select import where
-    from .._ops.shape_extra import diag_embed
+    from .._ops.shape_extra import diag_embed, diagonal
 
     V = _mH(Vh)
     s2 = S * S
     E = s2.unsqueeze(-2) - s2.unsqueeze(-1)  # s_j^2 - s_i^2
-    F = where(E == 0, 0.0, 1 / where(E == 0, 1.0, E))
-    Sd = diag_embed(S)
-    inner = diag_embed(gS) if gS is not None else 0 * Sd
+    F = where(E == 0, 0.0, 1 / where(E == 0, 1.0, E)).to(U.dtype)
+    Sd = diag_embed(S).to(U.dtype)
+    inner = diag_embed(gS).to(U.dtype) if gS is not None else 0 * Sd
     m, k, nn = U._shape[-2], S._shape[-1], V._shape[-2]
     extra = 0
     if gU is not None:
-        J = F * (_mH(U) @ gU - _mH(gU) @ U)
+        UhgU = _mH(U) @ gU
+        J = F * (UhgU - _mH(UhgU))
         inner = inner + J @ Sd
+        if U.dtype.is_complex:  # the phase of each singular pair: PyTorch's extra diagonal term
+            im = diagonal(UhgU, 0, -2, -1).imag  # type: ignore[attr-defined]
+            inner = inner + diag_embed((im / S).to(U.dtype)) * 1j
         if m > k:
-            extra = extra + (_eye_like(U, m) - U @ _mH(U)) @ gU @ diag_embed(1 / S) @ Vh
+            extra = extra + (_eye_like(U, m) - U @ _mH(U)) @ gU @ diag_embed(1 / S).to(U.dtype) @ Vh
     if gVh is not None:
         gV = _mH(gVh)
         K = F * (_mH(V) @ gV - _mH(gV) @ V)
         inner = inner + Sd @ K
         if nn > k:
-            extra = extra + U @ diag_embed(1 / S) @ _mH(gV) @ (_eye_like(U, nn) - V @ Vh)
+            extra = extra + U @ diag_embed(1 / S).to(U.dtype) @ _mH(gV) @ (_eye_like(U, nn) - V @ Vh)
     return (U @ inner @ Vh + extra,)
 
 

@@ -65,3 +65,41 @@ def test_gradients_match_pytorch():
     r.grad = None
     ember.polar(r, i).imag.sum().backward()
     close(r.grad, [0.14112001, -0.84147098], rtol=1e-6)
+
+
+def _z():
+    return ember.tensor(
+        [[1 + 2j, 0.5 - 1j], [-0.3 + 0.2j, 2 - 0.7j]], dtype=ember.complex128, requires_grad=True
+    )
+
+
+def test_complex_gradients_recorded_from_pytorch():
+    z = _z()
+    ember.cumprod(z, 1).imag.sum().backward()
+    close(z.grad, [[-1 + 1.5j, 2 + 1j], [-0.7 + 3j, 0.2 - 0.3j]], rtol=1e-12)
+    z = _z()
+    r = ember.linalg.svd(z)
+    (r.U @ r.Vh).real.sum().backward()
+    close(
+        z.grad,
+        [
+            [0.2613910530588578 - 0.15879501631959111j, 0.013745716409000186 - 0.09872650775494629j],
+            [0.043234279764656436 - 0.08334712800931127j, 0.07431708381816153 + 0.24056406354883703j],
+        ],
+        rtol=1e-9,
+    )
+    z = _z()
+    ember.linalg.slogdet(z).logabsdet.backward()
+    close(
+        z.grad,
+        [
+            [0.2378708773717051 + 0.41487329682923724j, 0.02164777791926651 + 0.07844135998981282j],
+            [0.06239653635553295 - 0.24449255061759842j, 0.46606392461479695 - 0.19355660257226537j],
+        ],
+        rtol=1e-9,
+    )
+    z = _z()
+    z.conj().imag.sum().backward()
+    close(z.grad, np.full((2, 2), -1j))
+    assert ember.tensor([[1 + 1j, 2j]]).mH.shape == (2, 1)
+    close(ember.tensor([[1 + 1j, 2j]]).H, [[1 - 1j], [-2j]])
