@@ -10,6 +10,7 @@ from ember.backends import dtypes as D
 from ..._creation import arange
 from ..._ops import unary as U
 from ..._ops.matmul import matmul
+from ..._ops.select import where
 from ..._random import rand
 from ..._tensor import Tensor
 
@@ -176,11 +177,12 @@ def embedding(
             )
             scale = (max_norm / (norms + 1e-7)).clamp(max=1.0)
             weight[input.reshape(-1)] = rows * scale
-    if padding_idx is not None and weight.requires_grad:
+    out = weight[input]
+    if padding_idx is not None and out.requires_grad:
+        # rows looked up at padding_idx pass no gradient to the table
         pi = padding_idx + n if padding_idx < 0 else padding_idx
-        mask = (arange(n, device=weight._device) != pi).to(weight.dtype).reshape(n, 1)  # type: ignore[attr-defined]
-        return (weight * mask + (weight * (1 - mask)).detach())[input]  # type: ignore[attr-defined]
-    return weight[input]
+        out = where((input == pi).unsqueeze(-1), out.detach(), out)  # type: ignore[attr-defined]
+    return out
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
