@@ -24,6 +24,26 @@ from .autograd import graph as G
 __all__ = ["bind"]
 
 
+def _operator(fn: Any) -> Any:
+    """A binary dunder: an operand of an unsupported type gives ``NotImplemented``."""
+
+    def method(self: Tensor, other: Any) -> Any:
+        try:
+            return fn(self, other)
+        except B.UnsupportedOperand:
+            return NotImplemented
+
+    method.__name__ = getattr(fn, "__name__", "op")
+    return method
+
+
+def _matmul_operator(fn: Any) -> Any:
+    def method(self: Tensor, other: Any) -> Any:
+        return fn(self, other) if isinstance(other, Tensor) else NotImplemented
+
+    return method
+
+
 def _swap(fn: Any) -> Any:
     def method(self: Tensor, other: Any) -> Tensor:
         return fn(other, self)
@@ -502,9 +522,18 @@ _OPERATORS.update(X.OPERATORS)
 _PROPERTIES.update(X.PROPERTIES)
 
 
+_BINARY_DUNDERS = frozenset(
+    n
+    for n in _OPERATORS
+    if n not in ("__neg__", "__pos__", "__abs__", "__invert__", "__getitem__", "__setitem__")
+)
+
+
 def bind() -> None:
     """Attach the table above to Tensor (called once, by ``ember/__init__.py``)."""
     for name, fn in {**_OPERATORS, **_METHODS, **_PROPERTIES}.items():
+        if name in _BINARY_DUNDERS:
+            fn = _matmul_operator(fn) if "matmul" in name else _operator(fn)
         setattr(Tensor, name, fn)
     for name in _INPLACE_METHODS:
         setattr(Tensor, name + "_", C.inplace(_METHODS[name]))

@@ -159,6 +159,23 @@ def test_number_divided_by_tensor_rounds_like_pytorch():
     assert (2.5 / ember.tensor([3, 6])).tolist() == [0.8333333730697632, 0.4166666865348816]
 
 
+def test_unsupported_operands_behave_as_in_pytorch():
+    t = ember.ones(2)
+    assert (t == None) is False and (t != None) is True and (t == "a") is False
+    assert None not in [t]
+    cases = [
+        (lambda: t + None, "unsupported operand type(s) for +: 'Tensor' and 'NoneType'"),
+        (lambda: t + [1, 2], "unsupported operand type(s) for +: 'Tensor' and 'list'"),
+        (lambda: [1] + t, 'can only concatenate list (not "Tensor") to list'),
+        (lambda: t < None, "'<' not supported between instances of 'Tensor' and 'NoneType'"),
+        (lambda: t @ "a", "unsupported operand type(s) for @: 'Tensor' and 'str'"),
+    ]
+    for fn, msg in cases:
+        with pytest.raises(TypeError) as e:
+            fn()
+        assert str(e.value) == msg
+
+
 def test_bool_negation_and_subtraction_raise_pytorch_text():
     with pytest.raises(
         RuntimeError,

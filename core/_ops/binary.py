@@ -64,12 +64,17 @@ def _scalar_for(x: Any, dt: Any) -> Any:
     return v
 
 
+class UnsupportedOperand(TypeError):
+    """An operand that is neither a Tensor nor a number; Python operators turn it into
+    ``NotImplemented`` so that Python raises (or compares ``== None``) as with PyTorch."""
+
+
 def _as_scalar(x: Any) -> Any:
     if isinstance(x, (bool, int, float, complex)):
         return x
     if hasattr(x, "item") and hasattr(x, "dtype") and getattr(x, "ndim", None) == 0:
         return x.item()  # NumPy scalar
-    raise TypeError(f"unsupported operand type: expected a Tensor or a number, got {type(x).__name__}")
+    raise UnsupportedOperand(f"unsupported operand type: expected a Tensor or a number, got {type(x).__name__}")
 
 
 def result_type(a: Any, b: Any) -> D.DType:
