@@ -363,6 +363,9 @@ from .linalg._compat import old_cholesky as cholesky
 from .linalg._compat import old_qr as qr
 from .linalg._compat import old_svd as svd
 from .linalg._decomp import det, matrix_exp, slogdet
+from .linalg._lu import lu_unpack
+from .linalg._lu import old_lu as lu
+from .linalg._lu import old_lu_solve as lu_solve
 from .linalg._misc import matrix_power
 
 _methods.bind()
@@ -830,3 +833,4 @@ __all__ += [
     "vander",
     "vsplit",
 ]
+__all__ += ["lu", "lu_solve", "lu_unpack"]

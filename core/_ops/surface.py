@@ -35,9 +35,9 @@ def _linalg(name: str) -> Any:
     """A Tensor method calling ``ember.linalg`` function ``name`` (imported at call time)."""
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-        from ..linalg import _compat, _decomp, _misc
+        from ..linalg import _compat, _decomp, _lu, _misc
 
-        for mod in (_compat, _decomp, _misc):
+        for mod in (_compat, _decomp, _misc, _lu):
             fn = getattr(mod, name, None)
             if fn is not None:
                 return fn(self, *args, **kwargs)
@@ -201,6 +201,8 @@ METHODS: dict[str, Any] = {
     "cholesky_solve": _linalg("cholesky_solve"),
     "cholesky_inverse": _linalg("cholesky_inverse"),
     "triangular_solve": _linalg("triangular_solve"),
+    "lu": _linalg("old_lu"),
+    "lu_solve": _linalg("old_lu_solve"),
 }
 
 INPLACE_METHODS = [

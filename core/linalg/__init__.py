@@ -26,6 +26,7 @@ from ._decomp import (
     svd,
     svdvals,
 )
+from ._lu import lu, lu_factor, lu_factor_ex, lu_solve
 from ._misc import (
     cond,
     cross,
@@ -58,6 +59,10 @@ __all__ = [
     "inv",
     "inv_ex",
     "lstsq",
+    "lu",
+    "lu_factor",
+    "lu_factor_ex",
+    "lu_solve",
     "matrix_exp",
     "matrix_norm",
     "matrix_power",

@@ -177,3 +177,36 @@ def test_second_order(name):
             gm = _first_grad(lambda a: fn(a + 3 * ember.eye(3, dtype=ember.float64)).sum(), x - t(d))[1]
             num[i, j] = ((gp - gm) * v).sum().item() / (2 * eps)
     close(hv, num, rtol=1e-4, atol=1e-6)
+
+
+def test_lu_family():
+    S = ember.tensor([[0.0, 1.0, 2.0], [0.0, 3.0, 4.0], [1.0, 1.0, 1.0]])
+    LU, piv = L.lu_factor(S)  # recorded from PyTorch 2.13
+    close(LU, [[1.0, 1.0, 1.0], [0.0, 3.0, 4.0], [0.0, 0.3333333432674408, 0.6666666269302368]], rtol=1e-6)
+    same(piv, np.int32([3, 2, 3]))
+    res = L.lu_factor_ex(ember.tensor([[1.0, 2.0], [2.0, 4.0]]))
+    close(res.LU, [[2.0, 4.0], [0.5, 0.0]])
+    assert res.info.item() == 2 and res.info.dtype == ember.int32
+    with pytest.raises(RuntimeError):
+        L.lu_factor(ember.tensor([[1.0, 2.0], [2.0, 4.0]]))
+    for shape in [(2, 4, 4), (3, 5), (5, 3)]:
+        a = RNG.normal(size=shape)
+        P, Lo, U = L.lu(t(a))
+        close(P @ Lo @ U, a, rtol=1e-10, atol=1e-12)
+        sp = sl.lu(a[0] if a.ndim == 3 else a)
+        close((P[0] if a.ndim == 3 else P), sp[0])
+    LU, piv = L.lu_factor(t(A))
+    close(L.lu_solve(LU, piv, t(B)), np.linalg.solve(A, B), rtol=1e-10)
+    close(L.lu_solve(LU, piv, t(B), adjoint=True), np.linalg.solve(A.transpose(0, 2, 1), B), rtol=1e-10)
+    close(
+        L.lu_solve(LU, piv, t(B.transpose(0, 2, 1)), left=False),
+        np.linalg.solve(A.transpose(0, 2, 1), B).transpose(0, 2, 1),
+        rtol=1e-10,
+    )
+    LU1, piv1 = t(A[0]).lu()
+    close(t(B[0]).lu_solve(LU1, piv1), np.linalg.solve(A[0], B[0]), rtol=1e-10)
+    P, Lo, U = ember.lu_unpack(LU1, piv1)
+    close(P @ Lo @ U, A[0])
+    grad_ok(lambda a: L.lu(a).U, dbl(3, 3, seed=8))
+    grad_ok(lambda a: L.lu(a).L, dbl(3, 3, seed=8))
+    grad_ok(lambda a: L.lu_solve(*L.lu_factor(a), ember.ones(3, 1, dtype=ember.float64)), dbl(3, 3, seed=9))
