@@ -185,6 +185,8 @@ def _reduce_pair(n: Any, ga: Any, gb: Any) -> tuple:
 
 
 def _conj(x: Any) -> Any:
+    if isinstance(x, complex):  # a Python complex scalar operand needs conjugating too
+        return x.conjugate()
     return x.conj() if isinstance(x, Tensor) and x.dtype.is_complex else x
 
 

@@ -103,3 +103,12 @@ def test_complex_gradients_recorded_from_pytorch():
     close(z.grad, np.full((2, 2), -1j))
     assert ember.tensor([[1 + 1j, 2j]]).mH.shape == (2, 1)
     close(ember.tensor([[1 + 1j, 2j]]).H, [[1 - 1j], [-2j]])
+
+
+def test_python_complex_scalar_operands_are_conjugated():
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    (x * (1 + 2j)).abs().sum().backward()
+    close(x.grad.real, [2.2360679775, 2.2360679775], rtol=1e-6)  # PyTorch 2.13: 2.2361 each
+    z = ember.tensor([1 + 1j], requires_grad=True)
+    (z / (1 + 2j)).abs().sum().backward()
+    close(z.grad, [0.31622777 + 0.31622777j], rtol=1e-6)
