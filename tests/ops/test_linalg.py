@@ -8,6 +8,9 @@ import pytest
 import scipy.linalg as sl
 from _opsref import close, dbl, grad_ok, same
 
+# Composites without a kernel on the primitives-only test backend warn once (by design).
+pytestmark = pytest.mark.filterwarnings("ignore:.*has no kernel.*:RuntimeWarning")
+
 L = ember.linalg
 RNG = np.random.default_rng(11)
 A = RNG.normal(size=(2, 3, 3))

@@ -10,6 +10,9 @@ import numpy as np
 import pytest
 from _opsref import close, same
 
+# Composites without a kernel on the primitives-only test backend warn once (by design).
+pytestmark = pytest.mark.filterwarnings("ignore:.*has no kernel.*:RuntimeWarning")
+
 INF, NAN = float("inf"), float("nan")
 
 

@@ -7,6 +7,9 @@ import numpy as np
 import pytest
 from _opsref import close, dbl, grad_ok, same
 
+# Composites without a kernel on the primitives-only test backend warn once (by design).
+pytestmark = pytest.mark.filterwarnings("ignore:.*has no kernel.*:RuntimeWarning")
+
 RNG = np.random.default_rng(7)
 A = RNG.normal(size=(3, 4, 5))
 NAN = np.where(RNG.random((3, 4, 5)) < 0.2, np.nan, A)
