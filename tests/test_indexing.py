@@ -203,6 +203,16 @@ def test_other_index_errors(device):
         ember.zeros(4, device=device)[[4]] = 1.0
 
 
+def test_setitem_values_of_other_kinds(device):
+    t = ember.zeros(3, device=device)
+    t[0] = np.float32(2.5)
+    t[1] = np.int64(3)
+    t[2] = ember.tensor(7)
+    assert t.tolist() == [2.5, 3.0, 7.0]
+    with pytest.raises(TypeError, match="^can't assign a list to a ember.FloatTensor$"):
+        t[0] = [1.0, 2.0]
+
+
 def test_setitem_shape_mismatch_messages(device):
     with pytest.raises(RuntimeError) as e:
         ember.zeros(4, device=device)[0:2] = ember.ones(3, device=device)

@@ -287,7 +287,10 @@ def _value_data(x: Tensor, value: Any, shape: tuple[int, ...], advanced: bool = 
                 v = v.expand(shape)  # basic indexing words a mismatch as expand does
         return v._data
     from .binary import _scalar_for
+    from .convert import _pt
 
+    if isinstance(value, (list, tuple)):
+        raise TypeError(f"can't assign a {type(value).__name__} to a ember.{_pt(x.dtype)}Tensor")
     return _scalar_for(value, x.dtype)
 
 
