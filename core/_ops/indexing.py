@@ -277,6 +277,8 @@ def getitem(x: Tensor, key: Any) -> Tensor:
 
 
 def _value_data(x: Tensor, value: Any, shape: tuple[int, ...], advanced: bool = False) -> Any:
+    if isinstance(value, Tensor) and not value._shape and value.is_cpu and not x.is_cpu:
+        value = value.item()  # a 0-d CPU tensor is a scalar on every device, as in PyTorch
     if isinstance(value, Tensor):
         same_device(x, value, "index_put_")
         v = value if value.dtype is x.dtype else value.to(x.dtype)
