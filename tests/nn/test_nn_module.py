@@ -237,7 +237,7 @@ def test_repr() -> None:
     )
     assert (
         repr(nn.BatchNorm2d(4))
-        == "BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)"
+        == "BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)"
     )
     assert repr(nn.Dropout(0.2)) == "Dropout(p=0.2, inplace=False)"
     assert repr(nn.Embedding(10, 3, padding_idx=0)) == "Embedding(10, 3, padding_idx=0)"

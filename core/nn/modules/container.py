@@ -8,6 +8,7 @@ from typing import Any
 
 from ..._tensor import Tensor
 from ..parameter import Parameter
+from ._util import addindent, typename
 from .module import Module
 
 __all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
@@ -111,6 +112,23 @@ class ModuleList(Module):
         self._modules.clear()
         for i, m in enumerate(items):
             self._modules[str(i)] = m
+
+    def __repr__(self) -> str:
+        """Runs of identical children print once, as ``(0-2): 3 x Linear(...)`` (PyTorch's form)."""
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return self._get_name() + "()"
+        runs: list[list] = [[0, 0, reprs[0]]]
+        for i, r in enumerate(reprs[1:], 1):
+            if r == runs[-1][2]:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, r])
+        lines = []
+        for start, end, r in runs:
+            head = f"({start}): " if start == end else f"({start}-{end}): {end - start + 1} x "
+            lines.append(addindent(head + r, 2))
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
     def __iadd__(self, modules: Iterable[Module]) -> ModuleList:  # noqa: PYI034
         return self.extend(modules)
@@ -226,9 +244,10 @@ class ParameterList(Module):
         for i, p in enumerate(self):
             if isinstance(p, Tensor):
                 size = "x".join(str(s) for s in p.shape)
-                lines.append(f"({i}): Parameter containing: [{type(p).__name__} of size {size}]")
+                kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+                lines.append(f"  ({i}): {kind} containing: [{p.dtype} of size {size}]")
             else:
-                lines.append(f"({i}): Object of type: {type(p).__name__}")
+                lines.append(f"  ({i}): Object of type: {type(p).__name__}")
         return "\n".join(lines)
 
 
@@ -287,5 +306,5 @@ class ParameterDict(Module):
         lines = []
         for k, p in self.items():
             size = "x".join(str(s) for s in p.shape)
-            lines.append(f"({k}): Parameter containing: [{type(p).__name__} of size {size}]")
+            lines.append(f"  ({k}): Parameter containing: [{typename(p)} of size {size}]")
         return "\n".join(lines)

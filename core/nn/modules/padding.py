@@ -37,9 +37,9 @@ class _Pad(Module):
         return F.pad(input, self.padding, self._mode)
 
     def extra_repr(self) -> str:
-        return f"{self.padding}" + (
-            f", value={self.value}" if self._mode == "constant" and self.value is not None else ""
-        )
+        if type(self).__name__.startswith("Constant"):
+            return f"padding={self.padding}, value={self.value}"
+        return f"{self.padding}"
 
 
 class ConstantPad1d(_Pad):
