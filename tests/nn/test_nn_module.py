@@ -216,6 +216,8 @@ def test_full_backward_hook() -> None:
     got.clear()
     m(ember.randn(4, 3)).sum().backward()
     assert got[0][0] == (None,)
+    with ember.no_grad():
+        assert m(x).shape == (4, 2)
 
 
 def test_repr() -> None:

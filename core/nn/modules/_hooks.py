@@ -7,6 +7,7 @@ from collections import OrderedDict
 from typing import Any
 
 from ..._tensor import Tensor
+from ...autograd.grad_mode import state as _grad
 
 __all__ = ["BackwardHookRunner", "RemovableHandle"]
 
@@ -57,8 +58,9 @@ class BackwardHookRunner:
     def wrap_inputs(self, args: tuple) -> tuple:
         out = []
         slots = []
+        recording = _grad.enabled
         for a in args:
-            if isinstance(a, Tensor) and a.requires_grad:
+            if recording and isinstance(a, Tensor) and a.requires_grad:
                 a = a.view_as(a)  # type: ignore[attr-defined]
                 a.register_hook(self._in_hook(len(slots)))  # type: ignore[attr-defined]
                 slots.append(a)
@@ -68,7 +70,7 @@ class BackwardHookRunner:
         return tuple(out)
 
     def watch_outputs(self, result: Any) -> None:
-        outs = [t for t in _tensors(result) if t.requires_grad]
+        outs = [t for t in _tensors(result) if t.requires_grad] if _grad.enabled else []
         self.grad_output = [None] * len(outs)
         self.pending_out = len(outs)
         for i, t in enumerate(outs):
