@@ -283,3 +283,16 @@ def test_distributed_sampler_partitions_and_reshuffles_per_epoch() -> None:
     assert plain == [[0, 3, 6], [1, 4, 7], [2, 5, 8]]
     with pytest.raises(ValueError, match=r"Invalid rank 3, rank should be in the interval \[0, 2\]"):
         DistributedSampler(range(10), num_replicas=3, rank=3)
+
+
+def test_custom_samplers_and_collate_fn() -> None:
+    from ember.utils.data.dataloader import default_collate as from_dataloader_module
+
+    assert from_dataloader_module is default_collate
+    ds = Squares(7)
+    bs = BatchSampler(SequentialSampler(ds), 3, drop_last=False)
+    assert [b["i"].tolist() for b in DataLoader(ds, batch_sampler=bs)] == [[0, 1, 2], [3, 4, 5], [6]]
+    picked = DataLoader(ds, batch_size=2, sampler=SubsetRandomSampler([1, 5], generator=ember.Generator()))
+    assert sorted(functools.reduce(operator.iadd, (b["i"].tolist() for b in picked), [])) == [1, 5]
+    sizes = DataLoader(ds, batch_size=4, collate_fn=len, num_workers=1)
+    assert list(sizes) == [4, 3]
