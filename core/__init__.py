@@ -57,6 +57,44 @@ from ._misc import (
     promote_types,
     use_deterministic_algorithms,
 )
+from ._ops.aliases import (
+    adjoint,
+    alias_copy,
+    as_strided_copy,
+    detach_copy,
+    diagflat,
+    diagonal_copy,
+    expand_copy,
+    fix,
+    frobenius_norm,
+    gradient,
+    greater,
+    greater_equal,
+    is_conj,
+    is_neg,
+    is_nonzero,
+    is_same_size,
+    less,
+    less_equal,
+    not_equal,
+    nuclear_norm,
+    pdist,
+    permute_copy,
+    put,
+    resolve_conj,
+    resolve_neg,
+    rsub,
+    select_copy,
+    split_copy,
+    squeeze_copy,
+    t_copy,
+    transpose_copy,
+    unbind_copy,
+    unfold_copy,
+    unravel_index,
+    unsqueeze_copy,
+    view_copy,
+)
 from ._ops.binary import (
     add,
     bitwise_and,
@@ -314,6 +352,7 @@ from ._ops.unary import (
     trunc,
 )
 from ._ops.views import (
+    as_strided,
     chunk,
     flatten,
     movedim,
@@ -363,10 +402,12 @@ from .linalg._compat import old_cholesky as cholesky
 from .linalg._compat import old_qr as qr
 from .linalg._compat import old_svd as svd
 from .linalg._decomp import det, matrix_exp, slogdet
+from .linalg._decomp import householder_product as orgqr
 from .linalg._lu import lu_unpack
 from .linalg._lu import old_lu as lu
 from .linalg._lu import old_lu_solve as lu_solve
-from .linalg._misc import matrix_power
+from .linalg._misc import matrix_power, matrix_rank
+from .special import multigammaln as mvlgamma
 
 _methods.bind()
 
@@ -834,3 +875,45 @@ __all__ += [
     "vsplit",
 ]
 __all__ += ["lu", "lu_solve", "lu_unpack"]
+__all__ += [
+    "adjoint",
+    "alias_copy",
+    "as_strided",
+    "as_strided_copy",
+    "detach_copy",
+    "diagflat",
+    "diagonal_copy",
+    "expand_copy",
+    "fix",
+    "frobenius_norm",
+    "gradient",
+    "greater",
+    "greater_equal",
+    "is_conj",
+    "is_neg",
+    "is_nonzero",
+    "is_same_size",
+    "less",
+    "less_equal",
+    "matrix_rank",
+    "mvlgamma",
+    "not_equal",
+    "nuclear_norm",
+    "orgqr",
+    "pdist",
+    "permute_copy",
+    "put",
+    "resolve_conj",
+    "resolve_neg",
+    "rsub",
+    "select_copy",
+    "split_copy",
+    "squeeze_copy",
+    "t_copy",
+    "transpose_copy",
+    "unbind_copy",
+    "unfold_copy",
+    "unravel_index",
+    "unsqueeze_copy",
+    "view_copy",
+]

@@ -29,6 +29,10 @@ from .autograd.graph import record
 __all__ = [
     "bessel_j0",
     "bessel_j1",
+    "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w",
     "digamma",
     "entr",
     "erf",
@@ -39,23 +43,34 @@ __all__ = [
     "expit",
     "expm1",
     "gammaln",
+    "hermite_polynomial_h",
+    "hermite_polynomial_he",
     "i0",
     "i0e",
     "i1",
     "i1e",
+    "laguerre_polynomial_l",
+    "legendre_polynomial_p",
     "log1p",
     "log_ndtr",
     "log_softmax",
     "logit",
     "logsumexp",
+    "modified_bessel_i0",
+    "modified_bessel_i1",
     "multigammaln",
     "ndtr",
     "ndtri",
     "polygamma",
     "psi",
     "round",
+    "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
     "sinc",
     "softmax",
+    "spherical_bessel_j0",
     "xlog1py",
     "xlogy",
     "zeta",
@@ -166,3 +181,61 @@ def log_softmax(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     from .nn.functional import log_softmax as _log_softmax
 
     return _log_softmax(input, dim, dtype=dtype)
+
+
+modified_bessel_i0 = i0
+modified_bessel_i1 = i1
+
+
+def spherical_bessel_j0(input: Tensor) -> Tensor:
+    """``sin(x) / x`` (1 at 0)."""
+    x = _float(input)
+    zero = x == 0
+    safe = where(zero, 1.0, x)
+    return where(zero, 1.0, sin(safe) / safe)
+
+
+# Orthogonal polynomials by their three-term recurrences: (p0, p1(x), step(k, x, p_k, p_{k-1})).
+def _recurrence(p1: Any, step: Any) -> Any:
+    def poly(input: Any, n: Any) -> Tensor:
+        from ._creation import tensor
+
+        like = input if isinstance(input, Tensor) else n
+        x = _float(input if isinstance(input, Tensor) else tensor(input, device=like._device))
+        nt = n if isinstance(n, Tensor) else tensor(n, device=x._device)
+        nt = nt.to(x.dtype) if nt.dtype.category >= 2 else nt
+        top = int(nt.amax().item()) if nt.numel() else 0  # type: ignore[attr-defined]
+        prev, cur = x * 0 + 1, p1(x)
+        out = where(nt == 0, prev, where(nt == 1, cur, 0.0))
+        for k in range(1, top):
+            prev, cur = cur, step(k, x, cur, prev)
+            out = where(nt == k + 1, cur, out)
+        return where(nt < 0, 0.0, out).to(x.dtype)
+
+    return poly
+
+
+chebyshev_polynomial_t = _recurrence(lambda x: x, lambda k, x, p, q: 2 * x * p - q)
+chebyshev_polynomial_u = _recurrence(lambda x: 2 * x, lambda k, x, p, q: 2 * x * p - q)
+chebyshev_polynomial_v = _recurrence(lambda x: 2 * x - 1, lambda k, x, p, q: 2 * x * p - q)
+chebyshev_polynomial_w = _recurrence(lambda x: 2 * x + 1, lambda k, x, p, q: 2 * x * p - q)
+hermite_polynomial_h = _recurrence(lambda x: 2 * x, lambda k, x, p, q: 2 * x * p - 2 * k * q)
+hermite_polynomial_he = _recurrence(lambda x: x, lambda k, x, p, q: x * p - k * q)
+laguerre_polynomial_l = _recurrence(
+    lambda x: 1 - x, lambda k, x, p, q: ((2 * k + 1 - x) * p - k * q) / (k + 1)
+)
+legendre_polynomial_p = _recurrence(lambda x: x, lambda k, x, p, q: ((2 * k + 1) * x * p - k * q) / (k + 1))
+
+
+def _shifted(poly: Any) -> Any:
+    def shifted(input: Any, n: Any) -> Tensor:
+        x = _float(input) if isinstance(input, Tensor) else input
+        return poly(2 * x - 1, n)
+
+    return shifted
+
+
+shifted_chebyshev_polynomial_t = _shifted(chebyshev_polynomial_t)
+shifted_chebyshev_polynomial_u = _shifted(chebyshev_polynomial_u)
+shifted_chebyshev_polynomial_v = _shifted(chebyshev_polynomial_v)
+shifted_chebyshev_polynomial_w = _shifted(chebyshev_polynomial_w)

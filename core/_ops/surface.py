@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._tensor import Tensor
+from . import aliases as AL
 from . import complex as CX
 from . import convert as C
 from . import distances as DS
@@ -29,6 +30,12 @@ def _swap(fn: Any) -> Any:
 
 def _flip_method(self: Tensor, *dims: Any) -> Tensor:
     return SX.flip(self, *dims)
+
+
+def _mvlgamma(self: Tensor, p: int) -> Tensor:
+    from ..special import multigammaln
+
+    return multigammaln(self, p)
 
 
 def _linalg(name: str) -> Any:
@@ -203,6 +210,24 @@ METHODS: dict[str, Any] = {
     "triangular_solve": _linalg("triangular_solve"),
     "lu": _linalg("old_lu"),
     "lu_solve": _linalg("old_lu_solve"),
+    "orgqr": _linalg("householder_product"),
+    # alternative spellings
+    "adjoint": AL.adjoint,
+    "diagflat": AL.diagflat,
+    "fix": AL.fix,
+    "greater": AL.greater,
+    "greater_equal": AL.greater_equal,
+    "less": AL.less,
+    "less_equal": AL.less_equal,
+    "not_equal": AL.not_equal,
+    "is_conj": AL.is_conj,
+    "is_neg": AL.is_neg,
+    "is_nonzero": AL.is_nonzero,
+    "is_same_size": AL.is_same_size,
+    "put": AL.put,
+    "resolve_conj": AL.resolve_conj,
+    "resolve_neg": AL.resolve_neg,
+    "mvlgamma": _mvlgamma,
 }
 
 INPLACE_METHODS = [
@@ -257,6 +282,9 @@ INPLACE_METHODS = [
     "sinc",
     "logit",
     "i0",
+    "fix",
+    "put",
+    "mvlgamma",
 ]
 
 OPERATORS: dict[str, Any] = {

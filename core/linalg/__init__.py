@@ -6,6 +6,9 @@ CPU backend (NumPy/LAPACK) and the results are copied back.
 
 from __future__ import annotations
 
+from .._ops.matmul import matmul
+from .._ops.shape_extra import diagonal as _diagonal
+from .._tensor import Tensor
 from ._compat import solve_ex, solve_triangular
 from ._decomp import (
     LinAlgError,
@@ -44,6 +47,12 @@ from ._misc import (
     vector_norm,
 )
 
+
+def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """The ``offset`` diagonal of the matrices in ``(dim1, dim2)`` (a view)."""
+    return _diagonal(A, offset, dim1, dim2)
+
+
 __all__ = [
     "LinAlgError",
     "cholesky",
@@ -51,6 +60,7 @@ __all__ = [
     "cond",
     "cross",
     "det",
+    "diagonal",
     "eig",
     "eigh",
     "eigvals",
@@ -63,6 +73,7 @@ __all__ = [
     "lu_factor",
     "lu_factor_ex",
     "lu_solve",
+    "matmul",
     "matrix_exp",
     "matrix_norm",
     "matrix_power",
