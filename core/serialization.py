@@ -93,8 +93,9 @@ def _device_type() -> type:
 
 
 class _Storage:
-    def __init__(self, key: str, dtype: D.DType, data: bytes, numel: int) -> None:
+    def __init__(self, key: str, dtype: D.DType, data: bytes, numel: int, location: str) -> None:
         self.key, self.dtype, self.data, self.numel = key, dtype, data, numel
+        self.location = location  # the device, restored on load as PyTorch does
 
 
 class _Pickler(pickle._Pickler):  # type: ignore[name-defined]
@@ -127,7 +128,7 @@ class _Pickler(pickle._Pickler):  # type: ignore[name-defined]
         if isinstance(obj, Parameter):
             return _REBUILD_PARAMETER, (obj.detach(), obj.requires_grad, collections.OrderedDict())
         host = np.array(obj.detach().cpu().numpy(), order="C", copy=True)  # keeps 0-d tensors 0-d
-        storage = _Storage(str(len(self.storages)), obj.dtype, host.tobytes(), host.size)
+        storage = _Storage(str(len(self.storages)), obj.dtype, host.tobytes(), host.size, str(obj.device))
         self.storages.append(storage)
         stride = tuple(int(np.prod(host.shape[i + 1 :])) for i in range(host.ndim))
         args = (storage, 0, tuple(obj.shape), stride, obj.requires_grad, collections.OrderedDict())
@@ -135,7 +136,7 @@ class _Pickler(pickle._Pickler):  # type: ignore[name-defined]
 
     def persistent_id(self, obj: Any) -> Any:
         if isinstance(obj, _Storage):
-            return ("storage", _STORAGE_TYPES[obj.dtype.name], obj.key, "cpu", obj.numel)
+            return ("storage", _STORAGE_TYPES[obj.dtype.name], obj.key, obj.location, obj.numel)
         return None
 
 
@@ -324,19 +325,29 @@ class _WeightsUnpickler(pickle.Unpickler):
 
 def _target(map_location: Any, location: str) -> Any:
     """Where a storage saved at ``location`` goes: ``map_location`` as PyTorch reads it."""
-    if map_location is None:
-        return location if location.split(":")[0] in _installed() else "cpu"
     if isinstance(map_location, dict):
-        return map_location.get(location, location)
-    if callable(map_location):
+        location = map_location.get(location, location)
+    elif callable(map_location):
         return map_location
-    return str(map_location)
+    elif map_location is not None:
+        return str(map_location)
+    return _available(location)
 
 
-def _installed() -> set[str]:
-    from .backends import registry
+def _available(location: str) -> str:
+    """``location`` itself, or PyTorch's kind of error when its device is not here."""
+    if location == "cpu":
+        return location
+    from ._device import resolve
 
-    return {r["name"] for r in registry.status() if r.get("available")}
+    try:
+        resolve(location)
+    except Exception as e:  # noqa: BLE001 (any reason a device is unusable)
+        raise RuntimeError(
+            f"Attempting to deserialize object on device '{location}', which is not available here "
+            f"({e}). Use ember.load with map_location='cpu' (or another device) to map the storages."
+        ) from None
+    return location
 
 
 class _LoadedStorage:

@@ -227,3 +227,20 @@ def test_safetensors_rejects_bad_offsets(tmp_path) -> None:
     path.write_bytes(len(head).to_bytes(8, "little") + head + b"\0" * 16)
     with pytest.raises(ValueError, match="offsets"):
         S.load_safetensors(path)
+
+
+def test_devices_are_restored_or_mapped(tmp_path) -> None:
+    path = tmp_path / "dev.pt"
+    ember.save({"a": ember.arange(3.0, device="cpu:1"), "b": ember.ones(1)}, path)
+    out = ember.load(path)
+    assert out["a"].device == ember.device("cpu:1") and out["b"].device == ember.device("cpu")
+    assert ember.load(path, map_location="cpu")["a"].device == ember.device("cpu")
+    with zipfile.ZipFile(path) as z:
+        pkl = z.read("dev/data.pkl").replace(b"cpu:1", b"xyz:1")
+    bad = tmp_path / "nodev.pt"
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(bad, "w") as z:
+        for name in src.namelist():
+            z.writestr(name.replace("dev/", "nodev/"), pkl if name.endswith("data.pkl") else src.read(name))
+    with pytest.raises(RuntimeError, match="Attempting to deserialize object on device 'xyz:1'"):
+        ember.load(bad)
+    assert ember.load(bad, map_location="cpu")["a"].tolist() == [0.0, 1.0, 2.0]
