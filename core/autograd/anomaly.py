@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "check"]
+__all__ = ["check", "detect_anomaly", "is_anomaly_enabled", "set_detect_anomaly"]
 
 _state = {"on": False}
 
@@ -13,7 +13,7 @@ def is_anomaly_enabled() -> bool:
     return _state["on"]
 
 
-class set_detect_anomaly:  # noqa: N801 - PyTorch's spelling
+class set_detect_anomaly:
     """Turn anomaly detection on or off (also a context manager)."""
 
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
@@ -23,11 +23,11 @@ class set_detect_anomaly:  # noqa: N801 - PyTorch's spelling
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         _state["on"] = self.prev
 
 
-class detect_anomaly(set_detect_anomaly):  # noqa: N801
+class detect_anomaly(set_detect_anomaly):
     """``with ember.autograd.detect_anomaly(): loss.backward()`` raises at the first NaN gradient."""
 
     def __init__(self, check_nan: bool = True) -> None:

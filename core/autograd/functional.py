@@ -6,9 +6,10 @@ needs no forward-mode machinery and works on every backend.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-__all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
+__all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
 
 
 def _tuple(x: Any) -> tuple[Any, bool]:
@@ -16,18 +17,22 @@ def _tuple(x: Any) -> tuple[Any, bool]:
 
 
 def _prepare(inputs: tuple, create_graph: bool) -> tuple:
-    return tuple(x.detach().requires_grad_(True) if not x.requires_grad or not create_graph else x for x in inputs)
+    return tuple(
+        x.detach().requires_grad_(True) if not x.requires_grad or not create_graph else x for x in inputs
+    )
 
 
 def _grads(outputs: tuple, inputs: tuple, grad_outputs: tuple, create_graph: bool) -> tuple:
-    from . import grad
     from .._creation import zeros_like
+    from . import grad
 
     gs = grad(outputs, inputs, grad_outputs, create_graph=True, allow_unused=True)
-    return tuple(zeros_like(x) if g is None else (g if create_graph else g) for g, x in zip(gs, inputs))
+    return tuple(zeros_like(x) if g is None else g for g, x in zip(gs, inputs))
 
 
-def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False, strict: bool = False) -> tuple:
+def vjp(
+    func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False, strict: bool = False
+) -> tuple:
     """``(func(inputs), v^T J)``."""
     ins, is_tuple = _tuple(inputs)
     ins = _prepare(ins, create_graph)
@@ -37,7 +42,9 @@ def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         from .._creation import ones_like
 
         if any(o.numel() != 1 for o in outs):
-            raise RuntimeError("The vector v can only be None if the user-provided function returns a single Tensor with a single element.")
+            raise RuntimeError(
+                "The vector v can only be None if the user-provided function returns a single Tensor with a single element."
+            )
         vs = tuple(ones_like(o) for o in outs)
     else:
         vs, _ = _tuple(v)
@@ -51,11 +58,13 @@ def _detach(x: Any) -> Any:
     return tuple(t.detach() for t in x) if isinstance(x, tuple) else x.detach()
 
 
-def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False, strict: bool = False) -> tuple:
+def jvp(
+    func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False, strict: bool = False
+) -> tuple:
     """``(func(inputs), J v)`` through the double-vjp trick."""
     from .._creation import ones_like, zeros_like
 
-    ins, is_tuple = _tuple(inputs)
+    ins, _ = _tuple(inputs)
     ins = _prepare(ins, True)
     vs = tuple(ones_like(x) for x in ins) if v is None else _tuple(v)[0]
     out = func(*ins)
@@ -71,7 +80,14 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     return o, (res if create_graph else _detach(res))
 
 
-def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, strict: bool = False, vectorize: bool = False, strategy: str = "reverse-mode") -> Any:
+def jacobian(
+    func: Callable[..., Any],
+    inputs: Any,
+    create_graph: bool = False,
+    strict: bool = False,
+    vectorize: bool = False,
+    strategy: str = "reverse-mode",
+) -> Any:
     """The Jacobian: for one input and one output, shape ``out.shape + in.shape``."""
     from .._creation import zeros_like
     from .._ops.join import stack
@@ -101,9 +117,16 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, 
     return tuple(table) if out_tuple else table[0]
 
 
-def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, strict: bool = False, vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode") -> Any:
+def hessian(
+    func: Callable[..., Any],
+    inputs: Any,
+    create_graph: bool = False,
+    strict: bool = False,
+    vectorize: bool = False,
+    outer_jacobian_strategy: str = "reverse-mode",
+) -> Any:
     """The Hessian of a scalar function: the Jacobian of its gradient."""
-    ins, is_tuple = _tuple(inputs)
+    _, is_tuple = _tuple(inputs)
 
     def gradient(*xs: Any) -> Any:
         from . import grad
@@ -118,7 +141,9 @@ def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, s
     return jacobian(gradient, inputs, create_graph=create_graph)
 
 
-def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False, strict: bool = False) -> tuple:
+def vhp(
+    func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False, strict: bool = False
+) -> tuple:
     """``(func(inputs), v^T H)``."""
     from . import grad
 
@@ -135,6 +160,8 @@ def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     return out.detach(), (res if create_graph else _detach(res))
 
 
-def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False, strict: bool = False) -> tuple:
+def hvp(
+    func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False, strict: bool = False
+) -> tuple:
     """``(func(inputs), H v)``; equal to vhp for the symmetric Hessians of smooth functions."""
     return vhp(func, inputs, v, create_graph, strict)
