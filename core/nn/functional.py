@@ -30,6 +30,18 @@ from ._functional.activation import (
 )
 from ._functional.attention import multi_head_attention_forward, scaled_dot_product_attention
 from ._functional.conv_api import conv1d, conv2d, conv_transpose1d, conv_transpose2d
+from ._functional.extra import (
+    channel_shuffle,
+    fold,
+    gumbel_softmax,
+    local_response_norm,
+    lp_pool1d,
+    lp_pool2d,
+    max_unpool1d,
+    max_unpool2d,
+    multi_margin_loss,
+    unfold,
+)
 from ._functional.linear import (
     alpha_dropout,
     bilinear,
@@ -99,11 +111,55 @@ def max_pool2d_with_indices(
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
+def _inplace(fn):  # type: ignore[no-untyped-def]
+    def op(input, *args, **kwargs):  # type: ignore[no-untyped-def]
+        return fn(input, *args, inplace=True, **kwargs)
+
+    op.__name__ = fn.__name__ + "_"
+    op.__doc__ = f"In-place ``{fn.__name__}``."
+    return op
+
+
+elu_ = _inplace(elu)
+celu_ = _inplace(celu)
+selu_ = _inplace(selu)
+leaky_relu_ = _inplace(leaky_relu)
+hardtanh_ = _inplace(hardtanh)
+threshold_ = _inplace(threshold)
+rrelu_ = _inplace(rrelu)
+
+
+def max_pool1d_with_indices(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=True
+):  # type: ignore[no-untyped-def]
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):  # type: ignore[no-untyped-def]
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):  # type: ignore[no-untyped-def]
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):  # type: ignore[no-untyped-def]
+    """Deprecated alias of ``interpolate(..., mode='nearest')``."""
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):  # type: ignore[no-untyped-def]
+    """Deprecated alias of ``interpolate(..., mode='bilinear', align_corners=True)``."""
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
 __all__ = [
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
     "adaptive_max_pool1d",
+    "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d",
+    "adaptive_max_pool2d_with_indices",
     "alpha_dropout",
     "avg_pool1d",
     "avg_pool2d",
@@ -112,6 +168,8 @@ __all__ = [
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "celu",
+    "celu_",
+    "channel_shuffle",
     "conv1d",
     "conv2d",
     "conv_transpose1d",
@@ -124,15 +182,19 @@ __all__ = [
     "dropout2d",
     "dropout3d",
     "elu",
+    "elu_",
     "embedding",
+    "fold",
     "gaussian_nll_loss",
     "gelu",
     "glu",
     "group_norm",
+    "gumbel_softmax",
     "hardshrink",
     "hardsigmoid",
     "hardswish",
     "hardtanh",
+    "hardtanh_",
     "hinge_embedding_loss",
     "huber_loss",
     "instance_norm",
@@ -141,16 +203,24 @@ __all__ = [
     "l1_loss",
     "layer_norm",
     "leaky_relu",
+    "leaky_relu_",
     "linear",
+    "local_response_norm",
     "log_softmax",
     "logsigmoid",
+    "lp_pool1d",
+    "lp_pool2d",
     "margin_ranking_loss",
     "max_pool1d",
+    "max_pool1d_with_indices",
     "max_pool2d",
     "max_pool2d_with_indices",
+    "max_unpool1d",
+    "max_unpool2d",
     "mish",
     "mse_loss",
     "multi_head_attention_forward",
+    "multi_margin_loss",
     "multilabel_soft_margin_loss",
     "nll_loss",
     "normalize",
@@ -166,8 +236,10 @@ __all__ = [
     "relu_",
     "rms_norm",
     "rrelu",
+    "rrelu_",
     "scaled_dot_product_attention",
     "selu",
+    "selu_",
     "sigmoid",
     "silu",
     "smooth_l1_loss",
@@ -180,6 +252,10 @@ __all__ = [
     "tanh",
     "tanhshrink",
     "threshold",
+    "threshold_",
     "triplet_margin_loss",
+    "unfold",
     "upsample",
+    "upsample_bilinear",
+    "upsample_nearest",
 ]

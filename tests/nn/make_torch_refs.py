@@ -122,6 +122,21 @@ CASES = {
     ),
     "interpolate_nearest": ("F.interpolate(a, scale_factor=(2, 0.5))", {"a": (1, 2, 3, 4)}, "a"),
     "adaptive_max_pool2d": ("F.adaptive_max_pool2d(a, (2, 3))", {"a": (1, 2, 5, 7)}, "a"),
+    "unfold": ("F.unfold(a, (2, 3), dilation=(1, 2), padding=1, stride=(2, 1))", {"a": (2, 2, 5, 6)}, "a"),
+    "fold": ("F.fold(a, (5, 6), (2, 3), padding=1, stride=2)", {"a": (2, 12, 9)}, "a"),
+    "max_unpool2d": (
+        "F.max_unpool2d(*F.max_pool2d(a, 2, return_indices=True), 2, output_size=(5, 5))",
+        {"a": (1, 2, 5, 5)},
+        "a",
+    ),
+    "lp_pool2d": ("F.lp_pool2d(a.abs() + 0.1, 2, 2)", {"a": (1, 2, 4, 4)}, "a"),
+    "local_response_norm": ("F.local_response_norm(a, 3)", {"a": (2, 5, 3)}, "a"),
+    "channel_shuffle": ("F.channel_shuffle(a, 2)", {"a": (1, 6, 2, 2)}, "a"),
+    "multi_margin": (
+        "F.multi_margin_loss(a, i, p=2, margin=0.7, weight=b.abs())",
+        {"a": (4, 5), "b": (5,), "i": [1, 0, 4, 2]},
+        "a",
+    ),
     "margin_ranking": (
         "F.margin_ranking_loss(a, b, c.sign(), margin=0.3)",
         {"a": (6,), "b": (6,), "c": (6,)},

@@ -32,10 +32,13 @@ from .activation import (
     Tanhshrink,
     Threshold,
 )
+from .channelshuffle import ChannelShuffle
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d
 from .flatten import Flatten, Unflatten
+from .fold import Fold, Unfold
 from .linear import Bilinear, Identity, Linear
 from .loss import (
     BCELoss,
@@ -50,7 +53,9 @@ from .loss import (
     MarginRankingLoss,
     MSELoss,
     MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
     NLLLoss,
+    NLLLoss2d,
     PoissonNLLLoss,
     SmoothL1Loss,
     SoftMarginLoss,
@@ -65,6 +70,7 @@ from .normalization import (
     InstanceNorm1d,
     InstanceNorm2d,
     LayerNorm,
+    LocalResponseNorm,
     RMSNorm,
 )
 from .padding import (
@@ -87,10 +93,14 @@ from .pooling import (
     AdaptiveMaxPool2d,
     AvgPool1d,
     AvgPool2d,
+    LPPool1d,
+    LPPool2d,
     MaxPool1d,
     MaxPool2d,
+    MaxUnpool1d,
+    MaxUnpool2d,
 )
-from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding
 from .transformer import (
     MultiheadAttention,
@@ -124,6 +134,7 @@ __all__ = [
     "BatchNorm2d",
     "BatchNorm3d",
     "Bilinear",
+    "ChannelShuffle",
     "CircularPad1d",
     "CircularPad2d",
     "ConstantPad1d",
@@ -133,6 +144,7 @@ __all__ = [
     "ConvTranspose1d",
     "ConvTranspose2d",
     "CosineEmbeddingLoss",
+    "CosineSimilarity",
     "CrossEntropyLoss",
     "Dropout",
     "Dropout1d",
@@ -140,6 +152,7 @@ __all__ = [
     "Dropout3d",
     "Embedding",
     "Flatten",
+    "Fold",
     "GRUCell",
     "GaussianNLLLoss",
     "GroupNorm",
@@ -154,24 +167,32 @@ __all__ = [
     "InstanceNorm2d",
     "KLDivLoss",
     "L1Loss",
+    "LPPool1d",
+    "LPPool2d",
     "LSTMCell",
     "LayerNorm",
     "LeakyReLU",
     "Linear",
+    "LocalResponseNorm",
     "LogSigmoid",
     "LogSoftmax",
     "MSELoss",
     "MarginRankingLoss",
     "MaxPool1d",
     "MaxPool2d",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
     "Mish",
     "Module",
     "ModuleDict",
     "ModuleList",
     "MultiLabelSoftMarginLoss",
+    "MultiMarginLoss",
     "MultiheadAttention",
     "NLLLoss",
+    "NLLLoss2d",
     "PReLU",
+    "PairwiseDistance",
     "ParameterDict",
     "ParameterList",
     "PixelShuffle",
@@ -180,6 +201,7 @@ __all__ = [
     "RMSNorm",
     "RNNBase",
     "RNNCell",
+    "RNNCellBase",
     "RReLU",
     "ReLU",
     "ReLU6",
@@ -208,6 +230,7 @@ __all__ = [
     "TransformerEncoderLayer",
     "TripletMarginLoss",
     "Unflatten",
+    "Unfold",
     "Upsample",
     "UpsamplingBilinear2d",
     "UpsamplingNearest2d",

@@ -19,7 +19,16 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell"]
+__all__ = [
+    "GRU",
+    "LSTM",
+    "RNN",
+    "GRUCell",
+    "LSTMCell",
+    "RNNBase",
+    "RNNCell",
+    "RNNCellBase",
+]
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
@@ -282,3 +291,6 @@ class GRUCell(_CellBase):
         h = self._zeros(input) if hx is None else hx
         gi = F.linear(input, self.weight_ih, self.bias_ih)
         return _gru_step(gi, h, self.weight_hh, self.bias_hh)
+
+
+RNNCellBase = _CellBase

@@ -1,0 +1,188 @@
+"""Less common functional ops: unfold/fold, unpooling, LP pooling, LRN, channel shuffle,
+gumbel softmax, multi-margin loss. Written over the ops with their own rules (conv, pooling)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..._creation import eye, zeros
+from ..._ops import unary as U
+from ..._ops.select import clamp
+from ..._tensor import Tensor
+from ._util import apply_reduction, ntuple
+from .conv import conv2d_op, conv_input_grad
+from .padding import constant_pad
+from .pooling import avg_pool2d
+from .softmax import softmax
+
+__all__ = [
+    "channel_shuffle",
+    "fold",
+    "gumbel_softmax",
+    "local_response_norm",
+    "lp_pool1d",
+    "lp_pool2d",
+    "max_unpool1d",
+    "max_unpool2d",
+    "multi_margin_loss",
+    "unfold",
+]
+
+
+def _identity_kernel(c: int, k: tuple, like: Tensor) -> Tensor:
+    """(C·kh·kw, C, kh, kw) weights that copy each window element to its own channel."""
+    n = c * k[0] * k[1]
+    return eye(n, dtype=like.dtype, device=like.device).reshape(n, c, k[0], k[1])  # type: ignore[attr-defined]
+
+
+def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> Tensor:
+    """Sliding windows as columns: (N, C, H, W) → (N, C·kh·kw, L) (im2col).
+
+    Computed as a convolution with an identity kernel, so its gradient is ``fold``.
+    """
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.ndim}D)")
+    x = input if input.ndim == 4 else input.unsqueeze(0)  # type: ignore[attr-defined]
+    k, d, p, s = (ntuple(v, 2) for v in (kernel_size, dilation, padding, stride))
+    out = conv2d_op(x, _identity_kernel(x.shape[1], k, x), s, p, d, 1)
+    out = out.reshape(out.shape[0], out.shape[1], -1)  # type: ignore[attr-defined]
+    return out if input.ndim == 4 else out.squeeze(0)  # type: ignore[attr-defined]
+
+
+def fold(
+    input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1
+) -> Tensor:
+    """Sum columns back into an image: (N, C·kh·kw, L) → (N, C, H, W) (col2im, the adjoint of unfold)."""
+    x = input if input.ndim == 3 else input.unsqueeze(0)  # type: ignore[attr-defined]
+    size, k, d, p, s = (ntuple(v, 2) for v in (output_size, kernel_size, dilation, padding, stride))
+    c = x.shape[1] // (k[0] * k[1])
+    oh = (size[0] + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    ow = (size[1] + 2 * p[1] - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    if oh * ow != x.shape[2]:
+        raise RuntimeError(
+            f"Given output_size={size}, kernel_size={k}, dilation={d}, padding={p}, stride={s}, expected size of "
+            f"input's dimension 2 to match the calculated number of sliding blocks {oh} * {ow} = {oh * ow}, "
+            f"but got input.size(2)={x.shape[2]}."
+        )
+    cols = x.reshape(x.shape[0], x.shape[1], oh, ow)  # type: ignore[attr-defined]
+    out = conv_input_grad(cols, _identity_kernel(c, k, x), size, s, p, d, 1)
+    return out if input.ndim == 3 else out.squeeze(0)  # type: ignore[attr-defined]
+
+
+def max_unpool2d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    output_size: Any = None,
+) -> Tensor:
+    """Place each value at its ``max_pool2d`` index in a zero image (the partial inverse of max pooling)."""
+    k = ntuple(kernel_size, 2)
+    s = k if stride is None else ntuple(stride, 2)
+    p = ntuple(padding, 2)
+    if output_size is not None:
+        h, w = tuple(output_size)[-2:]
+    else:
+        h = (input.shape[-2] - 1) * s[0] - 2 * p[0] + k[0]
+        w = (input.shape[-1] - 1) * s[1] - 2 * p[1] + k[1]
+    lead = input.shape[:-2]
+    flat = zeros(lead + (h * w,), dtype=input.dtype, device=input.device)
+    out = flat.scatter(-1, indices.flatten(-2), input.flatten(-2))  # type: ignore[attr-defined]
+    return out.reshape(lead + (h, w))  # type: ignore[attr-defined]
+
+
+def max_unpool1d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    output_size: Any = None,
+) -> Tensor:
+    k = ntuple(kernel_size, 1)[0]
+    s = k if stride is None else ntuple(stride, 1)[0]
+    p = ntuple(padding, 1)[0]
+    length = (input.shape[-1] - 1) * s - 2 * p + k if output_size is None else tuple(output_size)[-1]
+    flat = zeros(input.shape[:-1] + (length,), dtype=input.dtype, device=input.device)
+    return flat.scatter(-1, indices, input)  # type: ignore[attr-defined]
+
+
+def lp_pool2d(
+    input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False
+) -> Tensor:
+    """``(sum over window of x^p)^(1/p)``."""
+    k = ntuple(kernel_size, 2)
+    out = avg_pool2d(input**norm_type, k, stride, 0, ceil_mode)
+    return (U.sign(out) * U.relu(U.abs(out))).mul(k[0] * k[1]) ** (1.0 / norm_type)  # type: ignore[attr-defined]
+
+
+def lp_pool1d(
+    input: Tensor, norm_type: float, kernel_size: int, stride: Any = None, ceil_mode: bool = False
+) -> Tensor:
+    s = None if stride is None else (1, ntuple(stride, 1)[0])
+    out = lp_pool2d(input.unsqueeze(-2), norm_type, (1, ntuple(kernel_size, 1)[0]), s, ceil_mode)  # type: ignore[attr-defined]
+    return out.squeeze(-2)  # type: ignore[attr-defined]
+
+
+def local_response_norm(
+    input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
+) -> Tensor:
+    """``x / (k + alpha/n · sum of x² over n neighbouring channels)^beta``."""
+    if input.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} dimensions)")
+    sq = (input * input).reshape(input.shape[0], 1, input.shape[1], -1)  # type: ignore[attr-defined]
+    sq = constant_pad(sq, [(size // 2, (size - 1) // 2), (0, 0)])
+    div = avg_pool2d(sq, (size, 1), stride=1).reshape(input.shape)  # type: ignore[attr-defined]
+    return input / (div * alpha + k) ** beta
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """Interleave channels: (N, g·c, *) viewed as (N, g, c, *) → (N, c, g, *) → (N, g·c, *)."""
+    n, ch = input.shape[0], input.shape[1]
+    rest = tuple(input.shape[2:])
+    x = input.reshape((n, groups, ch // groups) + rest).transpose(1, 2)  # type: ignore[attr-defined]
+    return x.reshape((n, ch) + rest)  # type: ignore[attr-defined]
+
+
+def gumbel_softmax(
+    logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10, dim: int = -1
+) -> Tensor:
+    """Softmax of ``(logits + Gumbel noise) / tau``; ``hard`` returns one-hot with soft gradients."""
+    from ..._random import rand_like
+
+    gumbels = -U.log(-U.log(rand_like(logits).clamp(min=1e-20)))  # type: ignore[attr-defined]
+    y = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y
+    index = y.argmax(dim, keepdim=True)  # type: ignore[attr-defined]
+    y_hard = zeros(logits.shape, dtype=logits.dtype, device=logits.device).scatter(dim, index, 1.0)  # type: ignore[attr-defined]
+    return y_hard - y.detach() + y  # type: ignore[attr-defined]
+
+
+def multi_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    p: int = 1,
+    margin: float = 1.0,
+    weight: Tensor | None = None,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``sum_{i≠y} max(0, margin - x[y] + x[i])^p / C`` per sample (weighted by ``weight[y]``)."""
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    x = input if input.ndim == 2 else input.unsqueeze(0)  # type: ignore[attr-defined]
+    t = target.reshape(-1, 1)  # type: ignore[attr-defined]
+    xy = x.gather(1, t)  # type: ignore[attr-defined]
+    m = clamp(margin - xy + x, min=0.0)
+    if p == 2:
+        m = m * m
+    if weight is not None:
+        m = m * weight[t]
+    m = m.scatter(1, t, 0.0)  # type: ignore[attr-defined]
+    loss = m.sum(1) / x.shape[1]  # type: ignore[attr-defined]
+    if input.ndim == 1:
+        loss = loss.squeeze(0)  # type: ignore[attr-defined]
+    return apply_reduction(loss, reduction)
