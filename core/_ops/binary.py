@@ -74,7 +74,9 @@ def _as_scalar(x: Any) -> Any:
         return x
     if hasattr(x, "item") and hasattr(x, "dtype") and getattr(x, "ndim", None) == 0:
         return x.item()  # NumPy scalar
-    raise UnsupportedOperand(f"unsupported operand type: expected a Tensor or a number, got {type(x).__name__}")
+    raise UnsupportedOperand(
+        f"unsupported operand type: expected a Tensor or a number, got {type(x).__name__}"
+    )
 
 
 def result_type(a: Any, b: Any) -> D.DType:
@@ -412,7 +414,7 @@ def _refuse(a: Any, b: Any, category: int, kernel: str) -> None:
     ca = a.dtype.category if type(a) is Tensor else _SCALAR_CATEGORY.get(type(a), 0)
     cb = b.dtype.category if type(b) is Tensor else _SCALAR_CATEGORY.get(type(b), 0)
     if ca >= category or cb >= category:
-        raise NotImplementedError(f'"{kernel}_cpu" not implemented for \'{_pt_name(a, b)}\'')
+        raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for '{_pt_name(a, b)}'")
 
 
 _SCALAR_CATEGORY = {bool: 0, int: 1, float: 2, complex: 3}
