@@ -63,8 +63,11 @@ def flip(input: Tensor, *dims: Any) -> Tensor:
     out = input
     for d in ds:
         n = input._shape[d]
-        if n > 1:
-            out = out.index_select(d, n - 1 - _arange(n, input))  # type: ignore[attr-defined]
+        if n > 1:  # gather with a known-valid index: no bounds check, no host sync
+            shape = [1] * input.ndim
+            shape[d] = n
+            idx = (n - 1 - _arange(n, input)).reshape(shape).expand(input._shape)  # type: ignore[attr-defined]
+            out = out.gather(d, idx)  # type: ignore[attr-defined]
     return out.clone() if out is input else out
 
 
