@@ -407,6 +407,8 @@ from .linalg._lu import lu_unpack
 from .linalg._lu import old_lu as lu
 from .linalg._lu import old_lu_solve as lu_solve
 from .linalg._misc import matrix_power, matrix_rank
+from .special import gammainc as igamma
+from .special import gammaincc as igammac
 from .special import multigammaln as mvlgamma
 
 _methods.bind()
@@ -917,3 +919,4 @@ __all__ += [
     "unsqueeze_copy",
     "view_copy",
 ]
+__all__ += ["igamma", "igammac"]

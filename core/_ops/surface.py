@@ -32,6 +32,16 @@ def _flip_method(self: Tensor, *dims: Any) -> Tensor:
     return SX.flip(self, *dims)
 
 
+def _special(name: str) -> Any:
+    def method(self: Tensor, *args: Any) -> Any:
+        from .. import special
+
+        return getattr(special, name)(self, *args)
+
+    method.__name__ = name
+    return method
+
+
 def _mvlgamma(self: Tensor, p: int) -> Tensor:
     from ..special import multigammaln
 
@@ -228,6 +238,8 @@ METHODS: dict[str, Any] = {
     "resolve_conj": AL.resolve_conj,
     "resolve_neg": AL.resolve_neg,
     "mvlgamma": _mvlgamma,
+    "igamma": _special("gammainc"),
+    "igammac": _special("gammaincc"),
 }
 
 INPLACE_METHODS = [
@@ -285,6 +297,7 @@ INPLACE_METHODS = [
     "fix",
     "put",
     "mvlgamma",
+    "index_reduce",
 ]
 
 OPERATORS: dict[str, Any] = {
