@@ -62,7 +62,7 @@ class OpenCLBackend:
         return f"{d.name.strip()} ({d.platform.name.strip()})"
 
     def synchronize(self, index: int) -> None:
-        runtime.device(index).queue.finish()
+        runtime.device(index).queue.finish()  # device() refuses in a forked child
 
     def empty(self, shape: tuple[int, ...], dtype: DType, index: int) -> CLArray:
         check_dtype(dtype)
@@ -84,6 +84,7 @@ class OpenCLBackend:
 
         from .elementwise import clone
 
+        runtime.check_fork()
         out = np.empty(x.shape, to_np(x.dtype))
         if out.size == 0:
             return out

@@ -8,6 +8,7 @@ process and device; the cache is a plain dict keyed by that signature.
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -18,6 +19,7 @@ __all__ = [
     "Device",
     "KernelSpec",
     "check_flag",
+    "check_fork",
     "device",
     "devices",
     "kernel",
@@ -40,6 +42,28 @@ CHUNK = 64
 _devices: list[Any] | None = None
 _reason: str | None = None
 _states: dict[int, Device] = {}
+_forked = False
+
+
+def _after_fork_in_child() -> None:
+    # An OpenCL runtime's worker threads do not survive fork(): the first call in the
+    # child would wait for them forever (PoCL), so a forked child must not touch it.
+    global _forked
+    if _states:
+        _forked = True
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def check_fork() -> None:
+    """Raise instead of hanging when OpenCL is used in a child forked after it started."""
+    if _forked:
+        raise RuntimeError(
+            "opencl: cannot use OpenCL in a forked subprocess (the OpenCL runtime does not survive "
+            "fork); to use the 'opencl' device with multiprocessing, use the 'spawn' start method, "
+            "e.g. DataLoader(..., multiprocessing_context='spawn')"
+        )
 
 
 def devices() -> list[Any]:
@@ -88,10 +112,13 @@ class Device:
         self.flag = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, 4)
 
     def alloc(self, nbytes: int) -> Any:
+        if _forked:
+            check_fork()
         return self.pool.allocate(max(nbytes, 1))
 
 
 def device(index: int) -> Device:
+    check_fork()
     state = _states.get(index)
     if state is None:
         devs = devices()
@@ -114,6 +141,8 @@ def _preamble(src: str) -> str:
 
 def kernel(dev: Device, key: tuple[Any, ...], make: Callable[[], KernelSpec]) -> Any:
     """The compiled kernel for signature ``key``, building it with ``make()`` on a miss."""
+    if _forked:
+        check_fork()
     knl = dev.kernels.get(key)
     if knl is None:
         import pyopencl as cl

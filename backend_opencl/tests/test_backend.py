@@ -189,5 +189,29 @@ def test_wide_index_and_work_group_matmul(ocl: Any, cpu: Any, monkeypatch: pytes
     v, i = k["sort"](t, 2, True)
     wv, wi = cpu.k["sort"](a.transpose(2, 0, 1), 2, True)
     np.testing.assert_array_equal(be.to_numpy(i), wi)
+    np.testing.assert_array_equal(be.to_numpy(v), wv)
     idx = rng.integers(0, 3, (2, 70, 40))
-    np.testing.assert_array_equal(be.to_numpy(k["gather"](x, 0, be.from_numpy(idx, 0))), cpu.k["gather"](a, 0, idx))
+    np.testing.assert_array_equal(
+        be.to_numpy(k["gather"](x, 0, be.from_numpy(idx, 0))), cpu.k["gather"](a, 0, idx)
+    )
+
+
+def test_forked_child_raises_instead_of_hanging(ocl: Any) -> None:
+    import multiprocessing as mp
+
+    x = ocl.backend.from_numpy(np.ones(3, np.float32), 0)
+    ocl.backend.synchronize(0)
+    ctx = mp.get_context("fork")
+    with ctx.Pool(1) as pool:
+        message = pool.apply_async(_use_in_child, (ocl.name,)).get(timeout=60)
+    assert "forked subprocess" in message and "spawn" in message
+    assert ocl.backend.to_numpy(ocl.k["add"](x, 1.0)).tolist() == [2.0, 2.0, 2.0]  # parent unaffected
+
+
+def _use_in_child(name: str) -> str:
+    lb = eb.get(name)
+    try:
+        lb.backend.from_numpy(np.ones(2, np.float32), 0)
+    except RuntimeError as e:
+        return str(e)
+    return "no error"
