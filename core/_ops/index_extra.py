@@ -222,6 +222,25 @@ def _counts(x: Tensor, d: int, index: Tensor, include_self: bool) -> Tensor:
     return where(total == 0, 1.0, total).to(x.dtype)
 
 
+def _scatter_sum_mean(
+    x: Tensor, d: int, index: Tensor, src: Tensor, reduce: str, include_self: bool
+) -> Tensor:
+    """The decomposition for sum and mean: the ``scatter`` primitive's add mode, no host copy."""
+    from .._creation import ones, zeros_like
+
+    base = x if include_self else x.scatter(d, index, 0)  # type: ignore[attr-defined]
+    total = base.scatter_add(d, index, src[tuple(slice(0, s) for s in index._shape)] if src.ndim else src)  # type: ignore[attr-defined]
+    if reduce == "sum":
+        return total
+    hits = zeros_like(x, dtype=D.int64).scatter_add(
+        d, index, ones(index._shape, dtype=D.int64, device=x._device)
+    )  # type: ignore[attr-defined]
+    count = (hits + 1 if include_self else hits).clamp(min=1)  # type: ignore[attr-defined]
+    if x.dtype.category < 2:
+        return (total // count).to(x.dtype)
+    return (total / count).to(x.dtype)
+
+
 def scatter_reduce(
     input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True
 ) -> Tensor:
@@ -240,9 +259,12 @@ def scatter_reduce(
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
     d = norm_dim(dim, input.ndim)
     with NoRecord():
-        out = run_composite(
-            "scatter_reduce", (input, index, src), (d, reduce, bool(include_self)), input.dtype
-        )
+        if input._be.k.get("scatter_reduce") is None and reduce in ("sum", "mean"):
+            out = _scatter_sum_mean(input, d, index, src, reduce, bool(include_self))
+        else:
+            out = run_composite(
+                "scatter_reduce", (input, index, src), (d, reduce, bool(include_self)), input.dtype
+            )
     if _grad.enabled and (input.requires_grad or src.requires_grad):
         record(
             "ScatterReduceBackward0",
