@@ -244,7 +244,12 @@ def _scatter_sum_mean(
 def scatter_reduce(
     input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True
 ) -> Tensor:
-    """Reduce ``src`` into ``input`` at ``index`` along ``dim`` with sum/prod/mean/amax/amin."""
+    """Reduce ``src`` into ``input`` at ``index`` along ``dim`` with sum/prod/mean/amax/amin.
+
+    ``include_self=False`` ignores ``input``'s values at the scattered positions. Example:
+    ``ember.zeros(3).scatter_reduce(0, ember.tensor([0, 0, 2]), ember.tensor([1., 2., 3.]), "amax")``
+    is ``[2., 0., 3.]``.
+    """
     if reduce not in _REDUCES:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     if index.dtype is not D.int64:

@@ -109,7 +109,10 @@ def chain_matmul(*matrices: Tensor) -> Tensor:
 
 
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
-    """Contract ``dims`` (a count, or two lists of dims) of ``a`` with those of ``b``."""
+    """Contract ``dims`` (a count, or two lists of dims) of ``a`` with those of ``b``.
+
+    Example: ``ember.tensordot(a, b, ([1, 0], [0, 1]))``.
+    """
     if isinstance(dims, Tensor):
         dims = dims.tolist()
     if isinstance(dims, int):
@@ -274,7 +277,11 @@ def _contract(a: Tensor, la: list[str], b: Tensor, lb: list[str], keep: set[str]
 
 
 def einsum(equation: str, *operands: Any) -> Tensor:
-    """Einstein summation: ``einsum('bij,bjk->bik', a, b)``; ellipsis and repeated labels allowed."""
+    """Einstein summation over labelled dimensions; ellipsis and repeated labels allowed.
+
+    Args: ``equation`` like ``"bij,bjk->bik"`` (implicit output when ``->`` is absent) and the
+    operands (or one list of them). Example: ``ember.einsum("ii->i", x)`` is the diagonal.
+    """
     ops = (
         list(operands[0]) if len(operands) == 1 and isinstance(operands[0], (list, tuple)) else list(operands)
     )

@@ -62,7 +62,10 @@ def _arange(n: int, like: Tensor) -> Tensor:
 
 
 def logsumexp(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """``log(sum(exp(input), dim))`` computed stably (shifted by the max)."""
+    """``log(sum(exp(input), dim))`` computed stably (shifted by the max).
+
+    Example: ``ember.logsumexp(ember.tensor([1000., 1000.]), 0)`` is ``1000 + log 2``.
+    """
     x = _float(input)
     dims = norm_dims(dim, x.ndim)
     if x.numel() == 0:
@@ -247,7 +250,12 @@ def _quantile(input: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str
 def quantile(
     input: Tensor, q: Any, dim: Any = None, keepdim: bool = False, *, interpolation: str = "linear"
 ) -> Tensor:
-    """The ``q``-quantiles along ``dim`` (flattened when None), interpolating between ranks."""
+    """The ``q``-quantiles along ``dim`` (flattened when None), interpolating between ranks.
+
+    ``q`` is a number or a 1-D tensor (its values become the first output dim);
+    ``interpolation`` is linear, lower, higher, midpoint or nearest. Any NaN gives NaN.
+    Example: ``ember.quantile(ember.tensor([1., 2., 3., 4.]), 0.5)`` is ``2.5``.
+    """
     return _quantile(input, q, dim, keepdim, interpolation, False)
 
 

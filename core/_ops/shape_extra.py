@@ -56,7 +56,10 @@ def _arange(n: int, like: Tensor) -> Tensor:
 
 
 def flip(input: Tensor, *dims: Any) -> Tensor:
-    """Reverse the order of elements along ``dims`` (a copy, as in PyTorch)."""
+    """Reverse the order of elements along ``dims`` (a copy, as in PyTorch).
+
+    Example: ``ember.tensor([[1, 2], [3, 4]]).flip(0)`` is ``[[3, 4], [1, 2]]``.
+    """
     ds = sorted({norm_dim(d, input.ndim) for d in _ints(dims)})
     if len(ds) != len(_ints(dims)):
         raise RuntimeError(f"dims has duplicates, original flip dims size={len(_ints(dims))}")
@@ -96,7 +99,10 @@ def _roll1(x: Tensor, shift: int, d: int) -> Tensor:
 
 
 def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
-    """Rotate elements along ``dims`` by ``shifts`` (the flattened tensor when dims is None)."""
+    """Rotate elements along ``dims`` by ``shifts`` (the flattened tensor when dims is None).
+
+    Example: ``ember.roll(ember.arange(4), 1)`` is ``[3, 0, 1, 2]``.
+    """
     sh = (shifts,) if isinstance(shifts, int) else tuple(shifts)
     if dims is None:
         if len(sh) != 1:
@@ -301,7 +307,10 @@ def _rediag_rule(n: Any, g: Tensor) -> tuple:
 
 
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
-    """The diagonal at ``offset`` of the planes ``(dim1, dim2)``, as a view (last dim)."""
+    """The diagonal at ``offset`` of the planes ``(dim1, dim2)``, as a view (last dim).
+
+    Writing into it writes into ``input``. Example: ``x.diagonal(1)`` is the first superdiagonal.
+    """
     if input.ndim < 2:
         raise RuntimeError(f"diagonal(): input must be at least 2-D, got {input.ndim}-D")
     d1, d2 = _diag_dims(input.ndim, dim1, dim2)
@@ -389,7 +398,10 @@ def _unfold_backward(g: Tensor, shape: tuple[int, ...], d: int, size: int, step:
 
 
 def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
-    """All windows of ``size`` with stride ``step`` along ``dimension``, as a new last dim (a view)."""
+    """All windows of ``size`` with stride ``step`` along ``dimension``, as a new last dim (a view).
+
+    Example: ``ember.arange(5).unfold(0, 2, 2)`` is ``[[0, 1], [2, 3]]``.
+    """
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
     if input.ndim == 0:

@@ -150,7 +150,11 @@ def _solve_rule(n: Any, g: Tensor) -> tuple:
 
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
-    """``X`` with ``A X = B`` (``X A = B`` when ``left=False``); B may be a vector (batch)."""
+    """``X`` with ``A X = B`` (``X A = B`` when ``left=False``); B may be a vector (batch).
+
+    Batched and broadcast; raises ``LinAlgError`` for singular ``A``. Differentiable in both.
+    Example: ``ember.linalg.solve(ember.eye(2) * 2, ember.ones(2))`` is ``[0.5, 0.5]``.
+    """
     if not left:
         return _mH(solve(_mH(A), _mH(B)))
     check_matrix("solve", A)
@@ -381,7 +385,11 @@ def _svd_rule(n: Any, g: tuple) -> tuple:
 
 
 def svd(A: Tensor, full_matrices: bool = True) -> Any:
-    """``(U, S, Vh)`` with ``A = U diag(S) Vh``; gradients need distinct singular values."""
+    """``(U, S, Vh)`` with ``A = U diag(S) Vh``; gradients need distinct singular values.
+
+    ``full_matrices=False`` gives the reduced factors. Example:
+    ``U, S, Vh = ember.linalg.svd(A, full_matrices=False)``.
+    """
     check_matrix("svd", A, square=False)
     U, S, Vh = _run("svd", (A,), (bool(full_matrices),), (A.dtype, D.to_real(A.dtype), A.dtype))
     if _grad.enabled and A.requires_grad:
