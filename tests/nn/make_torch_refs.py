@@ -203,6 +203,16 @@ MODULES = {
         "m(x)[0]",
     ),
     "lstm_hn": ("nn.LSTM(3, 4)", {"x": (5, 2, 3)}, "m(x)[1][1]"),
+    "lstm_packed_data": (
+        "nn.LSTM(3, 4, num_layers=2, bidirectional=True)",
+        {"x": (5, 3, 3)},
+        "m(lib.nn.utils.rnn.pack_padded_sequence(x, [3, 5, 2], enforce_sorted=False))[0].data",
+    ),
+    "gru_packed_hn": (
+        "nn.GRU(3, 4, batch_first=True)",
+        {"x": (3, 5, 3)},
+        "m(lib.nn.utils.rnn.pack_padded_sequence(x, [5, 3, 2], batch_first=True))[1]",
+    ),
     "gru_2layer": ("nn.GRU(3, 4, num_layers=2)", {"x": (5, 2, 3)}, "m(x)[1]"),
     "rnn_relu_bidir": ("nn.RNN(3, 4, nonlinearity='relu', bidirectional=True)", {"x": (4, 2, 3)}, "m(x)[0]"),
     "mha_masks": (

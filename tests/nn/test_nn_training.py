@@ -80,3 +80,20 @@ def test_module_layers_shapes() -> None:
     assert idx.dtype is ember.int64 and vals.shape == idx.shape == (2, 4, 4, 4)
     for act in (nn.GELU(), nn.SiLU(), nn.Mish(), nn.Hardswish(), nn.PReLU(), nn.Softmax(dim=1), nn.GLU(1)):
         assert act(x).shape[0] == 2
+
+
+def test_pack_pad_roundtrip() -> None:
+    from ember.nn.utils.rnn import pack_padded_sequence, pack_sequence, pad_packed_sequence, unpack_sequence
+
+    x = ember.arange(15, dtype=ember.float32).reshape(5, 3)
+    packed = pack_padded_sequence(x, [3, 5, 2], enforce_sorted=False)
+    assert packed.batch_sizes.tolist() == [3, 3, 2, 1, 1]
+    assert packed.sorted_indices.tolist() == [1, 0, 2]
+    assert packed.data.tolist() == [1.0, 0.0, 2.0, 4.0, 3.0, 5.0, 7.0, 6.0, 10.0, 13.0]
+    padded, lengths = pad_packed_sequence(packed, total_length=6)
+    assert lengths.tolist() == [3, 5, 2] and padded.shape == (6, 3)
+    assert padded[:, 2].tolist() == [2.0, 5.0, 0.0, 0.0, 0.0, 0.0]
+    seqs = unpack_sequence(pack_sequence([ember.ones(2), ember.ones(3)], enforce_sorted=False))
+    assert [s.shape[0] for s in seqs] == [2, 3]
+    with pytest.raises(RuntimeError, match="must be sorted in decreasing order"):
+        pack_padded_sequence(x, [3, 5, 2])

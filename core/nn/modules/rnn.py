@@ -12,11 +12,13 @@ from typing import Any
 
 from ..._creation import empty, zeros
 from ..._ops.join import stack
+from ..._ops.select import where
 from ..._ops.unary import sigmoid, tanh
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 from .module import Module
 
 __all__ = [
@@ -120,19 +122,25 @@ class RNNBase(Module):
         b_hh = getattr(self, "bias_hh" + sfx) if self.bias else None
         return getattr(self, "weight_ih" + sfx), getattr(self, "weight_hh" + sfx), b_ih, b_hh
 
-    def _run_direction(self, x: Tensor, layer: int, d: int, h: Tensor, c: Tensor | None) -> tuple:
+    def _run_direction(
+        self, x: Tensor, layer: int, d: int, h: Tensor, c: Tensor | None, masks: list | None = None
+    ) -> tuple:
         w_ih, w_hh, b_ih, b_hh = self._params(layer, d)
         gi_all = F.linear(x, w_ih, b_ih)  # (L, N, gates): one matmul for every step
         steps = range(x.shape[0] - 1, -1, -1) if d else range(x.shape[0])
         outs: list[Tensor] = [None] * x.shape[0]  # type: ignore[list-item]
         for t in steps:
             gi = gi_all[t]
+            h_prev, c_prev = h, c
             if self.mode == "LSTM":
                 h, c = _lstm_step(gi, h, c, w_hh, b_hh)  # type: ignore[arg-type]
             elif self.mode == "GRU":
                 h = _gru_step(gi, h, w_hh, b_hh)
             else:
                 h = _rnn_step(gi, h, w_hh, b_hh, self.mode == "RNN_RELU")
+            if masks is not None:  # finished sequences keep their state (packed input)
+                h = where(masks[t], h, h_prev)
+                c = where(masks[t], c, c_prev) if c is not None else None
             outs[t] = h
         return stack(outs, 0), h, c
 
@@ -145,7 +153,23 @@ class RNNBase(Module):
             )
         return x.ndim == 3
 
-    def forward(self, input: Tensor, hx: Any = None) -> tuple:
+    def forward(self, input: Any, hx: Any = None) -> tuple:
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
+        return self._forward(input, hx, None)
+
+    def _forward_packed(self, packed: PackedSequence, hx: Any) -> tuple:
+        padded, lengths = pad_packed_sequence(packed, batch_first=self.batch_first)
+        lens = lengths.to(padded.device)  # type: ignore[attr-defined]
+        steps = int(lengths.max())  # type: ignore[attr-defined]
+        masks = [(lens > t).unsqueeze(-1) for t in range(steps)]  # type: ignore[attr-defined]
+        out, state = self._forward(padded, hx, masks)
+        repacked = pack_padded_sequence(
+            out, lengths, batch_first=self.batch_first, enforce_sorted=packed.sorted_indices is None
+        )
+        return repacked, state
+
+    def _forward(self, input: Tensor, hx: Any, masks: list | None) -> tuple:
         batched = self._check(input, hx)
         x = input if batched else input.unsqueeze(1)  # type: ignore[attr-defined]
         if batched and self.batch_first:
@@ -168,7 +192,7 @@ class RNNBase(Module):
             outs = []
             for d in range(dirs):
                 k = layer * dirs + d
-                out, h, c = self._run_direction(x, layer, d, h0[k], c0[k] if lstm else None)  # type: ignore[index]
+                out, h, c = self._run_direction(x, layer, d, h0[k], c0[k] if lstm else None, masks)  # type: ignore[index]
                 outs.append(out)
                 hs.append(h)
                 cs.append(c)
