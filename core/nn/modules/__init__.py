@@ -35,6 +35,7 @@ from .activation import (
 from .channelshuffle import ChannelShuffle
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .data_parallel import DataParallel
 from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d
 from .flatten import Flatten, Unflatten
@@ -72,6 +73,7 @@ from .normalization import (
     LayerNorm,
     LocalResponseNorm,
     RMSNorm,
+    SyncBatchNorm,
 )
 from .padding import (
     CircularPad1d,
@@ -146,6 +148,7 @@ __all__ = [
     "CosineEmbeddingLoss",
     "CosineSimilarity",
     "CrossEntropyLoss",
+    "DataParallel",
     "Dropout",
     "Dropout1d",
     "Dropout2d",
@@ -220,6 +223,7 @@ __all__ = [
     "Softplus",
     "Softshrink",
     "Softsign",
+    "SyncBatchNorm",
     "Tanh",
     "Tanhshrink",
     "Threshold",

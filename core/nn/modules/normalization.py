@@ -22,6 +22,7 @@ __all__ = [
     "LayerNorm",
     "LocalResponseNorm",
     "RMSNorm",
+    "SyncBatchNorm",
 ]
 
 
@@ -256,3 +257,28 @@ class LocalResponseNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class SyncBatchNorm(_BatchNorm):
+    """``BatchNorm`` over (N, C, *) input; in one process the statistics are the local ones."""
+
+    _dims = (2, 3, 4, 5)
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        process_group: Any = None,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+        self.process_group = process_group
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group: Any = None) -> Module:
+        """Returns ``module`` unchanged: one process needs no synchronised statistics."""
+        return module
