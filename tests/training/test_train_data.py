@@ -198,7 +198,11 @@ def test_worker_init_fn_seed_and_info() -> None:
     def init(worker_id: int) -> None:
         os.environ["EMBER_TEST_WORKER"] = f"w{worker_id}"
 
-    rows = list(DataLoader(Info(), batch_size=None, num_workers=2, worker_init_fn=init))
+    rows = list(
+        DataLoader(
+            Info(), batch_size=None, num_workers=2, worker_init_fn=init, multiprocessing_context="fork"
+        )
+    )
     assert [r[0] for r in rows] == [0, 1, 0, 1] and all(r[1] == 2 for r in rows)
     assert [r[3] for r in rows] == ["w0", "w1", "w0", "w1"]
     assert rows[1][2] == rows[0][2] + 1
@@ -210,7 +214,7 @@ def test_worker_init_fn_error_is_raised() -> None:
         raise RuntimeError(f"init failed in {worker_id}")
 
     with pytest.raises(RuntimeError, match="init failed in"):
-        list(DataLoader(Squares(4), num_workers=1, worker_init_fn=init))
+        list(DataLoader(Squares(4), num_workers=1, worker_init_fn=init, multiprocessing_context="fork"))
 
 
 def test_persistent_workers_keep_processes_across_epochs() -> None:
@@ -238,7 +242,7 @@ def test_timeout_raises_instead_of_hanging() -> None:
 
     t0 = time.monotonic()
     with pytest.raises(RuntimeError, match="DataLoader timed out after 0.3 seconds"):
-        list(DataLoader(Slow(), num_workers=1, timeout=0.3))
+        list(DataLoader(Slow(), num_workers=1, timeout=0.3, multiprocessing_context="fork"))
     assert time.monotonic() - t0 < 4
 
 
@@ -251,7 +255,7 @@ def test_dead_worker_is_reported() -> None:
             os._exit(3)
 
     with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+\) exited unexpectedly"):
-        list(DataLoader(Die(), num_workers=1))
+        list(DataLoader(Die(), num_workers=1, multiprocessing_context="fork"))
 
 
 def test_loader_argument_errors() -> None:
@@ -296,3 +300,15 @@ def test_custom_samplers_and_collate_fn() -> None:
     assert sorted(functools.reduce(operator.iadd, (b["i"].tolist() for b in picked), [])) == [1, 5]
     sizes = DataLoader(ds, batch_size=4, collate_fn=len, num_workers=1)
     assert list(sizes) == [4, 3]
+
+
+def test_spawn_needs_picklable_datasets_and_says_so() -> None:
+    class Local(Dataset):
+        def __len__(self) -> int:
+            return 2
+
+        def __getitem__(self, i: int) -> int:
+            return i
+
+    with pytest.raises(RuntimeError, match="must be picklable"):
+        list(DataLoader(Local(), num_workers=1, multiprocessing_context="spawn"))

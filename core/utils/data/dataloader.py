@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import multiprocessing as mp
 import os
+import pickle
 import queue
 import time
 from collections.abc import Callable, Iterator
@@ -168,6 +170,40 @@ class _SingleProcessIter:
         return self._fetcher.fetch(next(self._tasks))
 
 
+def _device_backends() -> list[str]:
+    """Loaded backends whose arrays live off the host (their runtimes do not survive ``fork``)."""
+    import numpy as np
+
+    from ...backends import dtypes as D
+    from ...backends import registry
+
+    names = []
+    for name, lb in list(getattr(registry, "_loaded", {}).items()):
+        if getattr(lb, "unavailable", None) is not None:
+            continue
+        try:
+            probe = lb.backend.empty((0,), D.float32, 0)
+        except Exception:  # noqa: BLE001, S112 (a backend that cannot allocate is not in use)
+            continue
+        if not isinstance(probe, np.ndarray):
+            names.append(name)
+    return names
+
+
+def _context(ctx: Any) -> Any:
+    """The user's start method, else the platform's; but never ``fork`` once a device runtime is up.
+
+    A forked child inherits an initialised OpenCL/CUDA runtime without its threads, and its
+    first kernel can hang; ``spawn`` starts clean processes (the dataset must be picklable).
+    """
+    if ctx is not None:
+        return mp.get_context(ctx) if isinstance(ctx, str) else ctx
+    default = mp.get_context()
+    if default.get_start_method() == "fork" and _device_backends():
+        return mp.get_context("spawn")
+    return default
+
+
 class _MultiProcessIter:
     """Round-robin tasks to workers, ``prefetch_factor`` in flight each, results in order."""
 
@@ -177,28 +213,45 @@ class _MultiProcessIter:
         self.loader = loader
         self.closed = False
         n = loader.num_workers
-        ctx = loader.multiprocessing_context
-        ctx = mp.get_context(ctx) if ctx is None or isinstance(ctx, str) else ctx
+        ctx = _context(loader.multiprocessing_context)
         base_seed = int(randint(0, 2**62, (), generator=loader.generator).item())
         self._result_queue = ctx.Queue()
         self._index_queues = [ctx.Queue() for _ in range(n)]
-        self._workers = []
-        for i in range(n):
-            args = (
-                loader._job(),
-                self._index_queues[i],
-                self._result_queue,
-                base_seed,
-                loader.worker_init_fn,
-                i,
-                n,
-                os.getpid(),
-            )
-            p = ctx.Process(target=worker_loop, args=args, daemon=True)
-            p.start()
-            self._workers.append(p)
+        self._workers: list[Any] = []
+        try:
+            for i in range(n):
+                self._start_worker(ctx, i, base_seed)
+        except BaseException as e:
+            self._shutdown(force=True)
+            if ctx.get_start_method() != "fork" and isinstance(
+                e, (AttributeError, TypeError, pickle.PicklingError)
+            ):
+                raise RuntimeError(
+                    f"DataLoader: workers start with {ctx.get_start_method()!r}, so the dataset, collate_fn and "
+                    f"worker_init_fn must be picklable ({e}). ember uses 'spawn' by default once a device "
+                    f"backend ({', '.join(_device_backends()) or 'none'}) is running in this process, because a "
+                    "forked worker would inherit a broken device runtime. Define them at module level, or pass "
+                    "multiprocessing_context='fork' if the workers never touch device tensors."
+                ) from e
+            raise
         self._epoch = 0
         self.reset(first=True)
+
+    def _start_worker(self, ctx: Any, i: int, base_seed: int) -> None:
+        loader = self.loader
+        args = (
+            loader._job(),
+            self._index_queues[i],
+            self._result_queue,
+            base_seed,
+            loader.worker_init_fn,
+            i,
+            loader.num_workers,
+            os.getpid(),
+        )
+        p = ctx.Process(target=worker_loop, args=args, daemon=True)
+        p.start()
+        self._workers.append(p)
 
     def reset(self, first: bool = False) -> None:
         self._epoch += 1
@@ -294,11 +347,10 @@ class _MultiProcessIter:
         if self.closed:
             return
         self.closed = True
-        for q in self._index_queues:
-            try:
-                q.put(None)
-            except (OSError, ValueError):
-                pass
+        for q, p in zip(self._index_queues, self._workers):
+            if p.is_alive():
+                with contextlib.suppress(OSError, ValueError):
+                    q.put(None)
         for p in self._workers:
             p.join(timeout=0.05 if force else 2.0)
             if p.is_alive():
