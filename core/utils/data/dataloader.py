@@ -182,7 +182,7 @@ def _device_backends() -> list[str]:
         if getattr(lb, "unavailable", None) is not None:
             continue
         try:
-            probe = lb.backend.empty((0,), D.float32, 0)
+            probe = lb.backend.empty((1,), D.float32, 0)
         except Exception:  # noqa: BLE001, S112 (a backend that cannot allocate is not in use)
             continue
         if not isinstance(probe, np.ndarray):
