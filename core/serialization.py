@@ -243,6 +243,9 @@ def _builtin_globals() -> dict[tuple[str, str], Any]:
         ("ember._tensor", "Size"): Size,
         ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
         ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+        ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
+        ("torch", "Tensor"): Tensor,
+        ("torch.storage", "UntypedStorage"): _StorageType(D.uint8),
         ("torch", "device"): ember.device,
         ("ember.backends.device", "device"): ember.device,
         ("builtins", "set"): set,
@@ -378,6 +381,18 @@ def _rebuild_tensor_v2(
     out = device(out, "cpu") if callable(device) else out.to(device)
     if requires_grad:
         out.requires_grad_(True)
+    return out
+
+
+def _rebuild_from_type_v2(func: Any, new_type: Any, args: tuple, state: Any) -> Any:
+    """A tensor saved with Python attributes or as a subclass; ember keeps its data (slots hold no extras)."""
+    if func not in (_rebuild_tensor_v2, _rebuild_parameter):
+        raise pickle.UnpicklingError(_UNSAFE_HINT + f"unexpected rebuild function {func!r}")
+    out = func(*args)
+    from .nn.parameter import Parameter
+
+    if new_type is Parameter and not isinstance(out, Parameter):
+        out = Parameter(out, out.requires_grad)
     return out
 
 

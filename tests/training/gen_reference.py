@@ -202,6 +202,9 @@ def write_checkpoint():
     obj["optimizer"] = opt.state_dict()
     obj["scheduler"] = sched.state_dict()
     obj["size"] = torch.Size([2, 3])
+    tagged = torch.tensor([1.0, 2.0])
+    tagged.note = "kept by PyTorch, dropped by ember"  # pickled through _rebuild_from_type_v2
+    obj["tagged"] = tagged
     obj["after_two_steps"] = lin.state_dict()
     torch.save(obj, os.path.join(HERE, "fixtures", "torch_checkpoint.pt"))
     from safetensors.torch import save_file

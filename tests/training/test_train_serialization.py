@@ -95,6 +95,7 @@ def test_reads_a_checkpoint_written_by_pytorch() -> None:
     assert ck["view"].tolist() == [2.0, 4.0, 6.0] and ck["base"].tolist() == list(map(float, range(10)))
     assert isinstance(ck["param"], nn.Parameter) and ck["param"].requires_grad
     assert (ck["epoch"], ck["lr"], ck["name"]) == (7, 0.125, "tiny")
+    assert ck["tagged"].tolist() == [1.0, 2.0]  # a tensor PyTorch saved with a Python attribute
 
 
 def test_resumes_a_pytorch_optimizer_and_scheduler() -> None:
