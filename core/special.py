@@ -149,8 +149,6 @@ def multigammaln(input: Tensor, p: int) -> Tensor:
     if p < 1:
         raise RuntimeError(f"p has to be greater than or equal to 1, but got {p}")
     x = _float(input)
-    if x.numel() and not bool((x > (p - 1) / 2).all().item()):  # type: ignore[attr-defined]
-        raise RuntimeError(f"All elements must be greater than (p-1)/2, but got {(p - 1) / 2}")
     out = lgamma(x) + p * (p - 1) / 4 * math.log(math.pi)
     for j in range(1, p):
         out = out + lgamma(x - j / 2)

@@ -65,7 +65,8 @@ _KINDS = {"bool": (0,), "int": (0, 1), "complex": (3,)}
 
 
 def not_implemented_for(kernel: str, t: Any, *kinds: str) -> None:
-    """PyTorch's ``"kernel" not implemented for 'Long'`` when ``t``'s dtype is of ``kinds``.
+    """PyTorch's ``"kernel" not implemented for 'Long'`` (a NotImplementedError, which is a
+    RuntimeError) when ``t``'s dtype is of ``kinds``.
 
     ``kinds``: ``bool``, ``int`` (integers and bool), ``complex``, ``half`` (float16, bfloat16).
     """
@@ -75,7 +76,7 @@ def not_implemented_for(kernel: str, t: Any, *kinds: str) -> None:
     for kind in kinds:
         hit = dt.name in ("float16", "bfloat16") if kind == "half" else dt.category in _KINDS[kind]
         if hit:
-            raise RuntimeError(f"\"{kernel}\" not implemented for '{_PT[dt.name]}'")
+            raise NotImplementedError(f"\"{kernel}\" not implemented for '{_PT[dt.name]}'")
 
 
 _warned: set[tuple[str, str]] = set()

@@ -33,7 +33,9 @@ def check_tensors(name: str, a: Any, b: Any, floats_only: bool = False) -> None:
                 f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}"
             )
     if floats_only and a.dtype.category < 2 and b.dtype.category < 2:
-        raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_PT.get(a.dtype.name, a.dtype.name)}'")
+        raise NotImplementedError(
+            f"\"{name}_cpu\" not implemented for '{_PT.get(a.dtype.name, a.dtype.name)}'"
+        )
 
 
 _PT = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}

@@ -47,7 +47,20 @@ def _check_1d_index(name: str, input: Tensor, index: Tensor) -> None:
 def _prepare(name: str, input: Tensor, dim: int, index: Tensor) -> tuple[Tensor, int, Tensor]:
     _check_1d_index(name, input, index)
     x = input.reshape(1) if input.ndim == 0 else input
-    return x, norm_dim(dim, x.ndim), index.reshape(-1).to(D.int64)
+    d = norm_dim(dim, x.ndim)
+    idx = index.reshape(-1).to(D.int64)
+    _check_bounds(idx, x._shape[d], d)
+    return x, d, idx
+
+
+def _check_bounds(idx: Tensor, size: int, d: int) -> None:
+    """PyTorch's RuntimeError for an index outside ``[-size, size)``."""
+    if idx.numel():
+        lo, hi = int(idx.amin().item()), int(idx.amax().item())  # type: ignore[attr-defined]
+        if lo < -size or hi >= size:
+            raise RuntimeError(
+                f"index {hi if hi >= size else lo} is out of bounds for dimension {d} with size {size}"
+            )
 
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
@@ -250,10 +263,12 @@ def scatter_reduce(
     ``ember.zeros(3).scatter_reduce(0, ember.tensor([0, 0, 2]), ember.tensor([1., 2., 3.]), "amax")``
     is ``[2., 0., 3.]``.
     """
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # PyTorch's older names
     if reduce not in _REDUCES:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
-    if index.dtype is not D.int64:
+    if index.dtype not in (D.int64, D.int32):
         raise RuntimeError(f"scatter_reduce(): Expected dtype int64 for index, got {index.dtype.name}")
+    index = index.to(D.int64)
     same_device(input, index, "scatter_reduce")
     same_device(input, src, "scatter_reduce")
     if src.dtype is not input.dtype:
@@ -263,6 +278,13 @@ def scatter_reduce(
     if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
     d = norm_dim(dim, input.ndim)
+    if index.numel():
+        lo, hi = int(index.amin().item()), int(index.amax().item())  # type: ignore[attr-defined]
+        size = input._shape[d] if input.ndim else 1
+        if lo < 0 or hi >= size:
+            raise RuntimeError(
+                f"index {hi if hi >= size else lo} is out of bounds for dimension {d} with size {size}"
+            )
     with NoRecord():
         if input._be.k.get("scatter_reduce") is None and reduce in ("sum", "mean"):
             out = _scatter_sum_mean(input, d, index, src, reduce, bool(include_self))

@@ -363,7 +363,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
 def _shift_operands(input: Any, other: Any, name: str) -> tuple[Tensor, Tensor]:
     a, b = _pair(input, other, floating=False)
     if a.dtype.category != 1 or a.dtype is D.bool_:
-        raise RuntimeError(f"\"{name}_cpu\" not implemented for '{a.dtype.name}'")
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{a.dtype.name}'")
     return a, b
 
 
@@ -426,7 +426,7 @@ def equal(input: Tensor, other: Tensor) -> bool:
 def frac(input: Tensor) -> Tensor:
     """``input - trunc(input)``."""
     if input.dtype.category < 2:
-        raise RuntimeError('"frac_cpu" not implemented for integer types')
+        raise NotImplementedError('"frac_cpu" not implemented for integer types')
     return input - trunc(input)
 
 

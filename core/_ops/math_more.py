@@ -48,7 +48,7 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:
 def _ints(name: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
     x, y = _pair(a, b, floating=False)
     if x.dtype.category != 1 or x.dtype is D.bool_:
-        raise RuntimeError(f"\"{name}_cpu\" not implemented for '{x.dtype.name}'")
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{x.dtype.name}'")
     return x, y
 
 
@@ -125,7 +125,7 @@ def nextafter(input: Tensor, other: Tensor) -> Tensor:
     two; fixed below the smallest normal), so every backend computes it with ember ops.
     """
     if input.dtype.category < 2 or input.dtype.is_complex or input.dtype is not other.dtype:
-        raise RuntimeError(f"\"nextafter_cpu\" not implemented for '{input.dtype.name}'")
+        raise NotImplementedError(f"\"nextafter_cpu\" not implemented for '{input.dtype.name}'")
     p, emin, big = _FLOAT_LAYOUT[input.dtype.name]
     x, y = input, other
     m, e = frexp(x)

@@ -157,8 +157,10 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
     not_implemented_for("kthvalue_cpu", input, "bool", "complex")
     vals, idx, d, _ = _sorted_rows(input, dim)
     n = vals._shape[d]
+    if n == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not 1 <= k <= n:
-        raise IndexError(f"kthvalue(): selected number k out of range for dimension {d}")
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     v, i = vals.select(d, k - 1), idx.select(d, k - 1)  # type: ignore[attr-defined]
     if keepdim and input.ndim:
         v, i = v.unsqueeze(d), i.unsqueeze(d)  # type: ignore[attr-defined]
@@ -201,8 +203,8 @@ def _quantile(input: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str
 
     name = "nanquantile" if ignore_nan else "quantile"
     if interpolation not in _INTERP:
-        raise ValueError(
-            f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest. Got {interpolation}"
+        raise RuntimeError(
+            f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest, but got {interpolation}"
         )
     if input.dtype.category < 2:
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")

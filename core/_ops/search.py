@@ -26,7 +26,9 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     """Counts (or summed ``weights``) of each non-negative integer in the 1-D ``input``."""
     from .._creation import zeros
 
-    if input.ndim != 1 or input.dtype.category != 1 or input.dtype is D.bool_:
+    if input.dtype.category != 1 or input.dtype is D.bool_:
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{input.dtype.name}'")
+    if input.ndim != 1:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
@@ -45,7 +47,7 @@ def histc(input: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:
     from .._creation import zeros
 
     if input.dtype.category < 2:
-        raise RuntimeError(f"\"histogram_cpu\" not implemented for '{input.dtype.name}'")
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{input.dtype.name}'")
     if bins <= 0:
         raise RuntimeError("bins must be > 0")
     lo, hi = float(min), float(max)

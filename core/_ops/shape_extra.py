@@ -311,9 +311,7 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
 
     Writing into it writes into ``input``. Example: ``x.diagonal(1)`` is the first superdiagonal.
     """
-    if input.ndim < 2:
-        raise RuntimeError(f"diagonal(): input must be at least 2-D, got {input.ndim}-D")
-    d1, d2 = _diag_dims(input.ndim, dim1, dim2)
+    d1, d2 = _diag_dims(input.ndim, dim1, dim2)  # IndexError for fewer than 2 dims, as PyTorch
     shape, n = _diag_geometry(input._shape, offset, d1, d2)
     strides = input.stride()
     start = input.storage_offset()

@@ -279,7 +279,7 @@ def histogram(
     from .._creation import linspace, zeros
 
     if input.dtype.category < 2:
-        raise RuntimeError(f"\"histogram_cpu\" not implemented for '{input.dtype.name}'")
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{input.dtype.name}'")
     x = input.reshape(-1).detach()  # type: ignore[attr-defined]
     if isinstance(bins, Tensor):
         edges = bins.to(input.dtype)

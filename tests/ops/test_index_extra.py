@@ -123,8 +123,11 @@ def test_scatter_reduce_int_and_multiply():
         ember.ones(2, 3).scatter(1, ember.tensor([[0, 0], [2, 1]]), 3.0, reduce="multiply"),
         [[9, 1, 1], [1, 3, 3]],
     )
+    same(ember.scatter_reduce(x, 0, ember.tensor([0]), x, "max"), [1, 2, 3])  # PyTorch's older name for amax
     with pytest.raises(RuntimeError):
-        ember.scatter_reduce(x, 0, ember.tensor([0]), x, "max")
+        ember.scatter_reduce(x, 0, ember.tensor([0]), x, "median")
+    with pytest.raises(RuntimeError):  # PyTorch raises RuntimeError (not IndexError) here
+        ember.scatter_reduce(x, 0, ember.tensor([5]), x, "amax")
 
 
 def test_index_grads():
