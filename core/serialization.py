@@ -18,7 +18,6 @@ import contextlib
 import io
 import os
 import pickle
-import tempfile
 import zipfile
 from collections.abc import Iterator
 from typing import Any
@@ -155,6 +154,8 @@ def _write_zip(obj: Any, f: Any, archive: str) -> None:
 
 def _atomic_write(path: str, write: Any) -> None:
     """Write to a temp file in the same folder, fsync, then ``os.replace``: all or nothing."""
+    import tempfile
+
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
     try:

@@ -14,20 +14,21 @@ import random
 import sys
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["ExceptionWrapper", "IterableEnd", "Resume", "WorkerInfo", "get_worker_info", "worker_loop"]
 
 
-@dataclass(frozen=True)
 class WorkerInfo:
     """What ``get_worker_info()`` returns inside a worker: ``id``, ``num_workers``, ``seed``, ``dataset``."""
 
-    id: int
-    num_workers: int
-    seed: int
-    dataset: Any
+    __slots__ = ("dataset", "id", "num_workers", "seed")
+
+    def __init__(self, id: int, num_workers: int, seed: int, dataset: Any) -> None:
+        self.id, self.num_workers, self.seed, self.dataset = id, num_workers, seed, dataset
+
+    def __repr__(self) -> str:
+        return f"WorkerInfo(id={self.id}, num_workers={self.num_workers}, seed={self.seed})"
 
 
 _info: WorkerInfo | None = None
@@ -61,25 +62,31 @@ class ExceptionWrapper:
         raise exc
 
 
-@dataclass(frozen=True)
 class IterableEnd:
     """A worker's IterableDataset copy is exhausted."""
 
-    worker_id: int
+    def __init__(self, worker_id: int) -> None:
+        self.worker_id = worker_id
 
 
 class Resume:
     """Persistent workers: start a new epoch (re-create the dataset iterator)."""
 
 
-@dataclass
 class _Job:
-    dataset: Any
-    is_iterable: bool
-    auto_collation: bool
-    collate_fn: Callable[[Any], Any]
-    drop_last: bool
-    batch_size: int | None
+    """What a worker needs to fetch: the dataset and how to batch it."""
+
+    def __init__(
+        self,
+        dataset: Any,
+        is_iterable: bool,
+        auto_collation: bool,
+        collate_fn: Callable[[Any], Any],
+        drop_last: bool,
+        batch_size: int | None,
+    ) -> None:
+        self.dataset, self.is_iterable, self.auto_collation = dataset, is_iterable, auto_collation
+        self.collate_fn, self.drop_last, self.batch_size = collate_fn, drop_last, batch_size
 
 
 class _Fetcher:

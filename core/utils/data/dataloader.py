@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import multiprocessing as mp
 import os
 import pickle
 import queue
@@ -196,6 +195,8 @@ def _context(ctx: Any) -> Any:
     A forked child inherits an initialised OpenCL/CUDA runtime without its threads, and its
     first kernel can hang; ``spawn`` starts clean processes (the dataset must be picklable).
     """
+    import multiprocessing as mp
+
     if ctx is not None:
         return mp.get_context(ctx) if isinstance(ctx, str) else ctx
     default = mp.get_context()
