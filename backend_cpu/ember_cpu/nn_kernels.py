@@ -134,14 +134,27 @@ def max_pool2d(
         for p in range(len(views) - 2, -1, -1):
             eq = (views[p] == best).view(np.int8).astype(itype, copy=False)
             pos -= eq * (pos - itype(p))
-    w = x.shape[-1]
-    offsets = np.array(
-        [i * dilation[0] * w + j * dilation[1] for i in range(kernel[0]) for j in range(kernel[1])]
-    )
-    base = (np.arange(oh) * stride[0] - padding[0]).reshape(-1, 1) * w + (
-        np.arange(ow) * stride[1] - padding[1]
-    )
-    return best, (base + np.take(offsets, pos)).astype(np.int64, copy=False)
+    return best, _flat_index(pos, x.shape[-2:], kernel, stride, padding, dilation)
+
+
+def _first_valid(start: np.ndarray, d: int) -> np.ndarray:
+    """The first tap ``start + i·d`` that is not left of the input (padding)."""
+    return start + (-(-np.maximum(-start, 0) // d)) * d
+
+
+def _flat_index(pos: np.ndarray, hw: tuple, k: Pair, s: Pair, p: Pair, d: Pair) -> np.ndarray:
+    """Window position → flat h·W + w index. A window whose maximum is -inf may have picked
+    a padding cell; PyTorch reports its first in-bounds cell instead, and so do we."""
+    oh, ow = pos.shape[-2:]
+    r0 = (np.arange(oh) * s[0] - p[0]).reshape(-1, 1)
+    c0 = np.arange(ow) * s[1] - p[1]
+    ki, kj = np.divmod(pos, k[1])
+    rows, cols = r0 + ki * d[0], c0 + kj * d[1]
+    outside = (rows < 0) | (rows >= hw[0]) | (cols < 0) | (cols >= hw[1])
+    if outside.any():
+        rows = np.where(outside, _first_valid(r0, d[0]), rows)
+        cols = np.where(outside, _first_valid(c0, d[1]), cols)
+    return (rows * hw[1] + cols).astype(np.int64, copy=False)
 
 
 def _counts(n: int, k: int, s: int, p: int, out: int, include_pad: bool) -> np.ndarray:

@@ -29,6 +29,7 @@ from ._functional.activation import (
     threshold,
 )
 from ._functional.attention import multi_head_attention_forward, scaled_dot_product_attention
+from ._functional.conv3d import adaptive_avg_pool3d, avg_pool3d, conv3d, max_pool3d
 from ._functional.conv_api import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from ._functional.extra import (
     channel_shuffle,
@@ -156,6 +157,7 @@ def upsample_bilinear(input, size=None, scale_factor=None):  # type: ignore[no-u
 __all__ = [
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
     "adaptive_max_pool1d",
     "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d",
@@ -163,6 +165,7 @@ __all__ = [
     "alpha_dropout",
     "avg_pool1d",
     "avg_pool2d",
+    "avg_pool3d",
     "batch_norm",
     "bilinear",
     "binary_cross_entropy",
@@ -172,6 +175,7 @@ __all__ = [
     "channel_shuffle",
     "conv1d",
     "conv2d",
+    "conv3d",
     "conv_transpose1d",
     "conv_transpose2d",
     "cosine_embedding_loss",
@@ -215,6 +219,7 @@ __all__ = [
     "max_pool1d_with_indices",
     "max_pool2d",
     "max_pool2d_with_indices",
+    "max_pool3d",
     "max_unpool1d",
     "max_unpool2d",
     "mish",

@@ -137,6 +137,23 @@ CASES = {
         {"a": (4, 5), "b": (5,), "i": [1, 0, 4, 2]},
         "a",
     ),
+    "conv3d": (
+        "F.conv3d(a, b, c, stride=(2, 1, 1), padding=1, dilation=(1, 2, 1))",
+        {"a": (1, 2, 5, 5, 4), "b": (3, 2, 2, 3, 2), "c": (3,)},
+        "abc",
+    ),
+    "conv3d_same_groups": (
+        "F.conv3d(a, b, padding='same', groups=2)",
+        {"a": (1, 4, 3, 4, 4), "b": (2, 2, 2, 3, 3)},
+        "ab",
+    ),
+    "max_pool3d": ("F.max_pool3d(a, 2, padding=1)", {"a": (1, 2, 4, 5, 3)}, "a"),
+    "avg_pool3d": (
+        "F.avg_pool3d(a, (2, 3, 2), stride=(1, 2, 2), padding=(1, 1, 0))",
+        {"a": (1, 2, 4, 5, 4)},
+        "a",
+    ),
+    "adaptive_avg_pool3d": ("F.adaptive_avg_pool3d(a, (2, 3, 2))", {"a": (1, 2, 5, 4, 3)}, "a"),
     "margin_ranking": (
         "F.margin_ranking_loss(a, b, c.sign(), margin=0.3)",
         {"a": (6,), "b": (6,), "c": (6,)},

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._creation import arange, ones, tensor, zeros
+from ..._ops.select import where
 from ..._tensor import Tensor, wrap
 from ...autograd.graph import record
 from ._util import NoRecord, ntuple, recording
@@ -82,9 +83,15 @@ def _max_data(x: Tensor, k: tuple, s: tuple, p: tuple, d: tuple, out: tuple, cei
     win = _windows(x, k, s, p, d, out, float("-inf"))
     pos = win.argmax(-1)  # type: ignore[attr-defined]
     vals = win.amax(-1)  # type: ignore[attr-defined]
-    rows = arange(out[0], device=x._device).reshape(-1, 1) * s[0] - p[0] + (pos // k[1]) * d[0]
-    cols = arange(out[1], device=x._device) * s[1] - p[1] + (pos % k[1]) * d[1]
-    return vals, rows * x._shape[-1] + cols
+    r0 = arange(out[0], device=x._device).reshape(-1, 1) * s[0] - p[0]
+    c0 = arange(out[1], device=x._device) * s[1] - p[1]
+    rows, cols = r0 + (pos // k[1]) * d[0], c0 + (pos % k[1]) * d[1]
+    h, w = x._shape[-2:]
+    # A window whose maximum is -inf may pick a padding cell; report its first in-bounds cell.
+    outside = (rows < 0) | (rows >= h) | (cols < 0) | (cols >= w)
+    rows = where(outside, r0 + ((-r0).clamp(min=0) + d[0] - 1) // d[0] * d[0], rows)  # type: ignore[attr-defined]
+    cols = where(outside, c0 + ((-c0).clamp(min=0) + d[1] - 1) // d[1] * d[1], cols)  # type: ignore[attr-defined]
+    return vals, rows * w + cols
 
 
 def _max_rule(n: Any, g: Tensor) -> tuple:

@@ -12,7 +12,13 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = [
+    "Conv1d",
+    "Conv2d",
+    "Conv3d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+]
 
 
 def _tuple(v: Any, n: int) -> tuple[int, ...]:
@@ -254,3 +260,17 @@ class ConvTranspose1d(_ConvNd):
             self.groups,
             self.dilation,
         )
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution over (N, C_in, D, H, W) input; weight (C_out, C_in/groups, kD, kH, kW)."""
+
+    _nd = 3
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input(input)
+        if self.padding_mode != "zeros":
+            return F.conv3d(
+                self._mode_pad(input), self.weight, self.bias, self.stride, 0, self.dilation, self.groups
+            )
+        return F.conv3d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)

@@ -19,6 +19,7 @@ __all__ = [
     "GroupNorm",
     "InstanceNorm1d",
     "InstanceNorm2d",
+    "InstanceNorm3d",
     "LayerNorm",
     "LocalResponseNorm",
     "RMSNorm",
@@ -149,6 +150,10 @@ class InstanceNorm1d(_InstanceNorm):
 
 class InstanceNorm2d(_InstanceNorm):
     _dims = (3, 4)
+
+
+class InstanceNorm3d(_InstanceNorm):
+    _dims = (4, 5)
 
 
 class LayerNorm(Module):

@@ -11,14 +11,19 @@ from .module import Module
 __all__ = [
     "CircularPad1d",
     "CircularPad2d",
+    "CircularPad3d",
     "ConstantPad1d",
     "ConstantPad2d",
+    "ConstantPad3d",
     "ReflectionPad1d",
     "ReflectionPad2d",
+    "ReflectionPad3d",
     "ReplicationPad1d",
     "ReplicationPad2d",
+    "ReplicationPad3d",
     "ZeroPad1d",
     "ZeroPad2d",
+    "ZeroPad3d",
 ]
 
 
@@ -88,3 +93,29 @@ class CircularPad1d(_Pad):
 
 class CircularPad2d(_Pad):
     _mode = "circular"
+
+
+class ConstantPad3d(_Pad):
+    _n = 3
+
+    def __init__(self, padding: Any, value: float) -> None:
+        super().__init__(padding, value)
+
+
+class ZeroPad3d(_Pad):
+    _n = 3
+
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding, 0.0)
+
+
+class ReflectionPad3d(_Pad):
+    _n, _mode = 3, "reflect"
+
+
+class ReplicationPad3d(_Pad):
+    _n, _mode = 3, "replicate"
+
+
+class CircularPad3d(_Pad):
+    _n, _mode = 3, "circular"

@@ -11,14 +11,17 @@ from .module import Module
 __all__ = [
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
     "AvgPool1d",
     "AvgPool2d",
+    "AvgPool3d",
     "LPPool1d",
     "LPPool2d",
     "MaxPool1d",
     "MaxPool2d",
+    "MaxPool3d",
     "MaxUnpool1d",
     "MaxUnpool2d",
 ]
@@ -200,3 +203,38 @@ class LPPool2d(Module):
 class LPPool1d(LPPool2d):
     def forward(self, input: Tensor) -> Tensor:
         return F.lp_pool1d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+
+class MaxPool3d(_MaxPoolNd):
+    """Maximum over (kD, kH, kW) windows."""
+
+    def forward(self, input: Tensor) -> Any:
+        return F.max_pool3d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.ceil_mode,
+            self.return_indices,
+        )
+
+
+class AvgPool3d(_AvgPoolNd):
+    """Mean over (kD, kH, kW) windows."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool3d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
+        )
+
+
+class AdaptiveAvgPool3d(AdaptiveAvgPool2d):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.adaptive_avg_pool3d(input, self.output_size)
