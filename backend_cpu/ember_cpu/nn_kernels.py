@@ -134,7 +134,7 @@ def max_pool2d(
         for p in range(len(views) - 2, -1, -1):
             eq = (views[p] == best).view(np.int8).astype(itype, copy=False)
             pos -= eq * (pos - itype(p))
-    return best, _flat_index(pos, x.shape[-2:], kernel, stride, padding, dilation)
+    return best, _flat_index(pos, best, x.shape[-2:], kernel, stride, padding, dilation)
 
 
 def _first_valid(start: np.ndarray, d: int) -> np.ndarray:
@@ -142,19 +142,25 @@ def _first_valid(start: np.ndarray, d: int) -> np.ndarray:
     return start + (-(-np.maximum(-start, 0) // d)) * d
 
 
-def _flat_index(pos: np.ndarray, hw: tuple, k: Pair, s: Pair, p: Pair, d: Pair) -> np.ndarray:
+def _flat_index(
+    pos: np.ndarray, best: np.ndarray, hw: tuple, k: Pair, s: Pair, p: Pair, d: Pair
+) -> np.ndarray:
     """Window position → flat h·W + w index. A window whose maximum is -inf may have picked
     a padding cell; PyTorch reports its first in-bounds cell instead, and so do we."""
     oh, ow = pos.shape[-2:]
     r0 = (np.arange(oh) * s[0] - p[0]).reshape(-1, 1)
     c0 = np.arange(ow) * s[1] - p[1]
-    ki, kj = np.divmod(pos, k[1])
-    rows, cols = r0 + ki * d[0], c0 + kj * d[1]
-    outside = (rows < 0) | (rows >= hw[0]) | (cols < 0) | (cols >= hw[1])
-    if outside.any():
+    offsets = np.array([i * d[0] * hw[1] + j * d[1] for i in range(k[0]) for j in range(k[1])])
+    idx = r0 * hw[1] + c0 + np.take(offsets, pos)
+    ends_outside = (r0[-1, 0] + d[0] * (k[0] - 1) >= hw[0]) or (c0[-1] + d[1] * (k[1] - 1) >= hw[1])
+    if (p[0] or p[1] or ends_outside) and best.dtype.kind == "f" and np.isneginf(best).any():
+        ki, kj = np.divmod(pos, k[1])
+        rows, cols = r0 + ki * d[0], c0 + kj * d[1]
+        outside = (rows < 0) | (rows >= hw[0]) | (cols < 0) | (cols >= hw[1])
         rows = np.where(outside, _first_valid(r0, d[0]), rows)
         cols = np.where(outside, _first_valid(c0, d[1]), cols)
-    return (rows * hw[1] + cols).astype(np.int64, copy=False)
+        idx = rows * hw[1] + cols
+    return idx.astype(np.int64, copy=False)
 
 
 def _counts(n: int, k: int, s: int, p: int, out: int, include_pad: bool) -> np.ndarray:
