@@ -8,7 +8,7 @@ import ember
 import numpy as np
 from ember.autograd import gradcheck
 
-__all__ = ["close", "dbl", "grad_ok", "same"]
+__all__ = ["close", "dbl", "grad_ok", "gradgrad_ok", "same"]
 
 
 def _np(t: Any) -> np.ndarray:
@@ -35,3 +35,28 @@ def dbl(*shape: int, seed: int = 0, low: float = -1.0, high: float = 1.0) -> emb
 
 def grad_ok(fn: Any, *inputs: ember.Tensor) -> None:
     assert gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-4)
+
+
+def gradgrad_ok(fn: Any, x: ember.Tensor, eps: float = 1e-6) -> None:
+    """d/dx <grad sum(fn(x)), v> by double backward against central differences of the grad."""
+    rng = np.random.default_rng(1)
+    base = x.detach()
+    v = ember.tensor(rng.uniform(-1, 1, tuple(base.shape)), dtype=ember.float64)
+
+    def grad_at(a: ember.Tensor, create: bool) -> tuple:
+        leaf = a.detach().requires_grad_()
+        (g,) = ember.autograd.grad(fn(leaf).sum(), leaf, create_graph=create)
+        return leaf, g
+
+    leaf, g = grad_at(base, True)
+    (hv,) = ember.autograd.grad((g * v).sum(), leaf)
+    flat = base.numpy().reshape(-1)
+    num = np.zeros(flat.size)
+    for k in range(flat.size):
+        d = np.zeros(flat.size)
+        d[k] = eps
+        step = ember.tensor(d.reshape(base.shape), dtype=ember.float64)
+        gp = grad_at(base + step, False)[1]
+        gm = grad_at(base - step, False)[1]
+        num[k] = ((gp - gm) * v).sum().item() / (2 * eps)
+    np.testing.assert_allclose(hv.numpy().reshape(-1), num, rtol=1e-4, atol=1e-6)

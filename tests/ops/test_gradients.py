@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ember
 import pytest
-from _opsref import dbl, grad_ok
+from _opsref import dbl, grad_ok, gradgrad_ok
 
 E3 = 3 * ember.eye(3, dtype=ember.float64)
 IDX = ember.tensor([[0, 2, 1, 0]] * 3)
@@ -97,3 +97,34 @@ ONE = {
 @pytest.mark.parametrize("name", list(ONE))
 def test_gradcheck(name):
     grad_ok(ONE[name], dbl(3, 4, seed=len(name)))
+
+
+TWO = {
+    "atan2": lambda a: ember.atan2(a, a.flip(1) + 2),
+    "hypot": lambda a: ember.hypot(a, a.flip(0) + 1),
+    "logsumexp": lambda a: ember.logsumexp(a, 1),
+    "cumprod": lambda a: ember.cumprod(a, 1),
+    "diagonal": lambda a: ember.diagonal(a, 1) ** 3,
+    "unfold": lambda a: a.unfold(1, 2, 1) ** 3,
+    "diag_embed": lambda a: ember.diag_embed(a) ** 3,
+    "scatter_amax": lambda a: ember.scatter_reduce(a, 1, IDX, a * a, "amax"),
+    "cummax": lambda a: ember.cummax(a * a, 1).values,
+    "erfinv": lambda a: ember.erfinv(a * 0.5),
+    "i0": ember.special.i0,
+    "i1e": ember.special.i1e,
+    "lgamma": lambda a: ember.lgamma(a.abs() + 0.5),
+    "asinh": ember.asinh,
+    "cdist": lambda a: ember.cdist(a, a.flip(0) + 1),
+    "quantile": lambda a: ember.quantile(a * a, 0.3, 1),
+    "einsum": lambda a: ember.einsum("ij,kj->ik", a, a * a),
+    "det": lambda a: ember.linalg.det(a[:, :3] + E3),
+    "solve": lambda a: ember.linalg.solve(a[:, :3] + E3, a[:, 3]),
+    "cholesky": lambda a: ember.linalg.cholesky(a[:, :3] @ a[:, :3].mT + E3),
+    "svdvals": lambda a: ember.linalg.svdvals(a),
+    "angle": lambda a: ember.angle(ember.complex(a + 2, a * a)),
+}
+
+
+@pytest.mark.parametrize("name", list(TWO))
+def test_second_order(name):
+    gradgrad_ok(TWO[name], dbl(3, 4, seed=len(name)))
