@@ -1,4 +1,4 @@
-"""nn.functional against PyTorch's recorded outputs and gradients (float64, ``torch_refs.py``).
+"""nn.functional against PyTorch's recorded outputs and gradients (float64, ``torch_refs.json``).
 
 Each case runs twice: on ``cpu`` (the CPU backend's conv/pool/softmax kernels) and on
 ``cpu_prims`` (primitives only, so the frontend's decompositions run).
@@ -10,7 +10,7 @@ import ember
 import ember.nn.functional as F
 import numpy as np
 import pytest
-from torch_refs import REFS
+from _nnrefs import REFS
 
 
 @pytest.fixture(params=["cpu", "prims"])

@@ -8,8 +8,8 @@ from __future__ import annotations
 import ember
 import numpy as np
 import pytest
+from _nnrefs import MODULE_REFS
 from ember import nn
-from torch_refs import MODULE_REFS
 
 
 @pytest.mark.parametrize("name", sorted(MODULE_REFS))
