@@ -305,10 +305,64 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     x = input.to(dt)
     if x.ndim == 0:
         return x.clone()
-    out = run_composite("cumprod", (x,), (d,), dt)
+    if x._be.k.get("cumprod") is None:
+        with NoRecord():
+            out = _scan(x, d, lambda a, b: a * b, 1)[0]
+    else:
+        out = run_composite("cumprod", (x,), (d,), dt)
     if _grad.enabled and x.requires_grad:
         record("CumprodBackward0", _cumprod_rule, out, (x,), (), (x, out, d))
     return out
+
+
+def _shifted(t: Tensor, d: int, s: int, fill: Any) -> Tensor:
+    """``t`` moved ``s`` places along ``d``, the first ``s`` filled with ``fill``."""
+    from .._creation import full
+    from .join import cat
+
+    n = t._shape[d]
+    head = full(t._shape[:d] + (min(s, n),) + t._shape[d + 1 :], fill, dtype=t.dtype, device=t._device)
+    return cat([head, t.narrow(d, 0, n - min(s, n))], d) if n > s else head  # type: ignore[attr-defined]
+
+
+def _scan(x: Tensor, d: int, combine: Any, identity: Any) -> tuple[Tensor]:
+    """Inclusive scan by doubling (Hillis-Steele): log2(n) steps of primitives, any backend."""
+    out, s, n = x, 1, x._shape[d]
+    while s < n:
+        out = combine(_shifted(out, d, s, identity), out)
+        s *= 2
+    return (out,)
+
+
+def _cum_extreme_scan(x: Tensor, d: int, is_max: bool) -> tuple[Tensor, Tensor]:
+    """Running max/min with the index of its last occurrence (NaN sticks), by doubling."""
+    from .unary import isnan
+
+    n = x._shape[d]
+    shape = [1] * x.ndim
+    shape[d] = n
+    v, i = x, _arange(n, x).reshape(shape).expand(x._shape)  # type: ignore[attr-defined]
+    worst: Any = float("-inf") if is_max else float("inf")
+    if x.dtype is D.bool_:
+        worst = not is_max
+    elif x.dtype.category == 1:
+        worst = _int_limit(x.dtype, is_max)
+    step = 1
+    while step < n:
+        ev, ei = _shifted(v, d, step, worst), _shifted(i, d, step, -1)
+        better = ev > v if is_max else ev < v
+        if x.dtype.category >= 2:
+            better = better | (isnan(ev) & ~isnan(v))  # type: ignore[operator]
+        v, i = where(better, ev, v), where(better, ei, i)
+        step *= 2
+    return v, i
+
+
+def _int_limit(dt: Any, is_max: bool) -> int:
+    bits = dt.bits
+    if not dt.is_signed:
+        return 0 if is_max else (1 << bits) - 1
+    return -(1 << (bits - 1)) if is_max else (1 << (bits - 1)) - 1
 
 
 def _cum_extreme_rule(n: Any, g: Tensor) -> tuple:
@@ -322,7 +376,11 @@ def _cum_extreme(name: str, input: Tensor, dim: int) -> Any:
     not_implemented_for(name + "_cpu", input, "complex")
     d = norm_dim(dim, input.ndim)
     x = input.reshape(1) if input.ndim == 0 else input
-    v, i = run_composite(name, (x,), (d,), (x.dtype, D.int64))
+    if x._be.k.get(name) is None:
+        with NoRecord():
+            v, i = _cum_extreme_scan(x, d, name == "cummax")
+    else:
+        v, i = run_composite(name, (x,), (d,), (x.dtype, D.int64))
     v, i = v.reshape(input._shape), i.reshape(input._shape)
     if _grad.enabled and input.requires_grad:
         record(
