@@ -298,7 +298,10 @@ def main() -> None:
         for key in ("refs", "modules"):
             f.write(f' "{key}": {{\n')
             items = list(doc[key].items())
-            f.writelines(f"  {json.dumps(name)}: {json.dumps(case)}{',' if i < len(items) - 1 else ''}\n" for i, (name, case) in enumerate(items))
+            f.writelines(
+                f"  {json.dumps(name)}: {json.dumps(case)}{',' if i < len(items) - 1 else ''}\n"
+                for i, (name, case) in enumerate(items)
+            )
             f.write(" }" + ("," if key == "refs" else "") + "\n")
         f.write("}\n")
     print("wrote", path, len(refs) + len(module_refs), "cases")

@@ -49,7 +49,9 @@ def _load_own(module: Any, state: dict, prefix: str, missing: list, errors: list
     for name, param in local.items():
         key = prefix + name
         if key not in state:
-            missing.append(key)
+            # BatchNorm's step counter may be absent from old checkpoints: PyTorch keeps its own.
+            if name not in getattr(module, "_optional_state", ()):
+                missing.append(key)
             continue
         value = state[key]
         if not isinstance(value, Tensor):

@@ -29,6 +29,7 @@ __all__ = [
 
 class _BatchNorm(Module):
     _dims: tuple[int, ...] = (2, 3)
+    _optional_state = ("num_batches_tracked",)
 
     def __init__(
         self,
