@@ -76,6 +76,7 @@ from ._ops.aliases import (
     is_same_size,
     less,
     less_equal,
+    nonzero_static,
     not_equal,
     nuclear_norm,
     pdist,
@@ -295,12 +296,8 @@ from ._ops.shape_more import (
     block_diag,
     cartesian_prod,
     combinations,
-    corrcoef,
-    cov,
-    cumulative_trapezoid,
     diagonal_scatter,
     dsplit,
-    histogram,
     hsplit,
     isin,
     isreal,
@@ -310,14 +307,21 @@ from ._ops.shape_more import (
     row_stack,
     select_scatter,
     slice_scatter,
-    trapezoid,
-    trapz,
     tril_indices,
     triu_indices,
     vander,
     vsplit,
 )
 from ._ops.sort import argsort, msort, sort, topk
+from ._ops.statistics import (
+    corrcoef,
+    cov,
+    cumulative_trapezoid,
+    histogram,
+    histogramdd,
+    trapezoid,
+    trapz,
+)
 from ._ops.unary import (
     abs,
     bitwise_not,
@@ -920,3 +924,5 @@ __all__ += [
     "view_copy",
 ]
 __all__ += ["igamma", "igammac"]
+__all__ += ["histogramdd"]
+__all__ += ["nonzero_static"]

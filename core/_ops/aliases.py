@@ -34,6 +34,7 @@ __all__ = [
     "is_same_size",
     "less",
     "less_equal",
+    "nonzero_static",
     "not_equal",
     "nuclear_norm",
     "pdist",
@@ -45,6 +46,7 @@ __all__ = [
     "select_copy",
     "split_copy",
     "squeeze_copy",
+    "sum_to_size",
     "t_copy",
     "transpose_copy",
     "unbind_copy",
@@ -231,6 +233,34 @@ def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None, edge_order: in
             h = h.item()
         out.append(_grad_1d(y, d, h, edge_order))
     return tuple(out)
+
+
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
+    """``nonzero(input)`` cut or padded (with ``fill_value`` rows) to exactly ``size`` rows."""
+    from .._creation import full
+    from .indexing import nonzero
+    from .join import cat
+
+    nz = nonzero(input)
+    if nz._shape[0] >= size:
+        return nz[:size]
+    pad = full((size - nz._shape[0], nz._shape[1]), fill_value, dtype=D.int64, device=input._device)
+    return cat([nz, pad], 0)
+
+
+def sum_to_size(input: Tensor, *size: Any) -> Tensor:
+    """Sum broadcast dimensions away so the result has shape ``size``."""
+    from ._common import broadcast_shape, sum_to
+
+    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
+    try:
+        ok = broadcast_shape(shape, input._shape) == input._shape
+    except RuntimeError:
+        ok = False
+    if not ok:
+        raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(input._shape)}}}.")
+
+    return sum_to(input, shape)
 
 
 def _alias(input: Tensor) -> Tensor:

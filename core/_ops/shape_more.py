@@ -5,7 +5,6 @@ All compose differentiable ember ops."""
 from __future__ import annotations
 
 import itertools
-from collections import namedtuple
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,12 +23,8 @@ __all__ = [
     "block_diag",
     "cartesian_prod",
     "combinations",
-    "corrcoef",
-    "cov",
-    "cumulative_trapezoid",
     "diagonal_scatter",
     "dsplit",
-    "histogram",
     "hsplit",
     "isin",
     "isreal",
@@ -39,15 +34,12 @@ __all__ = [
     "row_stack",
     "select_scatter",
     "slice_scatter",
-    "trapezoid",
-    "trapz",
     "tril_indices",
     "triu_indices",
     "vander",
     "vsplit",
 ]
 
-_histogram_t = namedtuple("histogram", ["hist", "bin_edges"])
 row_stack = vstack
 
 
@@ -270,127 +262,6 @@ def isreal(input: Tensor) -> Tensor:
     from .._creation import ones
 
     return ones(input._shape, dtype=D.bool_, device=input._device)
-
-
-def histogram(
-    input: Tensor, bins: Any = 100, *, range: Any = None, weight: Tensor | None = None, density: bool = False
-) -> Any:
-    """``(hist, bin_edges)`` as ``numpy.histogram``: equal bins over ``range``, or given edges."""
-    from .._creation import linspace, zeros
-
-    if input.dtype.category < 2:
-        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{input.dtype.name}'")
-    x = input.reshape(-1).detach()  # type: ignore[attr-defined]
-    if isinstance(bins, Tensor):
-        edges = bins.to(input.dtype)
-    else:
-        lo, hi = (
-            range
-            if range is not None
-            else (
-                (float(x.amin().item()), float(x.amax().item())) if x.numel() else (0.0, 1.0)  # type: ignore[attr-defined]
-            )
-        )
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = linspace(lo, hi, int(bins) + 1, dtype=input.dtype, device=input._device)
-    n = edges.numel() - 1
-    from .search import searchsorted
-
-    b = searchsorted(edges, x, right=True) - 1
-    b = where(x == edges[-1], n - 1, b)
-    inside = (b >= 0) & (b < n)
-    w = weight.reshape(-1).to(input.dtype) if weight is not None else inside.to(input.dtype)
-    w = where(inside, w, 0.0)
-    hist = zeros(n, dtype=input.dtype, device=input._device).scatter_add(0, where(inside, b, 0), w)  # type: ignore[attr-defined]
-    if density:
-        hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))  # type: ignore[attr-defined]
-    return _histogram_t(hist, edges)
-
-
-def cov(
-    input: Tensor, *, correction: int = 1, fweights: Tensor | None = None, aweights: Tensor | None = None
-) -> Tensor:
-    """The covariance of the variables in rows of ``input`` (observations in columns)."""
-    if input.ndim > 2:
-        raise RuntimeError(
-            f"cov(): expected input to have two or fewer dimensions but got an input with {input.ndim} dimensions"
-        )
-    x = input.reshape(1, -1) if input.ndim < 2 else input
-    if x.dtype.category < 2:
-        from .._dtype import get_default_dtype
-
-        x = x.to(get_default_dtype())
-    w = None
-    if fweights is not None:
-        w = fweights.to(x.dtype)
-    if aweights is not None:
-        w = aweights.to(x.dtype) if w is None else w * aweights.to(x.dtype)
-    n = x._shape[1]
-    if w is None:
-        wsum = float(n)
-        avg = x.mean(1, keepdim=True)  # type: ignore[attr-defined]
-        norm = wsum - correction
-    else:
-        wsum_t = w.sum()
-        avg = (x * w).sum(1, keepdim=True) / wsum_t  # type: ignore[attr-defined]
-        if correction == 0:
-            norm = wsum_t
-        elif aweights is None:
-            norm = wsum_t - correction
-        else:
-            norm = wsum_t - correction * (w * aweights.to(x.dtype)).sum() / wsum_t
-    xc = x - avg
-    xw = xc * w if w is not None else xc
-    c = xw @ xc.mT.conj()  # type: ignore[attr-defined]
-    if not isinstance(norm, Tensor) and norm <= 0:
-        norm = 0.0
-    out = c / norm
-    return out.squeeze()  # type: ignore[attr-defined]  (as NumPy: one variable gives 0-d)
-
-
-def corrcoef(input: Tensor) -> Tensor:
-    """Pearson correlation coefficients of the rows of ``input``, clipped to [-1, 1]."""
-    c = cov(input)
-    if c.ndim == 0:
-        return c / c
-    d = diagonal(c).sqrt()  # type: ignore[attr-defined]
-    out = c / d.unsqueeze(1) / d.unsqueeze(0)
-    return out.clamp(-1, 1) if not out.dtype.is_complex else out  # type: ignore[attr-defined]
-
-
-def _trap_pieces(y: Tensor, x: Any, dx: Any, d: int) -> Tensor:
-    n = y._shape[d]
-    ys = y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)  # type: ignore[attr-defined]
-    if isinstance(x, Tensor):
-        xd = x.narrow(-1 if x.ndim == 1 else d, 1, n - 1) - x.narrow(-1 if x.ndim == 1 else d, 0, n - 1)  # type: ignore[attr-defined]
-        if x.ndim == 1 and y.ndim > 1:
-            shape = [1] * y.ndim
-            shape[d] = n - 1
-            xd = xd.reshape(shape)
-        return ys * xd / 2
-    return ys * ((1.0 if dx is None else dx) if x is None else x) / 2
-
-
-def trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
-    """The trapezoidal rule along ``dim`` with sample points ``x`` or spacing ``dx``."""
-    d = norm_dim(dim, y.ndim)
-    if y._shape[d] == 0:
-        return y.sum(d)  # type: ignore[attr-defined]
-    return _trap_pieces(y, x, dx, d).sum(d)  # type: ignore[attr-defined]
-
-
-def trapz(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
-    """``trapezoid`` (the older name)."""
-    return trapezoid(y, x, dx=dx, dim=dim)
-
-
-def cumulative_trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
-    """Running trapezoidal integrals along ``dim`` (one fewer element)."""
-    d = norm_dim(dim, y.ndim)
-    if y._shape[d] == 0:
-        return y.clone()
-    return _trap_pieces(y, x, dx, d).cumsum(d)  # type: ignore[attr-defined]
 
 
 def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:

@@ -17,6 +17,7 @@ from . import reduce_extra as RX
 from . import search as SR
 from . import shape_extra as SX
 from . import shape_more as SM
+from . import statistics as ST
 
 __all__ = ["INPLACE_METHODS", "METHODS", "OPERATORS", "PROPERTIES"]
 
@@ -187,9 +188,9 @@ METHODS: dict[str, Any] = {
     "slice_scatter": SM.slice_scatter,
     "diagonal_scatter": SM.diagonal_scatter,
     "isreal": SM.isreal,
-    "histogram": SM.histogram,
-    "cov": SM.cov,
-    "corrcoef": SM.corrcoef,
+    "histogram": ST.histogram,
+    "cov": ST.cov,
+    "corrcoef": ST.corrcoef,
     "renorm": SM.renorm,
     "heaviside": MM.heaviside,
     "gcd": MM.gcd,
@@ -238,6 +239,8 @@ METHODS: dict[str, Any] = {
     "resolve_conj": AL.resolve_conj,
     "resolve_neg": AL.resolve_neg,
     "mvlgamma": _mvlgamma,
+    "nonzero_static": AL.nonzero_static,
+    "sum_to_size": AL.sum_to_size,
     "igamma": _special("gammainc"),
     "igammac": _special("gammaincc"),
 }

@@ -118,3 +118,30 @@ def test_recorded_chebyshev_vw_and_spherical_j0():
         [1.0, np.sin(1.0), np.sin(3.0) / 3],
     )
     close(ember.special.modified_bessel_i0(ember.tensor([1.0], dtype=ember.float64)), ss.i0([1.0]))
+
+
+def test_nonzero_static_sum_to_size():
+    same(ember.nonzero_static(ember.tensor([0, 3, 0, 5]), size=3), [[1], [3], [-1]])
+    same(ember.nonzero_static(ember.tensor([[1, 0], [0, 1]]), size=1, fill_value=7), [[0, 0]])
+    same(ember.ones(2, 3).sum_to_size(1, 3), [[2.0, 2.0, 2.0]])
+    same(ember.ones(2, 3).sum_to_size(3), [2.0, 2.0, 2.0])
+    with pytest.raises(RuntimeError, match=r"size \{\[2\]\} is not expandable to size \{\[2, 3\]\}"):
+        ember.ones(2, 3).sum_to_size(2)
+
+
+def test_histogramdd():
+    # recorded from PyTorch 2.13
+    x = ember.tensor([[0.0, 1.0], [1.0, 0.0], [2.0, 0.0], [2.0, 2.0]])
+    r = ember.histogramdd(x, bins=[3, 3], weight=ember.tensor([1.0, 2.0, 4.0, 8.0]))
+    same(r.hist, [[0.0, 1.0, 0.0], [2.0, 0.0, 0.0], [4.0, 0.0, 8.0]])
+    close(r.bin_edges[0], [0.0, 0.6666667, 1.3333334, 2.0], rtol=1e-6)
+    r = ember.histogramdd(x, bins=2, range=[0.0, 1.0, 0.0, 2.0], density=True)
+    same(r.hist, [[0.0, 1.0], [1.0, 0.0]])
+    got = ember.histogramdd(x, bins=[ember.tensor([0.0, 1.0, 3.0]), ember.tensor([-1.0, 0.5, 2.0])])
+    same(got.hist, [[0.0, 1.0], [2.0, 1.0]])
+    pts = RNG.normal(size=(50, 3))
+    h, e = ember.histogramdd(ember.tensor(pts), bins=[2, 3, 4])
+    nh, ne = np.histogramdd(pts, bins=[2, 3, 4])
+    close(h, nh)
+    for a, b in zip(e, ne):
+        close(a, b)
