@@ -287,13 +287,25 @@ def positive(input: Tensor) -> Tensor:
     return input
 
 
+def _relu_rule(n: Any, g: Tensor) -> tuple:
+    (out,) = n.ctx
+    return (g * (out > 0).to(g.dtype),)
+
+
 def relu(input: Tensor) -> Tensor:
-    """max(input, 0)."""
-    from .select import where
+    """max(input, 0), NaN staying NaN; one ``ReluBackward0`` node: ``grad * (out > 0)``.
+
+    ``maximum`` rather than ``where``: NumPy's ``where`` branches per element (~10x slower).
+    """
+    from .binary import maximum
 
     if input.dtype is D.bool_:
         raise RuntimeError("\"clamp_min_cpu\" not implemented for 'Bool'")
-    return relabel(where(input > 0, input, 0), "ReluBackward0")
+    with _NoRecord():
+        out = maximum(input, 0)
+    if _grad.enabled and input.requires_grad:
+        record("ReluBackward0", _relu_rule, out, (input,), (), (out,))
+    return out
 
 
 def logical_not(input: Tensor) -> Tensor:

@@ -3,16 +3,10 @@
 from __future__ import annotations
 
 import math
-from typing import Any
-
-from ember.backends import dtypes as D
 
 from ..._ops import unary as U
-from ..._ops.binary import maximum
 from ..._ops.select import clamp, where
 from ..._tensor import Tensor
-from ...autograd.graph import record
-from ._util import NoRecord, recording
 
 __all__ = [
     "celu",
@@ -52,20 +46,9 @@ def _maybe_inplace(x: Tensor, y: Tensor, inplace: bool) -> Tensor:
     return y
 
 
-def _relu_rule(n: Any, g: Tensor) -> tuple:
-    (out,) = n.ctx
-    return (g * (out > 0).to(g.dtype),)  # type: ignore[attr-defined]
-
-
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """``max(x, 0)`` (NaN stays NaN); one ``ReluBackward0`` node: ``grad * (out > 0)``."""
-    if input.dtype is D.bool_:
-        raise RuntimeError("\"clamp_min_cpu\" not implemented for 'Bool'")
-    with NoRecord():
-        out = maximum(input, 0)
-    if recording(input):
-        record("ReluBackward0", _relu_rule, out, (input,), (), (out,))
-    return _maybe_inplace(input, out, inplace)
+    return _maybe_inplace(input, U.relu(input), inplace)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
