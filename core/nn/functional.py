@@ -33,6 +33,7 @@ from ._functional.conv3d import adaptive_avg_pool3d, avg_pool3d, conv3d, max_poo
 from ._functional.conv_api import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from ._functional.extra import (
     channel_shuffle,
+    embedding_bag,
     fold,
     gumbel_softmax,
     local_response_norm,
@@ -188,6 +189,7 @@ __all__ = [
     "elu",
     "elu_",
     "embedding",
+    "embedding_bag",
     "fold",
     "gaussian_nll_loss",
     "gelu",

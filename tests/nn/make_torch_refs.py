@@ -154,6 +154,26 @@ CASES = {
         "a",
     ),
     "adaptive_avg_pool3d": ("F.adaptive_avg_pool3d(a, (2, 3, 2))", {"a": (1, 2, 5, 4, 3)}, "a"),
+    "embedding_bag_mean_offsets": (
+        "F.embedding_bag(lib.tensor([1, 2, 4, 5, 4, 3, 2, 9]), a, lib.tensor([0, 4, 4]), mode='mean')",
+        {"a": (10, 3)},
+        "a",
+    ),
+    "embedding_bag_sum_weights": (
+        "F.embedding_bag(lib.tensor([[1, 2], [4, 4]]), a, mode='sum', per_sample_weights=b)",
+        {"a": (6, 3), "b": (2, 2)},
+        "ab",
+    ),
+    "embedding_bag_max_last": (
+        "F.embedding_bag(lib.tensor([1, 2, 4, 5, 3]), a, lib.tensor([0, 2, 5]), mode='max', include_last_offset=True)",
+        {"a": (6, 3)},
+        "a",
+    ),
+    "embedding_bag_padding": (
+        "F.embedding_bag(lib.tensor([[1, 0], [0, 0], [2, 3]]), a, mode='mean', padding_idx=0)",
+        {"a": (4, 2)},
+        "a",
+    ),
     "margin_ranking": (
         "F.margin_ranking_loss(a, b, c.sign(), margin=0.3)",
         {"a": (6,), "b": (6,), "c": (6,)},

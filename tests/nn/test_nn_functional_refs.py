@@ -28,7 +28,12 @@ def test_matches_torch(name: str, device: str) -> None:
             env[k] = ember.tensor(v, device=device)
         else:
             env[k] = ember.tensor(v, dtype=ember.float64, device=device, requires_grad=k in req)
-    out = eval(case["expr"], {"F": F, "lib": ember}, dict(env))
+    previous = ember.get_default_device()
+    ember.set_default_device(device)  # tensors the expression makes (targets, offsets) go there too
+    try:
+        out = eval(case["expr"], {"F": F, "lib": ember}, dict(env))
+    finally:
+        ember.set_default_device(previous)
     np.testing.assert_allclose(out.detach().cpu().numpy(), np.array(case["out"]), rtol=1e-9, atol=1e-10)
     (out * ember.tensor(case["g"], dtype=ember.float64, device=device)).sum().backward()
     for k, expected in case["grads"].items():

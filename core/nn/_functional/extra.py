@@ -17,6 +17,7 @@ from .softmax import softmax
 
 __all__ = [
     "channel_shuffle",
+    "embedding_bag",
     "fold",
     "gumbel_softmax",
     "local_response_norm",
@@ -186,3 +187,66 @@ def multi_margin_loss(
     if input.ndim == 1:
         loss = loss.squeeze(0)  # type: ignore[attr-defined]
     return apply_reduction(loss, reduction)
+
+
+def _bag_ids(n: int, offsets: list[int], include_last: bool) -> list[int]:
+    starts = offsets[:-1] if include_last else offsets
+    ends = starts[1:] + [offsets[-1] if include_last else n]
+    ids = []
+    for b, (a, e) in enumerate(zip(starts, ends)):
+        ids += [b] * max(e - a, 0)
+    return ids
+
+
+def embedding_bag(
+    input: Tensor,
+    weight: Tensor,
+    offsets: Tensor | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2,
+    scale_grad_by_freq: bool = False,
+    mode: str = "mean",
+    sparse: bool = False,
+    per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False,
+    padding_idx: int | None = None,
+) -> Tensor:
+    """Sums, means or maxima of bags of embedding rows (bags: rows of 2-D ``input``, or ``offsets``)."""
+    from ..._creation import tensor as make
+    from .linear import embedding
+
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max, got {mode}")
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed length sequences."
+            )
+        bags, n = input.shape
+        ids = [b for b in range(bags) for _ in range(n)]
+        flat = input.reshape(-1)  # type: ignore[attr-defined]
+    else:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        offs = [int(v) for v in offsets.tolist()]
+        flat = input
+        ids = _bag_ids(input.shape[0], offs, include_last_offset)
+        bags = len(offs) - 1 if include_last_offset else len(offs)
+    rows = embedding(flat, weight, None, max_norm, norm_type)
+    keep = None
+    if padding_idx is not None:
+        keep = (flat != padding_idx).to(weight.dtype).unsqueeze(-1)  # type: ignore[attr-defined]
+        rows = rows * keep
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.reshape(-1, 1)  # type: ignore[attr-defined]
+    dim = weight.shape[1]
+    index = make(ids, device=weight.device).reshape(-1, 1).expand(len(ids), dim)  # type: ignore[attr-defined]
+    base = zeros((bags, dim), dtype=weight.dtype, device=weight.device)
+    if mode == "max":
+        return base.scatter_reduce(0, index, rows, reduce="amax", include_self=False)  # type: ignore[attr-defined]
+    total = base.scatter_add(0, index, rows)  # type: ignore[attr-defined]
+    if mode == "sum":
+        return total
+    ones = keep if keep is not None else zeros((len(ids), 1), dtype=weight.dtype, device=weight.device) + 1
+    counts = zeros((bags, 1), dtype=weight.dtype, device=weight.device).scatter_add(0, index[:, :1], ones)  # type: ignore[attr-defined]
+    return total / counts.clamp(min=1.0)  # type: ignore[attr-defined]

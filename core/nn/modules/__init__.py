@@ -112,7 +112,7 @@ from .pooling import (
     MaxUnpool2d,
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
 from .transformer import (
     MultiheadAttention,
     Transformer,
@@ -168,6 +168,7 @@ __all__ = [
     "Dropout2d",
     "Dropout3d",
     "Embedding",
+    "EmbeddingBag",
     "Flatten",
     "Fold",
     "GRUCell",
