@@ -24,7 +24,7 @@ from ember.backends.dtypes import (
     bool_ as bool,
 )
 
-from . import _methods, accelerator, autograd, backends, cuda, linalg, special, testing
+from . import _methods, accelerator, autograd, backends, cuda, fft, linalg, special, testing
 from ._creation import (
     arange,
     as_tensor,
@@ -926,3 +926,4 @@ __all__ += [
 __all__ += ["igamma", "igammac"]
 __all__ += ["histogramdd"]
 __all__ += ["nonzero_static"]
+__all__ += ["fft"]

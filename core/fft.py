@@ -1,0 +1,265 @@
+"""``ember.fft``: discrete Fourier transforms as matrix products (O(n^2) per transform).
+
+Each transform multiplies by a DFT matrix built from exact integer phases ``(k * m) mod n``,
+so it runs on every backend with complex matmul and is differentiable through ``matmul``.
+Normalisation modes follow PyTorch: ``"backward"`` (default), ``"ortho"``, ``"forward"``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ember.backends import dtypes as D
+
+from ._dtype import get_default_dtype
+from ._ops._common import norm_dim
+from ._ops.complex import complex as _complex
+from ._ops.complex import real as _real
+from ._ops.join import cat
+from ._ops.matmul import matmul
+from ._ops.shape_extra import roll
+from ._tensor import Tensor
+
+__all__ = [
+    "fft",
+    "fft2",
+    "fftfreq",
+    "fftn",
+    "fftshift",
+    "hfft",
+    "ifft",
+    "ifft2",
+    "ifftn",
+    "ifftshift",
+    "ihfft",
+    "irfft",
+    "irfft2",
+    "irfftn",
+    "rfft",
+    "rfft2",
+    "rfftfreq",
+    "rfftn",
+]
+
+_NORMS = ("backward", "ortho", "forward")
+
+
+def _complex_dtype(x: Tensor) -> Any:
+    if x.dtype.is_complex:
+        return x.dtype
+    if x.dtype is D.float64 or (x.dtype.category < 2 and get_default_dtype() is D.float64):
+        return D.complex128
+    return D.complex64
+
+
+def _dft_matrix(n: int, inverse: bool, dtype: Any, device: Any) -> Tensor:
+    """W[k, m] = exp(-+2 pi i (k m mod n) / n); the exact integer phase keeps large n accurate."""
+    from ._creation import arange
+
+    k = arange(n, device=device).reshape(-1, 1)
+    m = arange(n, device=device).reshape(1, -1)
+    real_dt = D.to_real(dtype)
+    phase = ((k * m) % max(n, 1)).to(real_dt) * ((2 if inverse else -2) * math.pi / max(n, 1))
+    return _complex(phase.cos(), phase.sin())  # type: ignore[attr-defined]
+
+
+def _scale(norm: str | None, n: int, inverse: bool) -> float:
+    mode = norm or "backward"
+    if mode not in _NORMS:
+        raise ValueError(f'Invalid normalization mode: "{mode}"')
+    if mode == "ortho":
+        return 1 / math.sqrt(n) if n else 1.0
+    scaled_side = inverse if mode == "backward" else not inverse
+    return 1 / n if scaled_side and n else 1.0
+
+
+def _resize(x: Tensor, n: int, d: int) -> Tensor:
+    """Trim or zero-pad dimension ``d`` to length ``n``."""
+    from ._creation import zeros
+
+    size = x._shape[d]
+    if n == size:
+        return x
+    if n < size:
+        return x.narrow(d, 0, n)  # type: ignore[attr-defined]
+    pad = zeros(x._shape[:d] + (n - size,) + x._shape[d + 1 :], dtype=x.dtype, device=x._device)
+    return cat([x, pad], d)
+
+
+def _transform(x: Tensor, n: int | None, dim: int, norm: str | None, inverse: bool) -> Tensor:
+    d = norm_dim(dim, x.ndim)
+    n_in = x._shape[d] if n is None else n
+    if n_in < 1:
+        raise RuntimeError(f"Invalid number of data points ({n_in}) specified")
+    xc = _resize(x, n_in, d)
+    ct = _complex_dtype(xc)
+    xc = xc.to(ct)
+    W = _dft_matrix(n_in, inverse, ct, x._device)
+    moved = xc.movedim(d, -1)  # type: ignore[attr-defined]
+    out = matmul(moved, W)  # W is symmetric
+    s = _scale(norm, n_in, inverse)
+    return (out * s if s != 1.0 else out).movedim(-1, d)  # type: ignore[attr-defined]
+
+
+def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+    """The one-dimensional discrete Fourier transform along ``dim`` (complex result)."""
+    return _transform(input, n, dim, norm, False)
+
+
+def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+    """The inverse of ``fft``."""
+    return _transform(input, n, dim, norm, True)
+
+
+def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+    """``fft`` of a real signal, keeping the ``n // 2 + 1`` non-negative frequencies."""
+    if input.dtype.is_complex:
+        raise RuntimeError("rfft expects a real input tensor, but got " + input.dtype.name)
+    d = norm_dim(dim, input.ndim)
+    full = fft(input, n, d, norm)
+    return full.narrow(d, 0, full._shape[d] // 2 + 1)  # type: ignore[attr-defined]
+
+
+def _hermitian_full(x: Tensor, n: int, d: int) -> Tensor:
+    """The full length-``n`` spectrum whose first half is ``x`` (Hermitian symmetry)."""
+    half = n // 2 + 1
+    x = _resize(x, half, d)
+    tail = n - half
+    if tail <= 0:
+        return x
+    mirror = x.narrow(d, 1, tail).flip(d).conj()  # type: ignore[attr-defined]
+    return cat([x, mirror], d)
+
+
+def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+    """The inverse of ``rfft``: a real signal of length ``n`` (default ``2 * (m - 1)``)."""
+    d = norm_dim(dim, input.ndim)
+    m = input._shape[d]
+    length = 2 * (m - 1) if n is None else n
+    if length < 1:
+        raise RuntimeError(f"Invalid number of data points ({length}) specified")
+    x = input.to(_complex_dtype(input))
+    return _real(ifft(_hermitian_full(x, length, d), length, d, norm))
+
+
+_SWAP = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+    """The FFT of a Hermitian-symmetric signal given by its first half: a real spectrum."""
+    x = input.to(_complex_dtype(input))
+    return irfft(x.conj(), n, dim, _SWAP.get(norm, norm))  # type: ignore[attr-defined]
+
+
+def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+    """The inverse of ``hfft``: the first ``n // 2 + 1`` terms of ``conj(ifft(input))``."""
+    return rfft(input, n, dim, _SWAP.get(norm, norm)).conj()  # type: ignore[attr-defined]
+
+
+def _dims_and_sizes(x: Tensor, s: Sequence[int] | None, dim: Any) -> tuple[list, list]:
+    """Dims to transform: ``dim``; else the last ``len(s)`` dims; else all of them."""
+    if dim is not None:
+        dims = [dim] if isinstance(dim, int) else list(dim)
+    elif s is not None:
+        dims = list(range(x.ndim - len(s), x.ndim))
+    else:
+        dims = list(range(x.ndim))
+    dims = [norm_dim(d, x.ndim) for d in dims]
+    sizes = list(s) if s is not None else [None] * len(dims)
+    if len(sizes) != len(dims):
+        raise RuntimeError("When given, dim and shape arguments must have the same length")
+    return dims, sizes
+
+
+def fftn(input: Tensor, s: Sequence[int] | None = None, dim: Any = None, norm: str | None = None) -> Tensor:
+    """The n-dimensional FFT over ``dim`` (all dims, or the last ``len(s)``)."""
+    dims, sizes = _dims_and_sizes(input, s, dim)
+    out = input
+    for d, n in zip(dims, sizes):
+        out = fft(out, n, d, norm)
+    return out
+
+
+def ifftn(input: Tensor, s: Sequence[int] | None = None, dim: Any = None, norm: str | None = None) -> Tensor:
+    """The inverse of ``fftn``."""
+    dims, sizes = _dims_and_sizes(input, s, dim)
+    out = input
+    for d, n in zip(dims, sizes):
+        out = ifft(out, n, d, norm)
+    return out
+
+
+def rfftn(input: Tensor, s: Sequence[int] | None = None, dim: Any = None, norm: str | None = None) -> Tensor:
+    """``fftn`` of a real input, halving the last transformed dimension."""
+    dims, sizes = _dims_and_sizes(input, s, dim)
+    out = rfft(input, sizes[-1], dims[-1], norm)
+    for d, n in zip(dims[:-1], sizes[:-1]):
+        out = fft(out, n, d, norm)
+    return out
+
+
+def irfftn(input: Tensor, s: Sequence[int] | None = None, dim: Any = None, norm: str | None = None) -> Tensor:
+    """The inverse of ``rfftn``: a real result."""
+    dims, sizes = _dims_and_sizes(input, s, dim)
+    out = input
+    for d, n in zip(dims[:-1], sizes[:-1]):
+        out = ifft(out, n, d, norm)
+    return irfft(out, sizes[-1], dims[-1], norm)
+
+
+def fft2(
+    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None
+) -> Tensor:
+    """``fftn`` over the last two dimensions."""
+    return fftn(input, s, dim, norm)
+
+
+def ifft2(
+    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None
+) -> Tensor:
+    """``ifftn`` over the last two dimensions."""
+    return ifftn(input, s, dim, norm)
+
+
+def rfft2(
+    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None
+) -> Tensor:
+    """``rfftn`` over the last two dimensions."""
+    return rfftn(input, s, dim, norm)
+
+
+def irfft2(
+    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None
+) -> Tensor:
+    """``irfftn`` over the last two dimensions."""
+    return irfftn(input, s, dim, norm)
+
+
+def fftfreq(n: int, d: float = 1.0, *, dtype: Any = None, device: Any = None, **_: Any) -> Tensor:
+    """Sample frequencies ``[0, 1, ..., n/2-1, -n/2, ..., -1] / (d n)``."""
+    from ._creation import arange
+
+    k = arange(n, device=device)
+    k = k - (k >= (n + 1) // 2).to(D.int64) * n
+    return k.to(dtype or get_default_dtype()) / (d * n)
+
+
+def rfftfreq(n: int, d: float = 1.0, *, dtype: Any = None, device: Any = None, **_: Any) -> Tensor:
+    """Non-negative sample frequencies ``[0, 1, ..., n/2] / (d n)``."""
+    from ._creation import arange
+
+    return arange(n // 2 + 1, device=device).to(dtype or get_default_dtype()) / (d * n)
+
+
+def fftshift(input: Tensor, dim: Any = None) -> Tensor:
+    """Move the zero frequency to the centre (roll by ``n // 2`` along ``dim``)."""
+    dims = list(range(input.ndim)) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    return roll(input, [input._shape[d] // 2 for d in dims], dims)
+
+
+def ifftshift(input: Tensor, dim: Any = None) -> Tensor:
+    """The inverse of ``fftshift``."""
+    dims = list(range(input.ndim)) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    return roll(input, [-(input._shape[d] // 2) for d in dims], dims)
