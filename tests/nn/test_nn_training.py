@@ -97,3 +97,17 @@ def test_pack_pad_roundtrip() -> None:
     assert [s.shape[0] for s in seqs] == [2, 3]
     with pytest.raises(RuntimeError, match="must be sorted in decreasing order"):
         pack_padded_sequence(x, [3, 5, 2])
+
+
+def test_lazy_layers_materialise_in_place() -> None:
+    m = nn.Sequential(nn.LazyConv2d(4, 3), nn.ReLU(), nn.Flatten(), nn.LazyLinear(2))
+    params = list(m.parameters())
+    opt = ember.optim.SGD(params, lr=0.1)
+    y = m(ember.randn(2, 3, 5, 5))
+    assert y.shape == (2, 2)
+    assert [tuple(p.shape) for p in m.parameters()] == [(4, 3, 3, 3), (4,), (2, 36), (2,)]
+    assert all(p is q for p, q in zip(params, m.parameters()))
+    assert type(m[0]) is nn.Conv2d and type(m[3]) is nn.Linear
+    y.sum().backward()
+    opt.step()
+    assert abs(m[3].weight).max().item() <= 1 / 6 + 0.1 * abs(m[3].weight.grad).max().item() + 1e-6

@@ -40,6 +40,7 @@ from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d
 from .flatten import Flatten, Unflatten
 from .fold import Fold, Unfold
+from .lazy import LazyConv1d, LazyConv2d, LazyLinear
 from .linear import Bilinear, Identity, Linear
 from .loss import (
     BCELoss,
@@ -190,6 +191,9 @@ __all__ = [
     "LPPool2d",
     "LSTMCell",
     "LayerNorm",
+    "LazyConv1d",
+    "LazyConv2d",
+    "LazyLinear",
     "LeakyReLU",
     "Linear",
     "LocalResponseNorm",
