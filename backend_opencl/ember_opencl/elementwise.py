@@ -64,7 +64,7 @@ __kernel void ember_arange(__global ${OT} *out, ${ST} start, ${ST} step, long n)
 {
     long gid = get_global_id(0);
     if (gid >= n) return;
-    ${ST} v = start + (${ST})gid * step;
+    ${ST} v = ${VALUE};
     out[gid] = ${store};
 }
 """)
@@ -275,7 +275,11 @@ def arange(start: Any, step: Any, n: int, dtype: DType, index: int) -> CLArray:
     key = ("arange", dtype.name, st)
 
     def make() -> runtime.KernelSpec:
-        src = EMBER_ARANGE_SRC.substitute(OT=ctype(dtype), ST=st, store=store_expr(dtype, "v"))
+        # Floats: start + step * i as one fused multiply-add, rounded once (PyTorch's rule).
+        value = "fma((${ST})gid, step, start)" if floating else "start + (${ST})gid * step"
+        src = Template(EMBER_ARANGE_SRC.safe_substitute(VALUE=value)).substitute(
+            OT=ctype(dtype), ST=st, store=store_expr(dtype, "v")
+        )
         return src, "ember_arange", [None, np_st, np_st, np.int64]
 
     knl = runtime.kernel(dev, key, make)
