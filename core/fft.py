@@ -1,7 +1,8 @@
-"""``ember.fft``: discrete Fourier transforms as matrix products (O(n^2) per transform).
+"""``ember.fft``: discrete Fourier transforms composed from ember ops.
 
-Each transform multiplies by a DFT matrix built from exact integer phases ``(k * m) mod n``,
-so it runs on every backend with complex matmul and is differentiable through ``matmul``.
+Even lengths split radix-2 (O(n log n)); the odd remainder multiplies by a DFT matrix built
+from exact integer phases ``(k * m) mod n`` (O(m^2)). Everything runs on any backend with
+complex arithmetic and is differentiable through the ops it uses.
 Normalisation modes follow PyTorch: ``"backward"`` (default), ``"ortho"``, ``"forward"``.
 """
 
@@ -65,6 +66,27 @@ def _dft_matrix(n: int, inverse: bool, dtype: Any, device: Any) -> Tensor:
     return _complex(phase.cos(), phase.sin())  # type: ignore[attr-defined]
 
 
+def _twiddles(n: int, inverse: bool, dtype: Any, device: Any) -> Tensor:
+    """exp(-+2 pi i k / n) for k < n / 2."""
+    from ._creation import arange
+
+    phase = arange(n // 2, device=device).to(D.to_real(dtype)) * ((2 if inverse else -2) * math.pi / n)
+    return _complex(phase.cos(), phase.sin())  # type: ignore[attr-defined]
+
+
+def _fft_last(x: Tensor, inverse: bool) -> Tensor:
+    """The DFT along the last dim: radix-2 decimation in time while the length is even (both
+    halves batched, so log2(n) levels of tensor ops), a DFT matrix product for the odd rest."""
+    n = x._shape[-1]
+    if n % 2 or n <= 16:
+        return matmul(x, _dft_matrix(n, inverse, x.dtype, x._device))  # the matrix is symmetric
+    halves = x.unflatten(-1, (n // 2, 2)).movedim(-1, -2)  # type: ignore[attr-defined]
+    y = _fft_last(halves, inverse)
+    even, odd = y.select(-2, 0), y.select(-2, 1)  # type: ignore[attr-defined]
+    odd = odd * _twiddles(n, inverse, x.dtype, x._device)
+    return cat([even + odd, even - odd], -1)
+
+
 def _scale(norm: str | None, n: int, inverse: bool) -> float:
     mode = norm or "backward"
     if mode not in _NORMS:
@@ -96,9 +118,7 @@ def _transform(x: Tensor, n: int | None, dim: int, norm: str | None, inverse: bo
     xc = _resize(x, n_in, d)
     ct = _complex_dtype(xc)
     xc = xc.to(ct)
-    W = _dft_matrix(n_in, inverse, ct, x._device)
-    moved = xc.movedim(d, -1)  # type: ignore[attr-defined]
-    out = matmul(moved, W)  # W is symmetric
+    out = _fft_last(xc.movedim(d, -1), inverse)  # type: ignore[attr-defined]
     s = _scale(norm, n_in, inverse)
     return (out * s if s != 1.0 else out).movedim(-1, d)  # type: ignore[attr-defined]
 
