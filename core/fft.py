@@ -1,8 +1,9 @@
 """``ember.fft``: discrete Fourier transforms composed from ember ops.
 
-Even lengths split radix-2 (O(n log n)); the odd remainder multiplies by a DFT matrix built
-from exact integer phases ``(k * m) mod n`` (O(m^2)). Everything runs on any backend with
-complex arithmetic and is differentiable through the ops it uses.
+Even lengths split radix-2; a small odd remainder multiplies by a DFT matrix built from exact
+integer phases ``(k * m) mod n``; a large one becomes a chirp-z (Bluestein) convolution of
+power-of-two length. So every length costs O(n log n), runs on any backend with complex
+arithmetic and is differentiable through the ops it uses.
 Normalisation modes follow PyTorch: ``"backward"`` (default), ``"ortho"``, ``"forward"``.
 """
 
@@ -78,6 +79,8 @@ def _fft_last(x: Tensor, inverse: bool) -> Tensor:
     """The DFT along the last dim: radix-2 decimation in time while the length is even (both
     halves batched, so log2(n) levels of tensor ops), a DFT matrix product for the odd rest."""
     n = x._shape[-1]
+    if n % 2 and n > 64:
+        return _bluestein(x, inverse)
     if n % 2 or n <= 16:
         return matmul(x, _dft_matrix(n, inverse, x.dtype, x._device))  # the matrix is symmetric
     halves = x.unflatten(-1, (n // 2, 2)).movedim(-1, -2)  # type: ignore[attr-defined]
@@ -85,6 +88,23 @@ def _fft_last(x: Tensor, inverse: bool) -> Tensor:
     even, odd = y.select(-2, 0), y.select(-2, 1)  # type: ignore[attr-defined]
     odd = odd * _twiddles(n, inverse, x.dtype, x._device)
     return cat([even + odd, even - odd], -1)
+
+
+def _bluestein(x: Tensor, inverse: bool) -> Tensor:
+    """An odd length m as a chirp-z convolution of power-of-two length: O(m log m)."""
+    from ._creation import arange, zeros
+
+    m = x._shape[-1]
+    size = 1 << (2 * m - 2).bit_length()
+    k = arange(m, device=x._device)
+    phase = ((k * k) % (2 * m)).to(D.to_real(x.dtype)) * ((1 if inverse else -1) * math.pi / m)
+    w = _complex(phase.cos(), phase.sin())  # type: ignore[attr-defined]
+    a = cat([x * w, zeros(x._shape[:-1] + (size - m,), dtype=x.dtype, device=x._device)], -1)
+    wc = w.conj()  # type: ignore[attr-defined]
+    gap = zeros(size - 2 * m + 1, dtype=x.dtype, device=x._device)
+    b = cat([wc, gap, wc[1:].flip(0)], 0)  # type: ignore[attr-defined]
+    conv = _fft_last(_fft_last(a, False) * _fft_last(b, False), True) * (1.0 / size)
+    return conv[..., :m] * w
 
 
 def _scale(norm: str | None, n: int, inverse: bool) -> float:

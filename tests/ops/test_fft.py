@@ -94,7 +94,7 @@ def test_gradients():
     grad_ok(lambda a: F.hfft(ember.complex(a, a.flip(1))), dbl(2, 5))
 
 
-@pytest.mark.parametrize("n", [1, 2, 17, 48, 1000, 4096])
+@pytest.mark.parametrize("n", [1, 2, 17, 48, 65, 1000, 1001, 4096, 15015])
 def test_radix2_and_odd_lengths(n):
     x = RNG.normal(size=(2, n)) + 1j * RNG.normal(size=(2, n))
     close(F.fft(t(x)), np.fft.fft(x), rtol=1e-9, atol=1e-9)
