@@ -110,18 +110,24 @@ def _input_grad_data(
 def _weight_grad_data(
     x: Tensor, g: Tensor, w_shape: tuple, stride: Pair, padding: Pair, dilation: Pair, groups: int
 ) -> Tensor:
+    """dW[o, c] = sum_n x[n, c] ⋆ g[n, o]: one convolution with the batch as channels.
+
+    Per group the input is (cg, N, H, W) and the "kernel" (og, N, oh, ow); the groups sit
+    side by side along the channel dim, so a grouped convolution does all of them at once.
+    Stride and dilation swap roles; the result is cropped to (kh, kw).
+    """
     o, cg, kh, kw = w_shape
-    og = o // groups
-    parts = []
+    n, og = x._shape[0], o // groups
     with NoRecord():
         x, g = x.detach(), g.detach()
-        for i in range(groups):
-            xi = x[:, i * cg : (i + 1) * cg].transpose(0, 1)
-            gi = g[:, i * og : (i + 1) * og].transpose(0, 1)
-            r = _conv_data(xi, gi, dilation, padding, stride, 1)  # (cg, og, >=kh, >=kw)
-            parts.append(r[:, :, :kh, :kw].transpose(0, 1))
-        out = parts[0] if groups == 1 else _cat(parts)
-        return out.contiguous()  # type: ignore[attr-defined]
+        xs = (
+            x.reshape(n, groups, cg, *x._shape[2:])
+            .permute(2, 1, 0, 3, 4)
+            .reshape(cg, groups * n, *x._shape[2:])
+        )
+        gs = g.reshape(n, groups, og, *g._shape[2:]).permute(1, 2, 0, 3, 4).reshape(o, n, *g._shape[2:])
+        r = _conv_data(xs, gs, dilation, padding, stride, groups)  # (cg, o, >=kh, >=kw)
+        return r[:, :, :kh, :kw].transpose(0, 1).contiguous()  # type: ignore[attr-defined]
 
 
 def _cat(parts: list[Tensor]) -> Tensor:
