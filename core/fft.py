@@ -110,7 +110,7 @@ def _bluestein(x: Tensor, inverse: bool) -> Tensor:
 def _scale(norm: str | None, n: int, inverse: bool) -> float:
     mode = norm or "backward"
     if mode not in _NORMS:
-        raise ValueError(f'Invalid normalization mode: "{mode}"')
+        raise RuntimeError(f'Invalid normalization mode: "{mode}"')
     if mode == "ortho":
         return 1 / math.sqrt(n) if n else 1.0
     scaled_side = inverse if mode == "backward" else not inverse

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).parent
-SCRIPTS = ["values", "grads", "complex_grads", "dtypes", "more", "shapes", "errors"]
+SCRIPTS = ["values", "grads", "complex_grads", "dtypes", "more", "shapes", "errors", "fft_cases"]
 
 
 def _same(a: object, b: object) -> str | None:
