@@ -72,10 +72,13 @@ def devices() -> list[Any]:
     if _devices is None:
         try:
             import pyopencl as cl
-
+        except ImportError as e:
+            _devices, _reason = [], f"pyopencl cannot be imported ({type(e).__name__}: {e})"
+            return _devices
+        try:
             found = [d for p in cl.get_platforms() for d in p.get_devices()]
             _reason = None if found else "no OpenCL device found on any platform"
-        except Exception as e:  # noqa: BLE001 - any driver failure (ImportError, LogicError) = unavailable
+        except Exception as e:  # noqa: BLE001 - any driver failure (LogicError, ...) = unavailable
             found = []
             _reason = f"no OpenCL platform found ({type(e).__name__}: {e})"
         _devices = found
