@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 import os
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ember.backends import DType
 from ember.backends import dtypes as D
@@ -22,25 +23,25 @@ from ._tensor import Tensor, wrap
 
 __all__ = [
     "Generator",
-    "default_generator",
-    "manual_seed",
-    "seed",
-    "initial_seed",
-    "get_rng_state",
-    "set_rng_state",
-    "rand",
-    "randn",
-    "randint",
-    "randperm",
-    "rand_like",
-    "randn_like",
-    "randint_like",
-    "normal",
     "bernoulli",
+    "default_generator",
+    "get_rng_state",
+    "initial_seed",
+    "manual_seed",
     "multinomial",
-    "random_words",
-    "uniform_",
+    "normal",
     "normal_",
+    "rand",
+    "rand_like",
+    "randint",
+    "randint_like",
+    "randn",
+    "randn_like",
+    "random_words",
+    "randperm",
+    "seed",
+    "set_rng_state",
+    "uniform_",
 ]
 
 _MASK64 = (1 << 64) - 1
@@ -51,11 +52,19 @@ class Generator:
     """A Philox stream: ``g = ember.Generator().manual_seed(0); ember.rand(3, generator=g)``."""
 
     def __init__(self, device: Any = "cpu") -> None:
-        self.device = resolve(device)[0]
+        # Resolved on first use: the default generator is built while ember imports, and
+        # loading a backend plugin then would import it half-initialised.
+        self._device_arg = device
+        if device != "cpu":
+            resolve(device)  # bad device names fail here, not at first use
         self._seed = 67280421310721  # PyTorch's default seed, for familiarity
         self._offset = 0
 
-    def manual_seed(self, seed: int) -> "Generator":
+    @property
+    def device(self) -> Any:
+        return resolve(self._device_arg)[0]
+
+    def manual_seed(self, seed: int) -> Generator:
         self._seed = int(seed) & _MASK64
         self._offset = 0
         return self
@@ -71,9 +80,12 @@ class Generator:
     def get_state(self) -> Tensor:
         from ._creation import tensor
 
-        return tensor([self._seed & 0xFFFFFFFF, self._seed >> 32, self._offset & 0xFFFFFFFF, self._offset >> 32], dtype=D.int64)
+        return tensor(
+            [self._seed & 0xFFFFFFFF, self._seed >> 32, self._offset & 0xFFFFFFFF, self._offset >> 32],
+            dtype=D.int64,
+        )
 
-    def set_state(self, state: Tensor) -> "Generator":
+    def set_state(self, state: Tensor) -> Generator:
         s0, s1, o0, o1 = (int(v) for v in state.tolist())
         self._seed, self._offset = s0 | (s1 << 32), o0 | (o1 << 32)
         return self
@@ -126,7 +138,11 @@ def _size(size: Sequence[Any]) -> tuple[int, ...]:
 def _uniform01(n: int, dtype: DType, device: Any, generator: Generator | None) -> Tensor:
     """Exact conversions: 24 bits for float32 and below, 53 bits (two words) for float64."""
     if dtype is D.float64:
-        w = random_words(2 * n, device, generator).reshape(n, 2) if n else random_words(0, device, generator).reshape(0, 2)
+        w = (
+            random_words(2 * n, device, generator).reshape(n, 2)
+            if n
+            else random_words(0, device, generator).reshape(0, 2)
+        )
         hi, lo = w[:, 0], w[:, 1]  # type: ignore[index]
         bits = hi * 2097152 + lo // 2048
         return bits.to(D.float64) * (2.0**-53)
@@ -138,11 +154,17 @@ def _uniform01(n: int, dtype: DType, device: Any, generator: Generator | None) -
 def _float_dtype(dtype: DType | None) -> DType:
     dt = dtype or get_default_dtype()
     if dt.category != 2:
-        raise RuntimeError(f'"check_uniform_bounds" not implemented for \'{dt.name}\'')
+        raise RuntimeError(f"\"check_uniform_bounds\" not implemented for '{dt.name}'")
     return dt
 
 
-def rand(*size: Any, generator: Generator | None = None, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def rand(
+    *size: Any,
+    generator: Generator | None = None,
+    dtype: DType | None = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """Uniform samples in [0, 1): ``ember.rand(2, 3)``."""
     shape = _size(size)
     dt = _float_dtype(dtype)
@@ -161,7 +183,13 @@ def _normal01(n: int, dtype: DType, device: Any, generator: Generator | None) ->
     return z if z.dtype is dtype else z.to(dtype)
 
 
-def randn(*size: Any, generator: Generator | None = None, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def randn(
+    *size: Any,
+    generator: Generator | None = None,
+    dtype: DType | None = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """Standard normal samples: ``ember.randn(2, 3)``."""
     shape = _size(size)
     dt = _float_dtype(dtype)
@@ -172,7 +200,15 @@ def randn(*size: Any, generator: Generator | None = None, dtype: DType | None = 
     return out.requires_grad_(True) if requires_grad else out  # type: ignore[attr-defined]
 
 
-def randint(low: int, high: Any = None, size: Any = None, *, generator: Generator | None = None, dtype: DType | None = None, device: Any = None) -> Tensor:
+def randint(
+    low: int,
+    high: Any = None,
+    size: Any = None,
+    *,
+    generator: Generator | None = None,
+    dtype: DType | None = None,
+    device: Any = None,
+) -> Tensor:
     """Integers uniform in ``[low, high)``: ``ember.randint(10, (3,))``."""
     if size is None:
         low, high, size = 0, low, high
@@ -197,7 +233,9 @@ def randint(low: int, high: Any = None, size: Any = None, *, generator: Generato
     return out if dt is D.int64 else out.to(dt)
 
 
-def randperm(n: int, *, generator: Generator | None = None, dtype: DType | None = None, device: Any = None) -> Tensor:
+def randperm(
+    n: int, *, generator: Generator | None = None, dtype: DType | None = None, device: Any = None
+) -> Tensor:
     """A random permutation of ``0 .. n-1``."""
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
@@ -208,20 +246,40 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: DType | None 
 
 
 def rand_like(input: Tensor, *, dtype: DType | None = None, device: Any = None) -> Tensor:
-    return rand(input._shape, dtype=dtype or input.dtype, device=device if device is not None else input._device)
+    return rand(
+        input._shape, dtype=dtype or input.dtype, device=device if device is not None else input._device
+    )
 
 
 def randn_like(input: Tensor, *, dtype: DType | None = None, device: Any = None) -> Tensor:
-    return randn(input._shape, dtype=dtype or input.dtype, device=device if device is not None else input._device)
+    return randn(
+        input._shape, dtype=dtype or input.dtype, device=device if device is not None else input._device
+    )
 
 
-def randint_like(input: Tensor, low: int, high: Any = None, *, dtype: DType | None = None, device: Any = None) -> Tensor:
+def randint_like(
+    input: Tensor, low: int, high: Any = None, *, dtype: DType | None = None, device: Any = None
+) -> Tensor:
     if high is None:
         low, high = 0, low
-    return randint(low, high, input._shape, dtype=dtype or input.dtype, device=device if device is not None else input._device)
+    return randint(
+        low,
+        high,
+        input._shape,
+        dtype=dtype or input.dtype,
+        device=device if device is not None else input._device,
+    )
 
 
-def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Generator | None = None, dtype: DType | None = None, device: Any = None) -> Tensor:
+def normal(
+    mean: Any = 0.0,
+    std: Any = 1.0,
+    size: Any = None,
+    *,
+    generator: Generator | None = None,
+    dtype: DType | None = None,
+    device: Any = None,
+) -> Tensor:
     """Normal samples with ``mean`` and ``std`` (numbers or tensors, broadcast)."""
     if size is not None:
         return randn(size, generator=generator, dtype=dtype, device=device) * std + mean
@@ -240,11 +298,18 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Gene
 def bernoulli(input: Tensor, p: Any = None, *, generator: Generator | None = None) -> Tensor:
     """1 with probability ``input`` (or ``p``), else 0, in ``input``'s dtype."""
     prob = input if p is None else p
-    u = rand(input._shape, generator=generator, dtype=input.dtype if input.dtype.category == 2 else None, device=input._device)
+    u = rand(
+        input._shape,
+        generator=generator,
+        dtype=input.dtype if input.dtype.category == 2 else None,
+        device=input._device,
+    )
     return (u < prob).to(input.dtype)
 
 
-def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator: Generator | None = None) -> Tensor:
+def multinomial(
+    input: Tensor, num_samples: int, replacement: bool = False, *, generator: Generator | None = None
+) -> Tensor:
     """Indices drawn by the weights in each row of ``input`` (inverse-CDF sampling)."""
     probs = input if input.ndim == 2 else input.unsqueeze(0)
     rows = probs._shape[0]
