@@ -8,7 +8,7 @@ from typing import Any
 from ember.backends import device, registry
 from ember.backends.registry import LoadedBackend
 
-__all__ = ["resolve", "get_default_device", "set_default_device", "canonical"]
+__all__ = ["canonical", "get_default_device", "resolve", "set_default_device"]
 
 _interned: dict[tuple[str, int], device] = {}
 _by_input: dict[Any, tuple[device, LoadedBackend]] = {}
@@ -36,7 +36,7 @@ def resolve(dev: Any) -> tuple[device, LoadedBackend]:
     if dev is None:
         return resolve(_default[0])
     if isinstance(dev, int) and not isinstance(dev, bool):
-        raise RuntimeError(
+        raise TypeError(
             f"a bare device index ({dev}) is ambiguous in ember; pass a device string such as 'cuda:{dev}'"
         )
     d = dev if isinstance(dev, device) else device(dev)

@@ -8,11 +8,11 @@ from ember.backends import dtypes as _d
 from ember.backends.dtypes import BOOL, COMPLEX, FLOAT, INT, DType, promote_types
 
 __all__ = [
-    "get_default_dtype",
-    "set_default_dtype",
-    "scalar_dtype",
-    "result_type_scalar",
     "combine",
+    "get_default_dtype",
+    "result_type_scalar",
+    "scalar_dtype",
+    "set_default_dtype",
 ]
 
 _state = {"float": _d.float32, "complex": _d.complex64}

@@ -1,9 +1,8 @@
 """ember.autograd.functional and anomaly mode against closed-form derivatives."""
 
+import ember
 import numpy as np
 import pytest
-
-import ember
 from ember.autograd.functional import hessian, hvp, jacobian, jvp, vhp, vjp
 
 F64 = ember.float64
@@ -36,7 +35,7 @@ def test_vjp_jvp_hvp_vhp():
     _, jv = jvp(lambda x: x * x.sum(), x3(), v)
     # J = diag(s) + x 1^T with s = 6: J v = 6 v + x (1 . v)
     np.testing.assert_allclose(jv.numpy(), 6 * v.numpy() + x3().numpy() * 0.5)
-    f = lambda x: (x**3).sum()  # noqa: E731
+    f = lambda x: (x**3).sum()
     val, hv = hvp(f, x3(), v)
     assert val.item() == 36.0
     np.testing.assert_array_equal(hv.numpy(), [6, -12, 9])
