@@ -52,8 +52,36 @@ def cdist(
         )
     if p < 0:
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+    modes = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
+    if compute_mode not in modes:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    big = x1._shape[-2] > 25 or x2._shape[-2] > 25
+    if p == 2 and (compute_mode == modes[1] or (compute_mode == modes[0] and big)):
+        return _euclid_mm(x1, x2)
     diff_ = x1.unsqueeze(-2) - x2.unsqueeze(-3)  # type: ignore[attr-defined]
     return vector_norm(diff_, p, -1)
+
+
+def _safe_sqrt_rule(n: Any, g: Tensor) -> tuple:
+    from .select import where
+
+    _, out, _ = n.ctx
+    return (where(out == 0, 0.0, g / (2 * where(out == 0, 1.0, out))),)
+
+
+def _sqrt(x: Tensor) -> Tensor:
+    return x.sqrt()  # type: ignore[attr-defined]
+
+
+def _euclid_mm(x1: Tensor, x2: Tensor) -> Tensor:
+    """Euclidean distances as PyTorch computes them for many points: one matmul,
+    ``sqrt(clamp(|a|^2 + |b|^2 - 2 a.b, 0))``, with a zero gradient at zero distance."""
+    from ._composite import composed
+
+    a2 = (x1 * x1).sum(-1, keepdim=True)  # type: ignore[attr-defined]
+    b2 = (x2 * x2).sum(-1, keepdim=True)  # type: ignore[attr-defined]
+    d2 = (a2 - 2 * (x1 @ x2.mT) + b2.mT).clamp(min=0)  # type: ignore[attr-defined]
+    return composed(_sqrt, "SqrtBackward0", _safe_sqrt_rule)(d2)
 
 
 def diff(

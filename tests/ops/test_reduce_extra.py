@@ -194,3 +194,20 @@ def test_scan_decompositions_match_kernels(dtype, cpu_prims):
     if dtype.startswith("float"):
         x = ember.tensor(a * 0.1 + 1)
         close(ember.cumprod(x.to(cpu_prims), 1).cpu(), ember.cumprod(x, 1).numpy(), rtol=1e-5)
+
+
+def test_cdist_matmul_path():
+    a, b = RNG.normal(size=(30, 5)), RNG.normal(size=(40, 5))
+    from scipy.spatial.distance import cdist as sc
+
+    for mode in (
+        "use_mm_for_euclid_dist_if_necessary",
+        "use_mm_for_euclid_dist",
+        "donot_use_mm_for_euclid_dist",
+    ):
+        close(ember.cdist(t(a), t(b), compute_mode=mode), sc(a, b), rtol=1e-10)
+    x = ember.tensor(a, requires_grad=True)
+    ember.cdist(x, ember.cat([x[:3].detach(), t(b)])).sum().backward()
+    assert np.isfinite(x.grad.numpy()).all()  # zero distances give a zero gradient, as PyTorch
+    with pytest.raises(ValueError):
+        ember.cdist(t(a), t(b), compute_mode="fast")
