@@ -142,3 +142,21 @@ def test_incomplete_gamma():
     a_leaf = dbl(2, low=1.0, high=2.0)
     with pytest.raises(NotImplementedError):
         sp.gammainc(a_leaf, ember.tensor([1.0, 2.0], dtype=ember.float64)).sum().backward()
+
+
+@pytest.mark.parametrize(
+    "name,ref",
+    [
+        ("modified_bessel_k0", ss.k0),
+        ("modified_bessel_k1", ss.k1),
+        ("scaled_modified_bessel_k0", ss.k0e),
+        ("scaled_modified_bessel_k1", ss.k1e),
+    ],
+)
+def test_modified_bessel_k(name, ref):
+    x = np.array([1e-8, 1e-3, 0.1, 0.5, 1.0, 2.5, 7.0, 19.9, 20.1, 35.0, 100.0, 700.0])
+    fn = getattr(sp, name)
+    close(fn(ember.tensor(x, dtype=ember.float64)), ref(x), rtol=1e-13, atol=0)
+    close(fn(ember.tensor(x[:8])), ref(x[:8]).astype(np.float32), rtol=2e-6)
+    # PyTorch 2.13: inf at 0, NaN below
+    close(fn(ember.tensor([0.0, -1.0])), [np.inf, np.nan])
