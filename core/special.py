@@ -24,13 +24,25 @@ from ._ops.math_extra import (
 from ._ops.reduce_extra import logsumexp
 from ._ops.select import where
 from ._ops.unary import erf, exp, exp2, expm1, isnan, log, log1p, round, sigmoid, sign, sin
+from ._special_bessel import (
+    airy_ai,
+    bessel_y0,
+    bessel_y1,
+    modified_bessel_k0,
+    modified_bessel_k1,
+    scaled_modified_bessel_k0,
+    scaled_modified_bessel_k1,
+)
 from ._tensor import Tensor
 from .autograd.grad_mode import state as _grad
 from .autograd.graph import record
 
 __all__ = [
+    "airy_ai",
     "bessel_j0",
     "bessel_j1",
+    "bessel_y0",
+    "bessel_y1",
     "chebyshev_polynomial_t",
     "chebyshev_polynomial_u",
     "chebyshev_polynomial_v",
@@ -333,65 +345,3 @@ def _incomplete(name: str, which: int, sign: float) -> Any:
 
 gammainc = _incomplete("gammainc", 0, 1.0)
 gammaincc = _incomplete("gammaincc", 1, -1.0)
-
-
-def _k_integral(x: Tensor, nu: int, scaled: bool) -> Tensor:
-    """exp(x)^scaled * K_nu(x) = int_0^inf exp(-x (cosh t - scaled)) cosh(nu t) dt, by the
-    trapezoid rule (exponentially accurate for this even, analytic integrand), for 0 < x <= 20."""
-    from ._creation import arange
-
-    h = 0.05
-    t = arange(600, device=x._device).to(x.dtype) * h  # t up to 30: exp(-x cosh 30) underflows
-    ct, cn = t.cosh(), (t * nu).cosh()  # type: ignore[attr-defined]
-    xe = x.unsqueeze(-1)  # type: ignore[attr-defined]
-    f = exp(-xe * (ct - (1.0 if scaled else 0.0))) * cn
-    return (f.sum(-1) - 0.5 * f.select(-1, 0)) * h  # type: ignore[attr-defined]
-
-
-def _k_integral_chunked(x: Tensor, nu: int, scaled: bool) -> Tensor:
-    """``_k_integral`` over at most 2**15 elements at a time (600 nodes each)."""
-    from ._ops.join import cat
-
-    flat = x.reshape(-1)
-    step = 1 << 15
-    parts = [_k_integral(flat[i : i + step], nu, scaled) for i in range(0, max(flat.numel(), 1), step)]
-    return (cat(parts, 0) if len(parts) > 1 else parts[0]).reshape(x._shape)
-
-
-def _k_asymptotic(x: Tensor, nu: int, scaled: bool) -> Tensor:
-    """The large-x expansion sqrt(pi/2x) e^-x sum_k a_k(nu) / x^k, for x > 20."""
-    mu = 4.0 * nu * nu
-    term = x * 0 + 1.0
-    total = term
-    for k in range(1, 30):
-        term = term * (mu - (2 * k - 1) ** 2) / (8.0 * k * x)
-        total = total + term
-    out = (math.pi / (2 * x)).sqrt() * total  # type: ignore[operator]
-    return out if scaled else out * exp(-x)
-
-
-def _modified_k(nu: int, scaled: bool) -> Any:
-    def op(input: Tensor) -> Tensor:
-        from ._ops._composite import NoRecord
-
-        x = _float(input)
-        wide = x.to(D.float64) if D.float64 in x._be.backend.dtypes else x
-        with NoRecord():
-            safe = where(wide > 0, wide, 1.0)
-            small = _k_integral_chunked(where(safe <= 20, safe, 20.0), nu, scaled)
-            large = _k_asymptotic(where(safe > 20, safe, 21.0), nu, scaled)
-            out = where(safe <= 20, small, large)
-            out = where(wide == 0, float("inf"), where(wide < 0, float("nan"), out))
-        return out.to(x.dtype)
-
-    op.__name__ = ("scaled_" if scaled else "") + f"modified_bessel_k{nu}"
-    op.__doc__ = f"The modified Bessel function of the second kind K{nu}" + (
-        ", times exp(x)." if scaled else "."
-    )
-    return op
-
-
-modified_bessel_k0 = _modified_k(0, False)
-modified_bessel_k1 = _modified_k(1, False)
-scaled_modified_bessel_k0 = _modified_k(0, True)
-scaled_modified_bessel_k1 = _modified_k(1, True)

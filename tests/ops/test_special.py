@@ -160,3 +160,17 @@ def test_modified_bessel_k(name, ref):
     close(fn(ember.tensor(x[:8])), ref(x[:8]).astype(np.float32), rtol=2e-6)
     # PyTorch 2.13: inf at 0, NaN below
     close(fn(ember.tensor([0.0, -1.0])), [np.inf, np.nan])
+
+
+def test_bessel_y_and_airy():
+    x = np.array([1e-8, 1e-3, 0.1, 0.5, 1.0, 2.5, 7.0, 19.9, 24.9, 25.1, 35.0, 100.0, 1e4])
+    close(sp.bessel_y0(ember.tensor(x, dtype=ember.float64)), ss.y0(x), rtol=1e-12, atol=1e-14)
+    close(sp.bessel_y1(ember.tensor(x, dtype=ember.float64)), ss.y1(x), rtol=1e-12, atol=1e-14)
+    a = np.array([-100.0, -30.0, -20.0, -5.5, -1.0, -1e-3, 0.0, 1e-3, 0.5, 2.0, 7.0, 20.0, 60.0])
+    close(sp.airy_ai(ember.tensor(a, dtype=ember.float64)), ss.airy(a)[0], rtol=1e-12, atol=1e-14)
+    close(sp.airy_ai(ember.tensor(a[:10])), ss.airy(a[:10])[0].astype(np.float32), rtol=1e-5, atol=1e-6)
+    # edge values recorded from PyTorch 2.13
+    edge = ember.tensor([0.0, -1.0, float("inf"), float("-inf"), float("nan")], dtype=ember.float64)
+    close(sp.bessel_y0(edge), [-np.inf, np.nan, np.nan, np.nan, np.nan])
+    close(sp.airy_ai(edge), [0.3550280538878172, 0.5355608832923521, np.nan, np.nan, np.nan], rtol=1e-12)
+    close(sp.modified_bessel_k0(edge), [np.inf, np.nan, 0.0, np.nan, np.nan])
