@@ -7,7 +7,7 @@ from typing import Any
 import ember.backends as eb
 import numpy as np
 import pytest
-from conftest import declared
+from _ocl_helpers import declared
 from ember.backends import DTYPES_BY_NAME, UnsupportedDTypeError
 from ember.backends.ops import PRIMITIVES
 

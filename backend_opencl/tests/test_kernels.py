@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import LAYOUTS, check, declared, make, values
+from _ocl_helpers import LAYOUTS, check, declared, make, values
 from ember.backends.ops import BINARY, COMPARE, UNARY
 
 DTYPES = declared()
