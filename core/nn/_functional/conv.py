@@ -46,7 +46,7 @@ def _im2col_conv(x: Tensor, w: Tensor, stride: Pair, padding: Pair, dilation: Pa
     cols = x.as_strided(  # type: ignore[attr-defined]
         (n, groups, cg, kh, kw, oh, ow),
         (c * hp * wp, cg * hp * wp, hp * wp, dilation[0] * wp, dilation[1], stride[0] * wp, stride[1]),
-        0,
+        x.storage_offset(),  # type: ignore[attr-defined]  # a contiguous view may start mid-buffer
     ).reshape(n, groups, cg * kh * kw, oh * ow)
     out = w.reshape(1, groups, o // groups, cg * kh * kw) @ cols
     return out.reshape(n, o, oh, ow)
