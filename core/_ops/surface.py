@@ -43,6 +43,18 @@ def _special(name: str) -> Any:
     return method
 
 
+def _absolute(self: Tensor) -> Tensor:
+    from .unary import abs as _abs
+
+    return _abs(self)
+
+
+def _positive(self: Tensor) -> Tensor:
+    from .unary import positive
+
+    return positive(self)
+
+
 def _mvlgamma(self: Tensor, p: int) -> Tensor:
     from ..special import multigammaln
 
@@ -240,6 +252,8 @@ METHODS: dict[str, Any] = {
     "resolve_neg": AL.resolve_neg,
     "mvlgamma": _mvlgamma,
     "nonzero_static": AL.nonzero_static,
+    "absolute": _absolute,
+    "positive": _positive,
     "sum_to_size": AL.sum_to_size,
     "igamma": _special("gammainc"),
     "igammac": _special("gammaincc"),
@@ -301,6 +315,7 @@ INPLACE_METHODS = [
     "put",
     "mvlgamma",
     "index_reduce",
+    "absolute",
 ]
 
 OPERATORS: dict[str, Any] = {
