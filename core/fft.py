@@ -31,11 +31,15 @@ __all__ = [
     "fftn",
     "fftshift",
     "hfft",
+    "hfft2",
+    "hfftn",
     "ifft",
     "ifft2",
     "ifftn",
     "ifftshift",
     "ihfft",
+    "ihfft2",
+    "ihfftn",
     "irfft",
     "irfft2",
     "irfftn",
@@ -275,6 +279,31 @@ def irfft2(
 ) -> Tensor:
     """``irfftn`` over the last two dimensions."""
     return irfftn(input, s, dim, norm)
+
+
+def hfftn(input: Tensor, s: Sequence[int] | None = None, dim: Any = None, norm: str | None = None) -> Tensor:
+    """The n-dimensional ``hfft``: a real result from a half-Hermitian input."""
+    x = input.to(_complex_dtype(input))
+    return irfftn(x.conj(), s, dim, _SWAP.get(norm, norm))  # type: ignore[attr-defined]
+
+
+def ihfftn(input: Tensor, s: Sequence[int] | None = None, dim: Any = None, norm: str | None = None) -> Tensor:
+    """The inverse of ``hfftn``: half of the Hermitian spectrum of a real input."""
+    return rfftn(input, s, dim, _SWAP.get(norm, norm)).conj()  # type: ignore[attr-defined]
+
+
+def hfft2(
+    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None
+) -> Tensor:
+    """``hfftn`` over the last two dimensions."""
+    return hfftn(input, s, dim, norm)
+
+
+def ihfft2(
+    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None
+) -> Tensor:
+    """``ihfftn`` over the last two dimensions."""
+    return ihfftn(input, s, dim, norm)
 
 
 def fftfreq(n: int, d: float = 1.0, *, dtype: Any = None, device: Any = None, **_: Any) -> Tensor:

@@ -99,3 +99,13 @@ def test_radix2_and_odd_lengths(n):
     x = RNG.normal(size=(2, n)) + 1j * RNG.normal(size=(2, n))
     close(F.fft(t(x)), np.fft.fft(x), rtol=1e-9, atol=1e-9)
     close(F.ifft(t(x)), np.fft.ifft(x), rtol=1e-9, atol=1e-9)
+
+
+def test_hermitian_n_dimensional():
+    # The inverse pairs, and shapes as in PyTorch 2.13 (hfft2 of (4, 5) is (4, 8)).
+    x = RNG.normal(size=(4, 6))
+    close(F.hfft2(F.ihfft2(t(x))), x, rtol=1e-10, atol=1e-12)
+    close(F.hfftn(F.ihfftn(t(x), norm="ortho"), s=(4, 6), norm="ortho"), x, rtol=1e-10, atol=1e-12)
+    z = RNG.normal(size=(4, 5)) + 1j * RNG.normal(size=(4, 5))
+    assert F.hfft2(t(z)).shape == (4, 8)
+    close(F.hfft2(t(z)), np.fft.irfft2(np.conj(z), axes=(-2, -1), norm="forward"), rtol=1e-10, atol=1e-12)
