@@ -129,5 +129,6 @@ def markdown(r: dict[str, Any]) -> str:
             f"- `{t['test']}`: {t.get('known_failure', '')}" for t in xf
         ]
         lines.append("")
-    lines += ["## Not yet in the suite", ""] + [f"- {p}" for p in r["pending_checks"]]
+    if r["pending_checks"]:
+        lines += ["## Not yet in the suite", ""] + [f"- {p}" for p in r["pending_checks"]]
     return "\n".join(lines) + "\n"
