@@ -9,7 +9,8 @@ kernel-level tests before them have already proven each kernel in isolation.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -63,13 +64,18 @@ GRAD_CASES: dict[str, tuple[list[tuple[int, ...]], Callable[..., Any]]] = {
 
 def _inputs(ember: Any, shapes: list[tuple[int, ...]], dev: str, seed: int) -> list[Any]:
     rng = np.random.default_rng(seed)
-    return [ember.tensor(rng.standard_normal(s).astype(np.float32), device=dev, requires_grad=True) for s in shapes]
+    return [
+        ember.tensor(rng.standard_normal(s).astype(np.float32), device=dev, requires_grad=True)
+        for s in shapes
+    ]
 
 
 def _grads(ember: Any, fn: Callable[..., Any], shapes: list[tuple[int, ...]], dev: str) -> list[np.ndarray]:
     xs = _inputs(ember, shapes, dev, seed=7)
     out = fn(ember, *xs)
-    weights = ember.tensor(np.linspace(-1, 1, out.numel(), dtype=np.float32).reshape(tuple(out.shape)), device=dev)
+    weights = ember.tensor(
+        np.linspace(-1, 1, out.numel(), dtype=np.float32).reshape(tuple(out.shape)), device=dev
+    )
     (out * weights).sum().backward()
     return [out.detach().cpu().numpy()] + [x.grad.cpu().numpy() for x in xs]
 
