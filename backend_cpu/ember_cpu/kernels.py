@@ -289,7 +289,11 @@ def nonzero(x: np.ndarray) -> np.ndarray:
 
 
 def _sign(x: np.ndarray) -> np.ndarray:
-    return x.copy() if x.dtype.kind == "b" else np.sign(x, out=...)
+    if x.dtype.kind == "b":
+        return x.copy()
+    if x.dtype.kind == "f" or x.dtype in HALF:  # PyTorch's (x > 0) - (x < 0): NaN gives 0
+        return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
+    return np.sign(x, out=...)
 
 
 def _round_half_even(x: np.ndarray) -> np.ndarray:

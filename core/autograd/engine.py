@@ -115,6 +115,8 @@ def run_backward(
             if g is None:
                 continue
             g = _run_pre_hooks(node, g)
+            if isinstance(node, AccumulateGrad) and g.dtype.is_complex and not node.variable.dtype.is_complex:
+                g = g.real  # a real input gets the real part, as in PyTorch
             if capture is not None and id(node) in capture:
                 captured[capture[id(node)]] = g
             if isinstance(node, AccumulateGrad):
