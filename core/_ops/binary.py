@@ -97,6 +97,11 @@ def result_type(a: Any, b: Any) -> D.DType:
     raise TypeError("result_type: at least one operand must be a Tensor")
 
 
+# (tensor dtype, Python scalar type) -> result dtype: promotion of the common x * 2.0 case.
+_SCALAR_DT: dict[tuple[Any, type], Any] = {}
+_PY_SCALAR_TYPES = (bool, int, float, complex)
+
+
 def _operands(a: Any, b: Any, op: str) -> tuple:
     """(be, device, dtype, shape, xa, xb): inputs promoted, cast and broadcast."""
     if isinstance(a, Tensor):
@@ -116,10 +121,23 @@ def _operands(a: Any, b: Any, op: str) -> tuple:
             if sb != shape:
                 xb = k["expand"](xb, shape)
             return a._be, a._device, dt, shape, xa, xb
-        b = _as_scalar(b)
-        dt = result_type_scalar(a.dtype, b)
+        tb = type(b)
+        dt = _SCALAR_DT.get((a.dtype, tb))
+        if dt is None:
+            b = _as_scalar(b)
+            dt = result_type_scalar(a.dtype, b)
+            if tb in _PY_SCALAR_TYPES:
+                _SCALAR_DT[a.dtype, tb] = dt
         xa = a._data if a.dtype is dt else a._be.k["cast"](a._data, dt)
-        return a._be, a._device, dt, a._shape, xa, _scalar_for(b, dt)
+        # The hot case, tensor(float) op float, needs no conversion of the scalar.
+        return (
+            a._be,
+            a._device,
+            dt,
+            a._shape,
+            xa,
+            b if tb is float and dt.category == 2 else _scalar_for(b, dt),
+        )
     a = _as_scalar(a)
     if not isinstance(b, Tensor):
         raise TypeError(f"{op}: expected at least one Tensor operand")
