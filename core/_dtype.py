@@ -16,6 +16,9 @@ __all__ = [
 ]
 
 _state = {"float": _d.float32, "complex": _d.complex64}
+# (tensor dtype, Python scalar type) -> result dtype, for the x * 2.0 hot path; it depends
+# on the default dtype, so set_default_dtype clears it.
+SCALAR_RESULT_CACHE: dict[tuple[DType, type], DType] = {}
 
 
 def get_default_dtype() -> DType:
@@ -28,6 +31,7 @@ def set_default_dtype(d: DType) -> None:
     if not isinstance(d, DType) or d.category != FLOAT:
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
     _state["float"] = d
+    SCALAR_RESULT_CACHE.clear()
     _state["complex"] = _d.complex128 if d is _d.float64 else _d.complex64
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from ember.backends import dtypes as D
 from ember.backends.dtypes import promote_types
 
+from .._dtype import SCALAR_RESULT_CACHE as _SCALAR_DT
 from .._dtype import combine, get_default_dtype, result_type_scalar
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
@@ -97,8 +98,6 @@ def result_type(a: Any, b: Any) -> D.DType:
     raise TypeError("result_type: at least one operand must be a Tensor")
 
 
-# (tensor dtype, Python scalar type) -> result dtype: promotion of the common x * 2.0 case.
-_SCALAR_DT: dict[tuple[Any, type], Any] = {}
 _PY_SCALAR_TYPES = (bool, int, float, complex)
 
 
