@@ -31,6 +31,7 @@ from ._functional.activation import (
 from ._functional.attention import multi_head_attention_forward, scaled_dot_product_attention
 from ._functional.conv3d import adaptive_avg_pool3d, avg_pool3d, conv3d, max_pool3d
 from ._functional.conv_api import conv1d, conv2d, conv_transpose1d, conv_transpose2d
+from ._functional.ctc import ctc_loss
 from ._functional.extra import (
     channel_shuffle,
     embedding_bag,
@@ -182,6 +183,7 @@ __all__ = [
     "cosine_embedding_loss",
     "cosine_similarity",
     "cross_entropy",
+    "ctc_loss",
     "dropout",
     "dropout1d",
     "dropout2d",
