@@ -35,7 +35,7 @@ _ROUNDING = {"floor": "floor(a)", "ceil": "ceil(a)", "trunc": "trunc(a)", "round
 UNARY_EXPRS: dict[str, dict[str, str]] = {
     "neg": {"f": "-a", "i": "(${T})(-(${U})a)", "b": "a"},
     "abs": {"f": "fabs(a)", "i": "(${T})abs(a)", "b": "a"},
-    "sign": {"f": "isnan(a) ? a : (${T})((a > 0) - (a < 0))", "i": "(${T})((a > 0) - (a < 0))", "b": "a"},
+    "sign": {"f": "(${T})((a > 0) - (a < 0))", "i": "(${T})((a > 0) - (a < 0))", "b": "a"},
     "clone": {"f": "a", "i": "a", "b": "a"},
     **{op: {"f": e} for op, e in _FLOAT_ONLY.items()},
     **{op: {"f": e, "i": "a", "b": "a"} for op, e in _ROUNDING.items()},

@@ -13,6 +13,12 @@ from .dtypes import ALL, BOOL, FLOATS, REAL, SIGNED
 from .records import OpCase, Sample
 from .samples import binary_samples, contig, layout_variants, unary_samples, values
 
+
+def _sign_ref(x: np.ndarray) -> np.ndarray:
+    """PyTorch's sign: (x > 0) - (x < 0), so NaN gives 0 (NumPy's np.sign gives NaN)."""
+    return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
+
+
 __all__ = ["RECORDS"]
 
 
@@ -66,7 +72,7 @@ RECORDS = [
     OpCase("ceil", unary_samples(special=True), np.ceil, FLOATS, "real floating"),
     OpCase("trunc", unary_samples(special=True), np.trunc, FLOATS, "real floating"),
     OpCase("round", _round_samples, np.round, FLOATS, "real floating; half to even"),
-    OpCase("sign", unary_samples(special=True), np.sign, SIGNED + FLOATS, "signed numbers"),
+    OpCase("sign", unary_samples(special=True), _sign_ref, SIGNED + FLOATS, "signed numbers"),
     OpCase("sigmoid", unary_samples(special=True), _sigmoid, FLOATS, "real floating"),
     OpCase("log1p", unary_samples("unit", special=True), np.log1p, FLOATS, "real floating"),
     OpCase("expm1", unary_samples(special=True), np.expm1, FLOATS, "real floating"),
