@@ -160,6 +160,26 @@ _COMPOSITE_LIST = [
     _op("conv2d", "composite", 2, "stride padding dilation groups", "cross-correlation, NCHW, no bias"),
     _op("max_pool2d", "composite", 1, "kernel stride padding dilation ceil_mode", "(values, flat indices)"),
     _op("avg_pool2d", "composite", 1, "kernel stride padding ceil_mode count_include_pad", "window means"),
+    # optimizer updates: in place, return None (the optimizers' per-op formula is the decomposition)
+    _op(
+        "sgd_update",
+        "composite",
+        3,
+        "lr momentum dampening weight_decay nesterov maximize first_step",
+        "in place on param, buf (None if momentum == 0): g = -grad if maximize else grad; "
+        "g += weight_decay * param; buf = g if first_step else momentum * buf + (1 - dampening) * g; "
+        "g = g + momentum * buf if nesterov else buf (if momentum != 0); param += -lr * g",
+    ),
+    _op(
+        "adam_update",
+        "composite",
+        5,
+        "lr beta1 beta2 eps weight_decay amsgrad maximize step decoupled",
+        "in place on param, exp_avg m, exp_avg_sq v, max_exp_avg_sq (None unless amsgrad): "
+        "g = -grad if maximize; param *= 1 - lr * weight_decay if decoupled else g += weight_decay * param; "
+        "m = lerp(m, g, 1 - beta1); v = beta2 * v + (1 - beta2) * g * g; vmax = max(vmax, v) if amsgrad; "
+        "param += (-lr / (1 - beta1**step)) * m / (sqrt(v or vmax) / (1 - beta2**step) ** 0.5 + eps)",
+    ),
     # special functions, scans, scatter_reduce, complex parts, linear algebra (ember.special, .linalg)
     _op("atan", "composite", 1, "", "arctangent"),
     _op("atan2", "composite", 2, "", "angle of (b, a) in (-pi, pi], quadrant-aware"),

@@ -377,3 +377,7 @@ KERNELS.update(
         "log_softmax": log_softmax,
     }
 )
+
+from .optim_kernels import OPTIM_KERNELS
+
+KERNELS.update(OPTIM_KERNELS)

@@ -1,18 +1,9 @@
-"""Fused composites and fast paths: row softmax/log_softmax and the SGD-momentum update.
+"""Fused composites: row softmax/log_softmax (optimizer updates live in ``optim.py``).
 
 ``EMBER_SOFTMAX`` runs one block per row of the input made contiguous along ``dim``: a
 max pass, a sum-of-exp pass and a write pass, all in the accumulator type (float for
 half types and float32, double for float64), so half inputs never accumulate in half.
 The max propagates NaN, as the decomposition does.
-
-``EMBER_SGD_MOMENTUM`` is an optimizer fast path with no op-table name yet (the op table has
-no optimizer op); ``sgd_momentum_`` is ready for ``ember.optim.SGD`` once the contract
-gains one. It updates ``param`` and ``momentum_buffer`` in place, in one pass::
-
-    d = grad + weight_decay * param
-    buf = d                                   (first step)
-    buf = momentum * buf + (1 - dampening) * d  (later steps)
-    param -= lr * (d + momentum * buf if nesterov else buf)
 """
 
 from __future__ import annotations
@@ -22,14 +13,11 @@ from string import Template
 import cupy
 
 from .dtypes import CUDA_HEADERS, FLOATS, ctype, to_np
-from .elementwise import WIDE_PREAMBLE
 
 __all__ = [
-    "EMBER_SGD_MOMENTUM",
     "EMBER_SOFTMAX",
     "EMBER_SOFTMAX_SRC",
     "log_softmax",
-    "sgd_momentum_",
     "softmax",
 ]
 
@@ -91,21 +79,6 @@ EMBER_SOFTMAX = {
 _DTYPE_NAME = {to_np(d): d.name for d in FLOATS}
 _BLOCK = 256
 
-EMBER_SGD_MOMENTUM = cupy.ElementwiseKernel(
-    "T grad, T lr, T momentum, T dampening, T weight_decay, bool nesterov, bool first",
-    "T param, T buf",
-    """
-    typedef typename ember_wide<T>::type W;
-    W d = (W)grad + (W)weight_decay * (W)param;
-    W b = first ? d : (W)momentum * (W)buf + (W(1) - (W)dampening) * d;
-    buf = (T)b;
-    W step = nesterov ? d + (W)momentum * b : b;
-    param = (T)((W)param - (W)lr * step);
-    """,
-    "ember_sgd_momentum",
-    preamble=WIDE_PREAMBLE,
-)
-
 
 def _rows(x: cupy.ndarray, dim: int, log_out: bool) -> cupy.ndarray:
     if x.ndim == 0:
@@ -125,22 +98,3 @@ def softmax(x: cupy.ndarray, dim: int) -> cupy.ndarray:
 
 def log_softmax(x: cupy.ndarray, dim: int) -> cupy.ndarray:
     return _rows(x, dim, True)
-
-
-def sgd_momentum_(
-    param: cupy.ndarray,
-    grad: cupy.ndarray,
-    buf: cupy.ndarray,
-    lr: float,
-    momentum: float,
-    dampening: float,
-    weight_decay: float,
-    nesterov: bool,
-    first: bool,
-) -> None:
-    """One SGD step with momentum on ``param`` and ``buf`` in place (see the module docstring)."""
-    s = param.dtype.type
-    with param.device:
-        EMBER_SGD_MOMENTUM(
-            grad, s(lr), s(momentum), s(dampening), s(weight_decay), bool(nesterov), bool(first), param, buf
-        )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import elementwise, fused, indexing, pool, random
+from . import elementwise, fused, indexing, optim, pool, random
 from .dtypes import FLOATS
 from .nvrtc_check import render_elementwise
 
@@ -21,11 +21,25 @@ __all__ = ["ALL_KERNEL_SOURCES", "ELEMENTWISE", "RAW", "all_kernel_sources"]
 ELEMENTWISE: dict[str, tuple[Any, list[tuple[str, ...]], frozenset[str]]] = {
     name: (k, dts, frozenset()) for name, (k, dts) in elementwise.ELEMENTWISE_KERNELS.items()
 }
-ELEMENTWISE["ember_sgd_momentum"] = (
-    fused.EMBER_SGD_MOMENTUM,
-    [(d.name,) for d in FLOATS],
-    frozenset({"lr", "momentum", "dampening", "weight_decay", "nesterov", "first"}),
-)
+_SGD_SCALARS = {"lr", "momentum", "dampening", "weight_decay", "nesterov", "first", "maximize"}
+_ADAM_SCALARS = {
+    "wd",
+    "decay",
+    "w",
+    "w1",
+    "omb2",
+    "beta2",
+    "bc2s",
+    "neg_step",
+    "eps",
+    "decoupled",
+    "lerp_low",
+    "maximize",
+}
+for _k in (optim.EMBER_SGD, optim.EMBER_SGD_MOMENTUM):
+    ELEMENTWISE[_k.name] = (_k, [(d.name,) for d in FLOATS], frozenset(_SGD_SCALARS))
+for _k in (optim.EMBER_ADAM, optim.EMBER_ADAM_AMSGRAD):
+    ELEMENTWISE[_k.name] = (_k, [(d.name,) for d in FLOATS], frozenset(_ADAM_SCALARS))
 
 # Raw kernels and modules: name -> {dtype or "": kernel object holding .code}.
 RAW: dict[str, dict[str, Any]] = {

@@ -12,7 +12,7 @@ from typing import Any
 from ember.backends.ops import BINARY, UNARY
 
 from . import elementwise as ew
-from . import fused, pool, views
+from . import fused, optim, pool, views
 from . import indexing as ix
 from . import random as rnd
 from . import reduce as rd
@@ -61,6 +61,8 @@ _TABLE: dict[str, Callable[..., Any]] = {
     "conv2d": pool.conv2d,
     "max_pool2d": pool.max_pool2d,
     "avg_pool2d": pool.avg_pool2d,
+    "sgd_update": optim.sgd_update,
+    "adam_update": optim.adam_update,
     **SPECIAL_KERNELS,
 }
 # Creation kernels take the device index; views and host-side work need no device switch.

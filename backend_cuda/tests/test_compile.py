@@ -13,11 +13,11 @@ import types
 import cupy
 import ember_cuda
 import pytest
-from ember_cuda import elementwise, fused, indexing, pool, random, reduce, sort, special, views
+from ember_cuda import elementwise, fused, indexing, optim, pool, random, reduce, sort, special, views
 from ember_cuda.kernel_sources import ALL_KERNEL_SOURCES, ELEMENTWISE, RAW
 from ember_cuda.nvrtc_check import CUPY_HEADER, compile_source, render_elementwise
 
-KERNEL_MODULES = (elementwise, fused, indexing, pool, random, reduce, sort, special, views)
+KERNEL_MODULES = (elementwise, fused, indexing, optim, pool, random, reduce, sort, special, views)
 _KERNEL_TYPES = (cupy.RawKernel, cupy.RawModule, cupy.ElementwiseKernel, cupy.ReductionKernel)
 
 

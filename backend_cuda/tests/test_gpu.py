@@ -329,12 +329,12 @@ def test_conv_and_pooling(dt: str) -> None:
 @pytest.mark.parametrize("dt", FLOATS)
 @pytest.mark.parametrize("nesterov", [False, True])
 def test_sgd_momentum_kernel(dt: str, nesterov: bool) -> None:
-    from ember_cuda.fused import sgd_momentum_
+    from ember_cuda.optim import sgd_update
 
     p, g, b = (sample(dt, (50,), seed=i).astype(np.float64) for i in range(3))
     gp, gb = dev(p.astype(npd(dt))), dev(b.astype(npd(dt)))
     for first in (True, False):
-        sgd_momentum_(gp, dev(g.astype(npd(dt))), gb, 0.1, 0.9, 0.1, 0.01, nesterov, first)
+        sgd_update(gp, dev(g.astype(npd(dt))), gb, 0.1, 0.9, 0.1, 0.01, nesterov, False, first)
         d = g + 0.01 * p
         b = d if first else 0.9 * b + 0.9 * d
         p = p - 0.1 * (d + 0.9 * b if nesterov else b)

@@ -4,7 +4,7 @@ Each kernel's own ``preamble`` and ``operation`` strings (what CuPy pastes into 
 body it generates) are wrapped in a host loop with the same typedefs and parameter
 bindings CuPy uses, then compared with the CPU backend: Python's floor rule for floats and
 integers (signed zeros, infinities, division by zero, INT_MIN // -1), truncating casts,
-!= 0 for bool, sigmoid and the SGD-momentum update. float16/bfloat16 need CuPy's device
+!= 0 for bool, sigmoid and the SGD-momentum and Adam updates. float16/bfloat16 need CuPy's device
 types and are covered by test_compile.py (compiles) and test_gpu.py (values).
 """
 
@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from ember.backends import DTYPES_BY_NAME, get
 from ember_cuda import elementwise as ew
-from ember_cuda import fused
+from ember_cuda import optim
 from ember_cuda.dtypes import ctype
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="no host C++ compiler (g++)")
@@ -142,7 +142,7 @@ def test_sigmoid(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("nesterov", [False, True])
 def test_sgd_momentum_update(tmp_path: Path, nesterov: bool) -> None:
-    lib = _build(tmp_path, fused.EMBER_SGD_MOMENTUM, ("float64",))
+    lib = _build(tmp_path, optim.EMBER_SGD_MOMENTUM, ("float64",))
     rng = np.random.default_rng(3)
     p, g, buf = rng.standard_normal(64), rng.standard_normal(64), rng.standard_normal(64)
     n = p.size
@@ -152,20 +152,53 @@ def test_sgd_momentum_update(tmp_path: Path, nesterov: bool) -> None:
 
     want_p, want_b = p.copy(), buf.copy()
     for first in (True, False):
-        _run(
-            lib,
-            g,
-            full(0.1),
-            full(0.9),
-            full(0.25),
-            full(0.01),
-            full(nesterov, bool),
-            full(first, bool),
-            p,
-            buf,
-        )
-        d = g + 0.01 * want_p
-        want_b = d if first else 0.9 * want_b + 0.75 * d
-        want_p = want_p - 0.1 * (d + 0.9 * want_b if nesterov else want_b)
+        flags = (full(nesterov, bool), full(first, bool), full(True, bool))
+        _run(lib, g, full(0.1), full(0.9), full(0.25), full(0.01), *flags, p, buf)
+        cpu_b = want_b
+        CPU["sgd_update"](want_p, g, cpu_b, 0.1, 0.9, 0.25, 0.01, nesterov, True, first)
     np.testing.assert_allclose(p, want_p, rtol=1e-14)
     np.testing.assert_allclose(buf, want_b, rtol=1e-14)
+
+
+@pytest.mark.parametrize(("amsgrad", "decoupled", "beta1"), [(False, False, 0.9), (True, True, 0.3)])
+def test_adam_update(tmp_path: Path, amsgrad: bool, decoupled: bool, beta1: float) -> None:
+    kernel = optim.EMBER_ADAM_AMSGRAD if amsgrad else optim.EMBER_ADAM
+    lib = _build(tmp_path, kernel, ("float64",))
+    rng = np.random.default_rng(4)
+    p, g, m = rng.standard_normal(64), rng.standard_normal(64), rng.standard_normal(64)
+    v, vmax = np.abs(rng.standard_normal(64)), np.abs(rng.standard_normal(64))
+    want = [a.copy() for a in (p, m, v, vmax)]
+    lr, beta2, eps, wd, step = 0.01, 0.999, 1e-3, 0.1, 3.0
+    w = 1 - beta1
+    scalars = (
+        wd,
+        1 - lr * wd,
+        w,
+        1.0 - w,
+        1 - beta2,
+        beta2,
+        (1 - beta2**step) ** 0.5,
+        -(lr / (1 - beta1**step)),
+        eps,
+    )
+    flags = (decoupled, w < 0.5, True)
+    ins = [np.full(64, s) for s in scalars] + [np.full(64, f, bool) for f in flags]
+    _run(lib, g, *ins, p, m, v, *([vmax] if amsgrad else []))
+    CPU["adam_update"](
+        want[0],
+        g,
+        want[1],
+        want[2],
+        want[3] if amsgrad else None,
+        lr,
+        beta1,
+        beta2,
+        eps,
+        wd,
+        amsgrad,
+        True,
+        step,
+        decoupled,
+    )
+    for got, exp in zip((p, m, v, vmax), want):
+        np.testing.assert_allclose(got, exp, rtol=1e-14)

@@ -10,9 +10,9 @@ from ember.backends.ops import BINARY, UNARY
 from . import elementwise as ew
 from . import indexing as ix
 from . import matmul as mm
+from . import optim, scan, views
 from . import random as rnd
 from . import reduce as rd
-from . import scan, views
 from . import sort as st
 
 __all__ = ["KERNELS"]
@@ -51,4 +51,6 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "philox": rnd.philox,
     "sort": st.sort,
     "clone": ew.clone,
+    "sgd_update": optim.sgd_update,
+    "adam_update": optim.adam_update,
 }

@@ -9,6 +9,7 @@ from . import (
     cases_linalg,
     cases_math,
     cases_nn,
+    cases_optim,
     cases_reduce,
     cases_special,
 )
@@ -25,6 +26,7 @@ CASES: dict[str, OpCase] = {
         cases_composite,
         cases_index,
         cases_nn,
+        cases_optim,
         cases_special,
         cases_linalg,
     )

@@ -8,7 +8,7 @@ from .._creation import zeros_like
 from .._ops.binary import maximum
 from .._tensor import Tensor
 from ._functional import addcdiv_, addcmul_, lerp_
-from .optimizer import Optimizer, check_range, init_step
+from .optimizer import Optimizer, check_range, fused_kernel, init_step, run_fused
 
 __all__ = ["Adam", "AdamW"]
 
@@ -36,6 +36,9 @@ class Adam(Optimizer):
         v_max = max(v_max, v)                if amsgrad (and v := v_max below)
         denom = sqrt(v) / sqrt(1 - beta2**t) + eps
         p = p - lr / (1 - beta1**t) * m / denom
+
+    The backend's fused ``adam_update`` kernel runs the same formula in one call when it has
+    one (see ``fused_kernel``).
 
     Example: ``opt = ember.optim.Adam([w], lr=0.1)``.
     """
@@ -75,14 +78,39 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
-        lr, wd, eps = group["lr"], group["weight_decay"], group["eps"]
-        beta1, beta2 = group["betas"]
         if not state:
             state["exp_avg"] = zeros_like(p)
             state["exp_avg_sq"] = zeros_like(p)
             if group["amsgrad"]:
                 state["max_exp_avg_sq"] = zeros_like(p)
         step = init_step(state)
+        k = fused_kernel(p, grad, group, "adam_update")
+        if k is None or not self._fused(k, p, grad, state, group, step):
+            self._update_ops(p, grad, state, group, step)
+
+    def _fused(
+        self, k: Any, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any], step: float
+    ) -> bool:
+        bufs = (
+            state["exp_avg"],
+            state["exp_avg_sq"],
+            state.get("max_exp_avg_sq") if group["amsgrad"] else None,
+        )
+        if group["amsgrad"] and bufs[2] is None:
+            return False
+        if any(b is not None and (b.dtype is not p.dtype or b._shape != p._shape) for b in bufs):
+            return False
+        beta1, beta2 = group["betas"]
+        params = (group["lr"], beta1, beta2, group["eps"], group["weight_decay"], group["amsgrad"])
+        return run_fused(
+            p, k, (p, grad, *bufs), (*params, group["maximize"], step, group["decoupled_weight_decay"])
+        )
+
+    def _update_ops(
+        self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any], step: float
+    ) -> None:
+        lr, wd, eps = group["lr"], group["weight_decay"], group["eps"]
+        beta1, beta2 = group["betas"]
         m, v = state["exp_avg"], state["exp_avg_sq"]
         if group["maximize"]:
             grad = -grad

@@ -15,7 +15,7 @@ from typing import Any
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 
-__all__ = ["Optimizer", "check_range", "init_step", "required"]
+__all__ = ["Optimizer", "check_range", "fused_kernel", "init_step", "required", "run_fused"]
 
 
 class _Required:
@@ -276,3 +276,38 @@ def init_step(state: dict[str, Any]) -> float:
         t = state["step"] = tensor(float(t))
     t.add_(1)
     return t.item()
+
+
+_FUSABLE = ("float32", "float64")
+
+
+def fused_kernel(p: Tensor, grad: Tensor, group: dict[str, Any], op: str) -> Any:
+    """The backend's fused ``op`` kernel for this update, or None to run the per-op formula.
+
+    Fused only for plain dense float32/float64 tensors outside ``foreach``/``differentiable``
+    modes, with a gradient that does not itself require grad (a graph to keep).
+    """
+    k = p._be.k.get(op)
+    if k is None or group.get("differentiable") or group.get("foreach"):
+        return None
+    if grad.requires_grad or type(p) is not Tensor or type(grad) is not Tensor:
+        return None
+    if p.dtype.name not in _FUSABLE or grad.dtype is not p.dtype or grad._shape != p._shape:
+        return None
+    if grad._be is not p._be or grad._device != p._device:
+        return None
+    return k
+
+
+def run_fused(p: Tensor, k: Any, tensors: tuple[Tensor | None, ...], params: tuple[Any, ...]) -> bool:
+    """Run fused kernel ``k`` in place on ``tensors`` (None passes through); False if it cannot.
+
+    A ``contiguous_only`` backend gets only contiguous tensors (a copy would lose the write).
+    """
+    live = [t for t in tensors if t is not None]
+    if getattr(p._be.backend, "contiguous_only", False) and not all(t.is_contiguous() for t in live):
+        return False
+    k(*(None if t is None else t._data for t in tensors), *params)
+    for t in live[:1] + live[2:]:  # every written tensor; the gradient is only read
+        t._vc[0] += 1
+    return True

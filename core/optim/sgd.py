@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._creation import empty_like
 from .._tensor import Tensor
-from .optimizer import Optimizer, check_range
+from .optimizer import Optimizer, check_range, fused_kernel, run_fused
 
 __all__ = ["SGD"]
 
@@ -20,6 +21,9 @@ class SGD(Optimizer):
         b = g (first step),  else  b = momentum * b + (1 - dampening) * g
         g = g + momentum * b if nesterov else b        if momentum != 0
         p = p - lr * g
+
+    The backend's fused ``sgd_update`` kernel runs the same formula in one call when it has
+    one (see ``fused_kernel``).
 
     Example: ``opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)``.
     """
@@ -57,6 +61,26 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        k = fused_kernel(p, grad, group, "sgd_update")
+        if k is None or not self._fused(k, p, grad, state, group):
+            self._update_ops(p, grad, state, group)
+
+    def _fused(self, k: Any, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> bool:
+        momentum = group["momentum"]
+        buf = state.get("momentum_buffer") if momentum != 0 else None
+        first = momentum != 0 and buf is None
+        if first:
+            buf = empty_like(p)
+        elif buf is not None and (buf.dtype is not p.dtype or buf._shape != p._shape):
+            return False
+        params = (group["lr"], momentum, group["dampening"], group["weight_decay"], group["nesterov"])
+        if not run_fused(p, k, (p, grad, buf), (*params, group["maximize"], first)):
+            return False
+        if first:
+            state["momentum_buffer"] = buf
+        return True
+
+    def _update_ops(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         momentum, wd = group["momentum"], group["weight_decay"]
         if group["maximize"]:
             grad = -grad

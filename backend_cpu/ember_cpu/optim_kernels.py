@@ -1,0 +1,122 @@
+"""Fused optimizer updates: ``sgd_update`` and ``adam_update``, in place with NumPy ``out=``.
+
+Each kernel follows PyTorch's single-tensor implementation operation by operation (same
+order, same float32 roundings of the Python scalars), so a fused step gives the numbers
+the per-op formula in ``ember.optim`` gives. Temporaries: at most two arrays of the
+parameter's shape, and none for the plain SGD step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+__all__ = ["OPTIM_KERNELS", "adam_update", "sgd_update"]
+
+
+def _effective_grad(param: np.ndarray, grad: np.ndarray, weight_decay: float, maximize: bool) -> np.ndarray:
+    """``g = -grad if maximize``; ``g = g + weight_decay * param``: a new array only if needed."""
+    g = np.negative(grad) if maximize else grad
+    if weight_decay != 0:
+        tmp = np.multiply(param, weight_decay)
+        g = np.add(g, tmp, out=tmp)
+    return g
+
+
+def sgd_update(
+    param: np.ndarray,
+    grad: np.ndarray,
+    buf: np.ndarray | None,
+    lr: float,
+    momentum: float,
+    dampening: float,
+    weight_decay: float,
+    nesterov: bool,
+    maximize: bool,
+    first_step: bool,
+) -> None:
+    r"""SGD step in place on ``param`` and ``buf`` (PyTorch's algorithm)::
+
+    g = -grad if maximize else grad
+    g = g + weight_decay * param                    if weight_decay != 0
+    buf = g (first_step)  else  buf = momentum * buf + (1 - dampening) * g
+    g = g + momentum * buf if nesterov else buf     if momentum != 0
+    param = param + (-lr) * g
+    """
+    g = _effective_grad(param, grad, weight_decay, maximize)
+    if momentum != 0 and buf is not None:
+        if first_step:
+            np.copyto(buf, g)
+        else:
+            np.multiply(buf, momentum, out=buf)
+            step = np.multiply(g, 1 - dampening)
+            np.add(buf, step, out=buf)
+        if nesterov:
+            tmp = np.multiply(buf, momentum)
+            g = np.add(g, tmp, out=tmp)
+        else:
+            g = buf
+    tmp = g * -lr if g is grad or g is buf else np.multiply(g, -lr, out=g)
+    np.add(param, tmp, out=param)
+
+
+def _lerp_(m: np.ndarray, g: np.ndarray, weight: float, scratch: np.ndarray) -> None:
+    """``m = m + weight * (g - m)`` for ``weight < 0.5``, else ``g - (1 - weight) * (g - m)``."""
+    diff = np.subtract(g, m, out=scratch)
+    if weight < 0.5:
+        np.add(m, np.multiply(diff, weight, out=diff), out=m)
+    else:
+        np.subtract(g, np.multiply(diff, 1.0 - weight, out=diff), out=m)
+
+
+def adam_update(
+    param: np.ndarray,
+    grad: np.ndarray,
+    exp_avg: np.ndarray,
+    exp_avg_sq: np.ndarray,
+    max_exp_avg_sq: np.ndarray | None,
+    lr: float,
+    beta1: float,
+    beta2: float,
+    eps: float,
+    weight_decay: float,
+    amsgrad: bool,
+    maximize: bool,
+    step: float,
+    decoupled: bool,
+) -> None:
+    r"""Adam / AdamW step ``step`` (1, 2, ...) in place (PyTorch's single-tensor algorithm)::
+
+    g = -grad if maximize else grad
+    param = param * (1 - lr * weight_decay)           if decoupled (AdamW)
+    g = g + weight_decay * param                      elif weight_decay != 0
+    m = lerp(m, g, 1 - beta1)
+    v = beta2 * v + ((1 - beta2) * g) * g
+    vmax = max(vmax, v); v := vmax                    if amsgrad
+    denom = sqrt(v) / (1 - beta2**step) ** 0.5 + eps
+    param = param + ((-lr / (1 - beta1**step)) * m) / denom
+    """
+    if decoupled:
+        if weight_decay != 0:
+            np.multiply(param, 1 - lr * weight_decay, out=param)
+        g = _effective_grad(param, grad, 0, maximize)
+    else:
+        g = _effective_grad(param, grad, weight_decay, maximize)
+    scratch = np.empty_like(param)
+    _lerp_(exp_avg, g, 1 - beta1, scratch)
+    np.multiply(exp_avg_sq, beta2, out=exp_avg_sq)
+    sq = np.multiply(g, 1 - beta2, out=scratch)
+    np.add(exp_avg_sq, np.multiply(sq, g, out=sq), out=exp_avg_sq)
+    v = exp_avg_sq
+    if amsgrad and max_exp_avg_sq is not None:
+        v = np.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
+    denom = np.sqrt(v, out=scratch)
+    np.divide(denom, (1 - beta2**step) ** 0.5, out=denom)
+    np.add(denom, eps, out=denom)
+    upd = np.multiply(exp_avg, -(lr / (1 - beta1**step)))
+    np.add(param, np.divide(upd, denom, out=upd), out=param)
+
+
+OPTIM_KERNELS: dict[str, Callable[..., Any]] = {"sgd_update": sgd_update, "adam_update": adam_update}
