@@ -153,10 +153,23 @@ def conv2d_op(x: Tensor, w: Tensor, stride: Pair, padding: Pair, dilation: Pair,
     return out
 
 
+def _crop_like(t: Tensor, ref: Tensor) -> Tensor:
+    """``t`` cut to ``ref``'s spatial size.
+
+    A transposed convolution whose output padding reaches the stride (allowed when the
+    dilation is larger) has an output that convolves back to an extra row or column, which
+    lies outside the original input and gets no gradient.
+    """
+    h, w = ref._shape[2], ref._shape[3]
+    if t._shape[2] == h and t._shape[3] == w:
+        return t
+    return t[:, :, :h, :w]
+
+
 def _input_grad_rule(n: Any, gg: Tensor) -> tuple:
     g, w, stride, padding, dilation, groups = n.ctx
     need = n.needs_input_grad
-    d_g = conv2d_op(gg, w, stride, padding, dilation, groups) if need[0] else None
+    d_g = _crop_like(conv2d_op(gg, w, stride, padding, dilation, groups), g) if need[0] else None
     d_w = conv_weight_grad(gg, g, w._shape, stride, padding, dilation, groups) if need[1] else None
     return d_g, d_w
 
@@ -182,7 +195,7 @@ def _weight_grad_rule(n: Any, gg: Tensor) -> tuple:
     x, g, stride, padding, dilation, groups = n.ctx
     need = n.needs_input_grad
     d_x = conv_input_grad(g, gg, x._shape[2:], stride, padding, dilation, groups) if need[0] else None
-    d_g = conv2d_op(x, gg, stride, padding, dilation, groups) if need[1] else None
+    d_g = _crop_like(conv2d_op(x, gg, stride, padding, dilation, groups), g) if need[1] else None
     return d_x, d_g
 
 

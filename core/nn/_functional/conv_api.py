@@ -142,6 +142,12 @@ def conv_transpose2d(
             f"{weight._shape[0]} channels, but got {x._shape[1]} channels instead"
         )
     s, p, op, d = (_tuple(v, 2) for v in (stride, padding, output_padding, dilation))
+    if any(op[i] >= s[i] and op[i] >= d[i] for i in range(2)):
+        raise RuntimeError(
+            "output padding must be smaller than either stride or dilation, but got "
+            f"output_padding_height: {op[0]} output_padding_width: {op[1]} stride_height: {s[0]} "
+            f"stride_width: {s[1]} dilation_height: {d[0]} dilation_width: {d[1]}"
+        )
     hw = tuple(
         (x._shape[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (weight._shape[2 + i] - 1) + op[i] + 1
         for i in range(2)

@@ -154,6 +154,39 @@ class Conv1d(_ConvNd):
         return F.conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
 
+def _output_padding(m: Any, input: Tensor, output_size: Any) -> tuple[int, ...]:
+    """The output padding that makes a transposed convolution return ``output_size``.
+
+    ``output_size`` may include the batch and channel sizes; each spatial size must lie
+    between the size without output padding and that plus ``stride - 1`` (PyTorch's check).
+    """
+    if output_size is None:
+        return tuple(m.output_padding)
+    nd = m._nd
+    lead = 2 if input.dim() == nd + 2 else 1
+    if len(output_size) == lead + nd:
+        output_size = output_size[lead:]
+    if len(output_size) != nd:
+        raise ValueError(
+            f"ConvTranspose{nd}D: for {input.dim()}D input, output_size must have {nd} "
+            f"or {lead + nd} elements (got {len(output_size)})"
+        )
+    lo = [
+        (input.shape[lead + d] - 1) * m.stride[d]
+        - 2 * m.padding[d]
+        + m.dilation[d] * (m.kernel_size[d] - 1)
+        + 1
+        for d in range(nd)
+    ]
+    hi = [lo[d] + m.stride[d] - 1 for d in range(nd)]
+    if any(not lo[d] <= output_size[d] <= hi[d] for d in range(nd)):
+        raise ValueError(
+            f"requested an output size of {output_size}, but valid sizes range from {lo} to {hi} "
+            f"(for an input of {input.size()[2:]})"
+        )
+    return tuple(int(output_size[d]) - lo[d] for d in range(nd))
+
+
 class ConvTranspose2d(_ConvNd):
     """Transposed 2-D convolution; weight (C_in, C_out/groups, kH, kW)."""
 
@@ -193,19 +226,7 @@ class ConvTranspose2d(_ConvNd):
         )
 
     def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
-        op = self.output_padding
-        if output_size is not None:
-            size = tuple(output_size)[-2:]
-            op = tuple(
-                size[i]
-                - (
-                    (input.shape[-2 + i] - 1) * self.stride[i]
-                    - 2 * self.padding[i]
-                    + self.dilation[i] * (self.kernel_size[i] - 1)
-                    + 1
-                )
-                for i in range(2)
-            )
+        op = _output_padding(self, input, output_size)
         return F.conv_transpose2d(
             input, self.weight, self.bias, self.stride, self.padding, op, self.groups, self.dilation
         )
@@ -250,15 +271,9 @@ class ConvTranspose1d(_ConvNd):
         )
 
     def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
+        op = _output_padding(self, input, output_size)
         return F.conv_transpose1d(
-            input,
-            self.weight,
-            self.bias,
-            self.stride,
-            self.padding,
-            self.output_padding,
-            self.groups,
-            self.dilation,
+            input, self.weight, self.bias, self.stride, self.padding, op, self.groups, self.dilation
         )
 
 
