@@ -303,10 +303,9 @@ def interpolate(
     out, scales = _source_scales(spatial, size, scale_factor, recompute_scale_factor)
     x = input
     if mode in ("linear", "bilinear", "trilinear"):
-        if len(spatial) != {"linear": 1, "bilinear": 2, "trilinear": 3}[mode]:
-            raise NotImplementedError(
-                f"Got {input.ndim}D input, but {mode} mode needs {mode == 'linear' and 3 or 4}D input"
-            )
+        nd = {"linear": 1, "bilinear": 2, "trilinear": 3}[mode]
+        if len(spatial) != nd:
+            raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {nd + 2}D input")
         for i, (n, o) in enumerate(zip(spatial, out)):
             m = _linear_matrix(n, o, scales[i], bool(align_corners), input)
             x = (m @ x.movedim(2 + i, -2)).movedim(-2, 2 + i)  # type: ignore[attr-defined]

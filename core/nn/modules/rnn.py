@@ -35,11 +35,14 @@ __all__ = [
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 
-def _lstm_step(gi: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> tuple[Tensor, Tensor]:
+def _lstm_step(
+    gi: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor | None, w_hr: Tensor | None
+) -> tuple[Tensor, Tensor]:
     gates = gi + F.linear(h, w_hh, b_hh)
     i, f, g, o = gates.chunk(4, -1)  # type: ignore[attr-defined]
     c = sigmoid(f) * c + sigmoid(i) * tanh(g)
-    return sigmoid(o) * tanh(c), c
+    h = sigmoid(o) * tanh(c)
+    return (h if w_hr is None else F.linear(h, w_hr)), c
 
 
 def _gru_step(gi: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> Tensor:
@@ -54,6 +57,15 @@ def _gru_step(gi: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> Tenso
 def _rnn_step(gi: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None, relu: bool) -> Tensor:
     pre = gi + F.linear(h, w_hh, b_hh)
     return F.relu(pre) if relu else tanh(pre)
+
+
+def _check_proj_size(mode: str, proj_size: int, hidden_size: int) -> None:
+    if proj_size < 0:
+        raise ValueError("proj_size should be a positive integer or zero to disable projections")
+    if proj_size >= hidden_size:
+        raise ValueError("proj_size has to be smaller than hidden_size")
+    if proj_size and mode != "LSTM":
+        raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
 
 
 class RNNBase(Module):
@@ -78,8 +90,7 @@ class RNNBase(Module):
             raise ValueError(
                 "dropout should be a number in range [0, 1] representing the probability of an element being zeroed"
             )
-        if proj_size:
-            raise NotImplementedError("proj_size is not supported yet")
+        _check_proj_size(mode, proj_size, hidden_size)
         if hidden_size <= 0:
             raise ValueError("hidden_size must be greater than zero")
         if num_layers <= 0:
@@ -89,14 +100,17 @@ class RNNBase(Module):
         self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, proj_size
         gate = _GATES[mode] * hidden_size
         dirs = 2 if bidirectional else 1
+        real = proj_size or hidden_size
         self._flat_weights_names: list[str] = []
         for layer in range(num_layers):
             for d in range(dirs):
-                size_in = input_size if layer == 0 else hidden_size * dirs
+                size_in = input_size if layer == 0 else real * dirs
                 sfx = f"_l{layer}" + ("_reverse" if d else "")
-                shapes = [("weight_ih", (gate, size_in)), ("weight_hh", (gate, hidden_size))]
+                shapes = [("weight_ih", (gate, size_in)), ("weight_hh", (gate, real))]
                 if bias:
                     shapes += [("bias_ih", (gate,)), ("bias_hh", (gate,))]
+                if proj_size:
+                    shapes.append(("weight_hr", (proj_size, hidden_size)))
                 for name, shape in shapes:
                     setattr(self, name + sfx, Parameter(empty(shape, device=device, dtype=dtype)))
                     self._flat_weights_names.append(name + sfx)
@@ -112,7 +126,7 @@ class RNNBase(Module):
 
     @property
     def all_weights(self) -> list[list[Parameter]]:
-        per = 4 if self.bias else 2
+        per = (4 if self.bias else 2) + (1 if self.proj_size else 0)
         names = self._flat_weights_names
         return [[getattr(self, n) for n in names[i : i + per]] for i in range(0, len(names), per)]
 
@@ -120,12 +134,13 @@ class RNNBase(Module):
         sfx = f"_l{layer}" + ("_reverse" if d else "")
         b_ih = getattr(self, "bias_ih" + sfx) if self.bias else None
         b_hh = getattr(self, "bias_hh" + sfx) if self.bias else None
-        return getattr(self, "weight_ih" + sfx), getattr(self, "weight_hh" + sfx), b_ih, b_hh
+        w_hr = getattr(self, "weight_hr" + sfx) if self.proj_size else None
+        return getattr(self, "weight_ih" + sfx), getattr(self, "weight_hh" + sfx), b_ih, b_hh, w_hr
 
     def _run_direction(
         self, x: Tensor, layer: int, d: int, h: Tensor, c: Tensor | None, masks: list | None = None
     ) -> tuple:
-        w_ih, w_hh, b_ih, b_hh = self._params(layer, d)
+        w_ih, w_hh, b_ih, b_hh, w_hr = self._params(layer, d)
         gi_all = F.linear(x, w_ih, b_ih)  # (L, N, gates): one matmul for every step
         steps = range(x.shape[0] - 1, -1, -1) if d else range(x.shape[0])
         outs: list[Tensor] = [None] * x.shape[0]  # type: ignore[list-item]
@@ -133,7 +148,7 @@ class RNNBase(Module):
             gi = gi_all[t]
             h_prev, c_prev = h, c
             if self.mode == "LSTM":
-                h, c = _lstm_step(gi, h, c, w_hh, b_hh)  # type: ignore[arg-type]
+                h, c = _lstm_step(gi, h, c, w_hh, b_hh, w_hr)  # type: ignore[arg-type]
             elif self.mode == "GRU":
                 h = _gru_step(gi, h, w_hh, b_hh)
             else:
@@ -175,18 +190,22 @@ class RNNBase(Module):
         if batched and self.batch_first:
             x = x.transpose(0, 1)  # type: ignore[attr-defined]
         dirs = 2 if self.bidirectional else 1
-        shape = (self.num_layers * dirs, x.shape[1], self.hidden_size)
+        c_shape = (self.num_layers * dirs, x.shape[1], self.hidden_size)
+        shape = (self.num_layers * dirs, x.shape[1], self.proj_size or self.hidden_size)
         lstm = self.mode == "LSTM"
         if hx is None:
             h0 = zeros(shape, dtype=x.dtype, device=x.device)
-            c0 = h0 if lstm else None
+            c0 = zeros(c_shape, dtype=x.dtype, device=x.device) if lstm else None
         else:
             h0, c0 = hx if lstm else (hx, None)
             if not batched:
                 h0 = h0.unsqueeze(1)  # type: ignore[attr-defined]
                 c0 = c0.unsqueeze(1) if c0 is not None else None  # type: ignore[attr-defined]
             if tuple(h0.shape) != shape:
-                raise RuntimeError(f"Expected hidden size {shape}, got {list(h0.shape)}")
+                which = "hidden[0] size" if lstm else "hidden size"
+                raise RuntimeError(f"Expected {which} {shape}, got {list(h0.shape)}")
+            if c0 is not None and tuple(c0.shape) != c_shape:
+                raise RuntimeError(f"Expected hidden[1] size {c_shape}, got {list(c0.shape)}")
         hs, cs = [], []
         for layer in range(self.num_layers):
             outs = []
@@ -209,6 +228,8 @@ class RNNBase(Module):
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size:
+            s += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             s += f", num_layers={self.num_layers}"
         if not self.bias:
@@ -305,7 +326,7 @@ class LSTMCell(_CellBase):
     def forward(self, input: Tensor, hx: Any = None) -> tuple[Tensor, Tensor]:
         h, c = (self._zeros(input), self._zeros(input)) if hx is None else hx
         gi = F.linear(input, self.weight_ih, self.bias_ih)
-        return _lstm_step(gi, h, c, self.weight_hh, self.bias_hh)
+        return _lstm_step(gi, h, c, self.weight_hh, self.bias_hh, None)
 
 
 class GRUCell(_CellBase):
