@@ -6,7 +6,8 @@ import math
 
 from ember.backends import dtypes as D
 
-from ..._creation import ones
+from ..._creation import ones, zeros
+from ..._ops.join import cat
 from ..._ops.select import where
 from ..._tensor import Tensor
 from .linear import dropout, linear
@@ -55,6 +56,14 @@ def scaled_dot_product_attention(
     return weights @ value
 
 
+def _pad_key(mask: Tensor | None) -> Tensor | None:
+    """One more key position, allowed (False / 0.0), at the end of a mask's last dim."""
+    if mask is None:
+        return None
+    pad = zeros((*mask.shape[:-1], 1), dtype=mask.dtype, device=mask.device)
+    return cat([mask, pad], -1)
+
+
 def _merge_masks(
     attn_mask: Tensor | None,
     key_padding_mask: Tensor | None,
@@ -95,19 +104,35 @@ def multi_head_attention_forward(
     need_weights: bool = True,
     attn_mask: Tensor | None = None,
     average_attn_weights: bool = True,
+    bias_k: Tensor | None = None,
+    bias_v: Tensor | None = None,
+    add_zero_attn: bool = False,
 ) -> tuple[Tensor, Tensor | None]:
-    """Sequence-first (L, N, E) multi-head attention; returns the output and (optionally) weights."""
+    """Sequence-first (L, N, E) multi-head attention; returns the output and (optionally) weights.
+
+    ``bias_k``/``bias_v`` (1, 1, E) append one learned key/value to every sequence, and
+    ``add_zero_attn`` one all-zero key/value per head (PyTorch's order: bias first).
+    """
     lq, n, e = query.shape
-    lk = key.shape[0]
     hd = e // num_heads
     q = linear(query, in_proj[0], in_bias[0])
     k = linear(key, in_proj[1], in_bias[1])
     v = linear(value, in_proj[2], in_bias[2])
+    if bias_k is not None and bias_v is not None:
+        k = cat([k, bias_k.expand(1, n, e)], 0)  # type: ignore[attr-defined]
+        v = cat([v, bias_v.expand(1, n, e)], 0)  # type: ignore[attr-defined]
+        attn_mask, key_padding_mask = _pad_key(attn_mask), _pad_key(key_padding_mask)
+    lk = k.shape[0]
 
     def heads(t: Tensor, length: int) -> Tensor:  # (L, N, E) -> (N, heads, L, hd)
         return t.reshape(length, n, num_heads, hd).permute(1, 2, 0, 3)  # type: ignore[attr-defined]
 
     q, k, v = heads(q, lq), heads(k, lk), heads(v, lk)
+    if add_zero_attn:
+        z = zeros((n, num_heads, 1, hd), dtype=k.dtype, device=k.device)
+        k, v = cat([k, z], 2), cat([v, z], 2)
+        attn_mask, key_padding_mask = _pad_key(attn_mask), _pad_key(key_padding_mask)
+        lk += 1
     scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hd))  # type: ignore[attr-defined]
     bias = _merge_masks(attn_mask, key_padding_mask, n, num_heads, lq, lk, scores)
     if bias is not None:

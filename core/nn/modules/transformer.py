@@ -55,8 +55,6 @@ class MultiheadAttention(Module):
             )
         if embed_dim % num_heads:
             raise AssertionError("embed_dim must be divisible by num_heads")
-        if add_bias_kv or add_zero_attn:
-            raise NotImplementedError("add_bias_kv and add_zero_attn are not supported yet")
         self.embed_dim, self.num_heads, self.dropout, self.batch_first = (
             embed_dim,
             num_heads,
@@ -82,8 +80,12 @@ class MultiheadAttention(Module):
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **kw)
-        self.bias_k = self.bias_v = None
-        self.add_zero_attn = False
+        if add_bias_kv:
+            self.bias_k = Parameter(empty((1, 1, embed_dim), **kw))
+            self.bias_v = Parameter(empty((1, 1, embed_dim), **kw))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
         self._reset_parameters()
 
     def _reset_parameters(self) -> None:
@@ -95,6 +97,10 @@ class MultiheadAttention(Module):
         if self.in_proj_bias is not None:
             init.constant_(self.in_proj_bias, 0.0)
             init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            init.xavier_normal_(self.bias_v)
 
     def _projections(self) -> tuple[tuple, tuple]:
         e = self.embed_dim
@@ -146,6 +152,9 @@ class MultiheadAttention(Module):
             need_weights,
             attn_mask,
             average_attn_weights,
+            self.bias_k,
+            self.bias_v,
+            self.add_zero_attn,
         )
         if not batched:
             out = out.squeeze(1)  # type: ignore[attr-defined]
