@@ -281,6 +281,13 @@ def init_step(state: dict[str, Any]) -> float:
 _FUSABLE = ("float32", "float64")
 
 
+def _plain_types() -> tuple[type, ...]:
+    """Tensor and nn.Parameter: the classes whose in-place updates need no per-op path."""
+    from ..nn.parameter import Parameter
+
+    return (Tensor, Parameter)
+
+
 def fused_kernel(p: Tensor, grad: Tensor, group: dict[str, Any], op: str) -> Any:
     """The backend's fused ``op`` kernel for this update, or None to run the per-op formula.
 
@@ -290,7 +297,7 @@ def fused_kernel(p: Tensor, grad: Tensor, group: dict[str, Any], op: str) -> Any
     k = p._be.k.get(op)
     if k is None or group.get("differentiable") or group.get("foreach"):
         return None
-    if grad.requires_grad or type(p) is not Tensor or type(grad) is not Tensor:
+    if grad.requires_grad or type(p) not in _plain_types() or type(grad) is not Tensor:
         return None
     if p.dtype.name not in _FUSABLE or grad.dtype is not p.dtype or grad._shape != p._shape:
         return None

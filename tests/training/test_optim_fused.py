@@ -66,7 +66,7 @@ def test_fused_kernel_is_used_and_bumps_versions() -> None:
     lb = registry.get("cpu")
     kern = lb.k["sgd_update"]
     assert kern is not None
-    p = ember.ones(3, requires_grad=True)
+    p = ember.nn.Parameter(ember.ones(3))  # module parameters take the fused path too
     p.grad = ember.ones(3)
     opt = ember.optim.SGD([p], lr=0.5, momentum=0.9)
     lb.k["sgd_update"] = lambda *a: calls.append(1) or kern(*a)
