@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+import warnings
+
 import ember
 import numpy as np
 import pytest
@@ -13,7 +17,9 @@ from ember.nn.utils import parametrizations, parametrize
 
 def _check(name: str) -> None:
     ember.manual_seed(0)
-    got = CASES[name](ember)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # the hook-based weight_norm's notice
+        got = CASES[name](ember)
     assert set(got) == set(REFS[name])
     for key, want in REFS[name].items():
         if isinstance(want, tuple):
@@ -166,8 +172,14 @@ def test_errors() -> None:
         parametrizations.orthogonal(nn.Linear(3, 3), orthogonal_map="qr")
     with pytest.raises(ValueError, match="n_power_iterations to be positive"):
         parametrizations.spectral_norm(nn.Linear(3, 3), n_power_iterations=0)
-    with pytest.raises(RuntimeError, match="Cannot register two weight_norm hooks"):
-        nn.utils.weight_norm(nn.utils.weight_norm(nn.Linear(3, 3)))
+    with pytest.warns(FutureWarning, match="deprecated in favor of `nn.utils.parametrizations.weight_norm`"):
+        m = nn.utils.weight_norm(nn.Linear(3, 3))
+    with (
+        pytest.raises(RuntimeError, match="Cannot register two weight_norm hooks"),
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("ignore", FutureWarning)
+        nn.utils.weight_norm(m)
     with pytest.raises(ValueError, match="weight_norm of 'weight' not found"):
         nn.utils.remove_weight_norm(nn.Linear(3, 3))
 
@@ -203,3 +215,23 @@ def test_weight_norm_gradcheck() -> None:
     v = ember.randn(3, 4, dtype=ember.float64, requires_grad=True)
     g = ember.randn(3, 1, dtype=ember.float64, requires_grad=True)
     assert gradcheck(lambda v, g: _weight_norm(v, g, 0), (v, g))
+
+
+def test_deepcopy_gets_its_own_class_and_pickle_is_refused() -> None:
+    m = nn.Sequential(parametrizations.orthogonal(_square()), nn.ReLU())
+    c = copy.deepcopy(m)
+    assert type(c[0]).__name__ == "ParametrizedLinear" and type(c[0]) is not type(m[0])
+    np.testing.assert_allclose(c[0].weight.detach().numpy(), m[0].weight.detach().numpy())
+    assert c[0].parametrizations.weight.original is not m[0].parametrizations.weight.original
+    parametrize.remove_parametrizations(c[0], "weight")
+    assert type(c[0]) is nn.Linear
+    assert m[0].weight.shape == (3, 3)
+    with pytest.raises(RuntimeError, match="only supported through state_dict"):
+        pickle.dumps(m)
+
+
+def test_module_casts_reach_originals_and_buffers() -> None:
+    m = parametrizations.spectral_norm(nn.Linear(4, 3))
+    m.double()
+    assert m.weight.dtype == ember.float64
+    assert m.parametrizations.weight[0]._u.dtype == ember.float64

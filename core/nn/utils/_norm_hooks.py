@@ -7,6 +7,7 @@ a plain attribute in a forward pre-hook, as PyTorch does.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import ember as E
@@ -56,6 +57,11 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
     ``w = g * v / ||v||`` (norm over all dimensions but ``dim``; ``None``: the whole tensor),
     recomputed before every forward. Example: ``m = weight_norm(nn.Linear(20, 40))``.
     """
+    warnings.warn(
+        "`nn.utils.weight_norm` is deprecated in favor of `nn.utils.parametrizations.weight_norm`.",
+        FutureWarning,
+        stacklevel=2,
+    )
     _check_unique(module, WeightNorm, name, "weight_norm")
     fn = WeightNorm(name, -1 if dim is None else dim)
     weight = getattr(module, name)

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -160,8 +161,26 @@ def _inject_new_class(module: Module) -> None:
             "See: https://pytorch.org/tutorials/beginner/saving_loading_models.html"
         )
 
-    param_cls = type(f"Parametrized{cls.__name__}", (cls,), {"__getstate__": getstate})
+    namespace: dict[str, Any] = {"__getstate__": getstate}
+    if not hasattr(cls, "__deepcopy__"):
+        # getstate refuses pickling, so deepcopy (EMA copies, model cloning) needs its own path
+        namespace["__deepcopy__"] = _deepcopy
+    param_cls = type(f"Parametrized{cls.__name__}", (cls,), namespace)
     object.__setattr__(module, "__class__", param_cls)
+
+
+def _deepcopy(self: Module, memo: dict) -> Module:
+    found = memo.get(id(self))
+    if found is not None:
+        return found
+    # the replica gets its own Parametrized class: removing a parametrization from one copy
+    # deletes the property from its class and must leave the other copy working
+    cls = self.__class__
+    namespace = {k: v for k, v in cls.__dict__.items() if k not in ("__dict__", "__weakref__")}
+    replica = Module.__new__(type(cls.__name__, cls.__bases__, namespace))
+    memo[id(self)] = replica
+    object.__setattr__(replica, "__dict__", copy.deepcopy(self.__dict__, memo))
+    return replica
 
 
 def _inject_property(module: Module, tensor_name: str) -> None:
