@@ -10,7 +10,7 @@ from ember.backends.ops import BINARY, UNARY
 from . import elementwise as ew
 from . import indexing as ix
 from . import matmul as mm
-from . import optim, scan, views
+from . import nn, optim, scan, views
 from . import random as rnd
 from . import reduce as rd
 from . import sort as st
@@ -51,6 +51,9 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "philox": rnd.philox,
     "sort": st.sort,
     "clone": ew.clone,
+    "conv2d": nn.conv2d,
+    "max_pool2d": nn.max_pool2d,
+    "avg_pool2d": nn.avg_pool2d,
     "sgd_update": optim.sgd_update,
     "adam_update": optim.adam_update,
 }

@@ -1,0 +1,182 @@
+"""Fused nn composites: max/avg pooling (one work item per output) and conv2d (im2col + matmul).
+
+Conventions as in ``ember_cpu.nn_kernels``: NCHW inputs (leading dims are planes), OIHW
+weights, parameters as (h, w) pairs; forward only (the frontend records the derivatives).
+
+* ``max_pool2d``: each work item walks its window in row-major order and keeps the first
+  maximum (``>``), NaN counting as the maximum (the first NaN wins); padding is ``-inf``.
+  A window whose maximum is ``-inf`` and sits on a padding cell reports its first
+  in-bounds cell, as PyTorch (and the CPU kernel) do. Indices are flat ``h * W + w``.
+* ``avg_pool2d``: the window's in-bounds sum divided by PyTorch's divisor, the window
+  clipped to the padded input (``count_include_pad``) or to the input itself.
+* ``conv2d``: ``ember_im2col`` copies the windows of a strided input into a contiguous
+  ``(N, groups, C/groups * kh * kw, oh * ow)`` buffer (zeros for padding), and the tiled
+  matmul multiplies it by the ``(groups, O/groups, C/groups * kh * kw)`` weight, broadcast
+  over the batch: the product is already NCHW.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from ember.backends import DTYPES_BY_NAME
+
+from . import elementwise as ew
+from . import runtime
+from .clarray import CLArray, empty
+from .dtypes import ctype, kind
+from .matmul import matmul
+
+__all__ = ["avg_pool2d", "conv2d", "max_pool2d"]
+
+Pair = tuple[int, int]
+INT64 = DTYPES_BY_NAME["int64"]
+
+EMBER_MAX_POOL2D_SRC = """
+long ember_first_valid(long start, long d) { return start < 0 ? start + (-start + d - 1) / d * d : start; }
+
+__kernel void ember_max_pool2d(__global T *out, __global long *idx, __global const T *x,
+    long H, long W, long OH, long OW, long kh, long kw, long sh, long sw, long ph, long pw,
+    long dh, long dw, long n)
+{
+    long gid = get_global_id(0);
+    if (gid >= n) return;
+    long ox = gid % OW, oy = (gid / OW) % OH, plane = gid / (OW * OH);
+    __global const T *xp = x + plane * H * W;
+    long r0 = oy * sh - ph, c0 = ox * sw - pw, br = r0, bc = c0;
+    T best = -INFINITY;
+    for (long i = 0; i < kh; i++) {
+        long r = r0 + i * dh;
+        for (long j = 0; j < kw; j++) {
+            long c = c0 + j * dw;
+            T v = (r >= 0 && r < H && c >= 0 && c < W) ? xp[r * W + c] : (T)(-INFINITY);
+            if ((i == 0 && j == 0) || (!isnan(best) && (isnan(v) || v > best))) {
+                best = v; br = r; bc = c;
+            }
+        }
+    }
+    if (br < 0 || br >= H || bc < 0 || bc >= W) {
+        br = ember_first_valid(r0, dh);
+        bc = ember_first_valid(c0, dw);
+    }
+    out[gid] = best;
+    idx[gid] = br * W + bc;
+}
+"""
+
+EMBER_AVG_POOL2D_SRC = """
+__kernel void ember_avg_pool2d(__global T *out, __global const T *x,
+    long H, long W, long OH, long OW, long kh, long kw, long sh, long sw, long ph, long pw,
+    int include_pad, long n)
+{
+    long gid = get_global_id(0);
+    if (gid >= n) return;
+    long ox = gid % OW, oy = (gid / OW) % OH, plane = gid / (OW * OH);
+    __global const T *xp = x + plane * H * W;
+    long r0 = oy * sh - ph, c0 = ox * sw - pw;
+    long r1 = min(r0 + kh, H + ph), c1 = min(c0 + kw, W + pw);
+    T total = 0;
+    for (long r = max(r0, 0L); r < min(r0 + kh, H); r++)
+        for (long c = max(c0, 0L); c < min(c0 + kw, W); c++)
+            total += xp[r * W + c];
+    long div = include_pad ? (r1 - r0) * (c1 - c0) : (min(r1, H) - max(r0, 0L)) * (min(c1, W) - max(c0, 0L));
+    out[gid] = total / (T)div;
+}
+"""
+
+EMBER_IM2COL_SRC = """
+__kernel void ember_im2col(__global T *cols, __global const T *x, long xoff,
+    long sxn, long sxc, long sxh, long sxw, long G, long CG, long H, long W, long OH, long OW,
+    long kh, long kw, long sh, long sw, long ph, long pw, long dh, long dw, long n)
+{
+    long gid = get_global_id(0);
+    if (gid >= n) return;
+    long P = OH * OW, K = CG * kh * kw;
+    long pos = gid % P, k = (gid / P) % K, g = (gid / (P * K)) % G, b = gid / (P * K * G);
+    long ox = pos % OW, oy = pos / OW;
+    long j = k % kw, i = (k / kw) % kh, c = k / (kw * kh);
+    long r = oy * sh - ph + i * dh, cc = ox * sw - pw + j * dw;
+    T v = 0;
+    if (r >= 0 && r < H && cc >= 0 && cc < W)
+        v = x[xoff + b * sxn + (g * CG + c) * sxc + r * sxh + cc * sxw];
+    cols[gid] = v;
+}
+"""
+
+
+def _out(n: int, k: int, s: int, p: int, d: int, ceil: bool) -> int:
+    """PyTorch's output size (as ``ember_cpu.nn_kernels._out``)."""
+    span = n + 2 * p - d * (k - 1) - 1
+    out = (-(-span // s) if ceil else span // s) + 1
+    if ceil and (out - 1) * s >= n + p:  # the last window must start inside the input or left padding
+        out -= 1
+    return max(out, 0)
+
+
+def _check_float(op: str, x: CLArray) -> None:
+    if kind(x.dtype) != "f":
+        raise TypeError(f"{op}: backend 'opencl' has no {x.dtype.name} kernel (supported: float32, float64)")
+
+
+def _launch(x: CLArray, name: str, src: str, bufs: list[Any], longs: list[int], flags: list[int]) -> None:
+    """Run kernel ``name`` (buffers, then int64 scalars, then int32 flags, then n = longs[-1])."""
+    types = [None] * len(bufs) + [np.int64] * (len(longs) - 1) + [np.int32] * len(flags) + [np.int64]
+    knl = runtime.kernel(
+        x.dev, (name, x.dtype.name), lambda: (f"#define T {ctype(x.dtype)}\n{src}", name, types)
+    )
+    args = bufs + [np.int64(v) for v in longs[:-1]] + [np.int32(f) for f in flags] + [np.int64(longs[-1])]
+    runtime.launch(x.dev, knl, longs[-1], args)
+
+
+def _dense(x: CLArray) -> CLArray:
+    return x if x.is_contiguous() and x.offset == 0 else ew.clone(x)
+
+
+def max_pool2d(x: CLArray, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, ceil_mode: bool) -> Any:
+    """(window maxima, int64 flat ``h * W + w`` index of the first maximum per window)."""
+    _check_float("max_pool2d", x)
+    h, w = x.shape[-2:]
+    oh = _out(h, kernel[0], stride[0], padding[0], dilation[0], ceil_mode)
+    ow = _out(w, kernel[1], stride[1], padding[1], dilation[1], ceil_mode)
+    shape = x.shape[:-2] + (oh, ow)
+    out, idx = empty(x.dev, shape, x.dtype), empty(x.dev, shape, INT64)
+    if out.size:
+        xc = _dense(x)
+        geo = [h, w, oh, ow, *kernel, *stride, *padding, *dilation, out.size]
+        _launch(x, "ember_max_pool2d", EMBER_MAX_POOL2D_SRC, [out.buf, idx.buf, xc.buf], geo, [])
+    return out, idx
+
+
+def avg_pool2d(
+    x: CLArray, kernel: Pair, stride: Pair, padding: Pair, ceil_mode: bool, count_include_pad: bool
+) -> CLArray:
+    """Window means with PyTorch's divisor rules (see the module docstring)."""
+    _check_float("avg_pool2d", x)
+    h, w = x.shape[-2:]
+    oh = _out(h, kernel[0], stride[0], padding[0], 1, ceil_mode)
+    ow = _out(w, kernel[1], stride[1], padding[1], 1, ceil_mode)
+    out = empty(x.dev, x.shape[:-2] + (oh, ow), x.dtype)
+    if out.size:
+        xc = _dense(x)
+        geo = [h, w, oh, ow, *kernel, *stride, *padding, out.size]
+        _launch(x, "ember_avg_pool2d", EMBER_AVG_POOL2D_SRC, [out.buf, xc.buf], geo, [int(count_include_pad)])
+    return out
+
+
+def conv2d(x: CLArray, w: CLArray, stride: Pair, padding: Pair, dilation: Pair, groups: int) -> CLArray:
+    """Cross-correlation: ``ember_im2col`` into a contiguous buffer, then the tiled matmul."""
+    _check_float("conv2d", x)
+    n, _, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    oh = _out(h, kh, stride[0], padding[0], dilation[0], False)
+    ow = _out(wd, kw, stride[1], padding[1], dilation[1], False)
+    og, k, p = o // groups, cg * kh * kw, oh * ow
+    if n * o * p == 0 or k == 0:
+        return ew.full((n, o, oh, ow), 0.0, x.dtype, x.dev.index)
+    cols = empty(x.dev, (n, groups, k, p), x.dtype)
+    geo = [x.offset, *x.strides, groups, cg, h, wd, oh, ow, kh, kw, *stride, *padding, *dilation, cols.size]
+    _launch(x, "ember_im2col", EMBER_IM2COL_SRC, [cols.buf, x.buf], geo, [])
+    wc = _dense(w)
+    wv = wc.view((n, groups, og, k), (0, og * k, k, 1), 0)
+    return matmul(wv, cols).view((n, o, oh, ow), (o * p, p, ow, 1), 0)
