@@ -235,3 +235,39 @@ def test_module_casts_reach_originals_and_buffers() -> None:
     m.double()
     assert m.weight.dtype == ember.float64
     assert m.parametrizations.weight[0]._u.dtype == ember.float64
+
+
+def test_weight_norm_loads_hook_based_checkpoints() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        old = nn.utils.weight_norm(nn.Linear(4, 3).double())
+    sd = old.state_dict()
+    assert list(sd) == ["bias", "weight_g", "weight_v"]
+    new = parametrizations.weight_norm(nn.Linear(4, 3).double())
+    result = new.load_state_dict(sd)
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    assert list(sd) == ["bias", "weight_g", "weight_v"]  # the caller's dict is left alone
+    np.testing.assert_allclose(new.weight.detach().numpy(), old.weight.detach().numpy())
+    seq_old = nn.Sequential(nn.Identity(), old)
+    seq_new = nn.Sequential(nn.Identity(), parametrizations.weight_norm(nn.Linear(4, 3).double()))
+    seq_new.load_state_dict(seq_old.state_dict())
+    np.testing.assert_allclose(seq_new[1].weight.detach().numpy(), old.weight.detach().numpy())
+
+
+def test_load_state_dict_pre_hook() -> None:
+    seen = []
+
+    def rename(module, state_dict, prefix, local_metadata, strict, missing, unexpected, errors):  # type: ignore[no-untyped-def]
+        seen.append((type(module).__name__, prefix))
+        if prefix + "w" in state_dict:
+            state_dict[prefix + "weight"] = state_dict.pop(prefix + "w")
+
+    m = nn.Sequential(nn.Linear(2, 2))
+    handle = m[0].register_load_state_dict_pre_hook(rename)
+    sd = {"0.w": ember.ones(2, 2), "0.bias": ember.zeros(2)}
+    m.load_state_dict(sd)
+    assert seen == [("Linear", "0.")]
+    assert float(m[0].weight.sum()) == 4.0
+    handle.remove()
+    with pytest.raises(RuntimeError, match='Unexpected key\\(s\\) in state_dict: "0.w"'):
+        m.load_state_dict(sd)

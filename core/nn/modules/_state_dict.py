@@ -92,15 +92,19 @@ def load_into(module: Any, state_dict: Any, strict: bool, assign: bool) -> Incom
         raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
     missing: list[str] = []
     errors: list[str] = []
+    unexpected: list[str] = []
     expected: set[str] = set()
+    state_dict = OrderedDict(state_dict)  # pre-hooks may rename keys; the caller's dict stays as is
     for prefix, m in module.named_modules(remove_duplicate=False):
         p = prefix + "." if prefix else ""
+        for hook in list(m.__dict__.get("_load_state_dict_pre_hooks", {}).values()):
+            hook(m, state_dict, p, {}, strict, missing, unexpected, errors)
         _load_own(m, state_dict, p, missing, errors, assign)
         expected.update(p + k for k, v in m._parameters.items() if v is not None)
         expected.update(
             p + k for k, v in m._buffers.items() if v is not None and k not in m._non_persistent_buffers_set
         )
-    unexpected = [k for k in state_dict if k not in expected]
+    unexpected += [k for k in state_dict if k not in expected]
     if strict:
         if unexpected:
             errors.insert(

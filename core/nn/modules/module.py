@@ -418,6 +418,18 @@ class Module:
         """Copy tensors from ``state_dict``; returns ``(missing_keys, unexpected_keys)``."""
         return load_into(self, state_dict, strict, assign)
 
+    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing, unexpected, errors)``
+        runs before this module's tensors load and may rename or convert entries of ``state_dict``."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def _register_load_state_dict_pre_hook(
+        self, hook: Callable, with_module: bool = False
+    ) -> RemovableHandle:
+        table = self.__dict__.setdefault("_load_state_dict_pre_hooks", OrderedDict())
+        fn = hook if with_module else (lambda module, *args: hook(*args))
+        return self._add_hook(table, fn, False, None)
+
     # -- hooks -----------------------------------------------------------------------------
     def _add_hook(
         self, table: OrderedDict, hook: Callable, prepend: bool, kw_set: set | None

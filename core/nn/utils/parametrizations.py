@@ -59,6 +59,15 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
     has shape ``(40, 1)``.
     """
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+
+    def compat(state_dict: dict, prefix: str, *args: Any) -> None:
+        # checkpoints of the hook-based weight_norm store name_g / name_v
+        g_key, v_key = f"{prefix}{name}_g", f"{prefix}{name}_v"
+        if g_key in state_dict and v_key in state_dict:
+            state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g_key)
+            state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(v_key)
+
+    module._register_load_state_dict_pre_hook(compat)
     return module
 
 
