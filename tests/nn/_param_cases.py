@@ -129,6 +129,24 @@ def orthogonal_rect(lib: Any, tall: bool) -> dict:
     return out
 
 
+def orthogonal_householder_no_trivialization(lib: Any, shape: tuple) -> dict:
+    w = np.random.default_rng(len(shape) * 10 + shape[-1]).standard_normal(shape)
+    lin = lib.nn.Linear(shape[-1], shape[-2], bias=False).double()
+    lin.register_parameter("weight", lib.nn.Parameter(lib.tensor(w)))
+    _pz(lib).orthogonal(lin, orthogonal_map="householder", use_trivialization=False)
+    original = lin.parametrizations.weight.original
+    out = {"original": _np(original), "weight": _np(lin.weight)}
+    lin.weight.pow(3).sum().backward()
+    out["grad"] = original.grad.numpy()
+    return out
+
+
+def orthogonal_cayley_no_trivialization(lib: Any) -> dict:
+    lin = _linear(lib, np.random.default_rng(5).standard_normal((3, 3)))
+    _pz(lib).orthogonal(lin, orthogonal_map="cayley", use_trivialization=False)
+    return {"weight": _np(lin.weight), "original": _np(lin.parametrizations.weight.original)}
+
+
 def old_weight_norm(lib: Any) -> dict:
     m = lib.nn.utils.weight_norm(_linear(lib), dim=0)
     keys = list(m.state_dict().keys())
@@ -216,6 +234,11 @@ CASES = {
     "orthogonal_householder": lambda lib: orthogonal_square(lib, "householder"),
     "orthogonal_tall": lambda lib: orthogonal_rect(lib, True),
     "orthogonal_wide": lambda lib: orthogonal_rect(lib, False),
+    "orthogonal_householder_square": lambda lib: orthogonal_householder_no_trivialization(lib, (3, 3)),
+    "orthogonal_householder_tall": lambda lib: orthogonal_householder_no_trivialization(lib, (4, 3)),
+    "orthogonal_householder_wide": lambda lib: orthogonal_householder_no_trivialization(lib, (3, 5)),
+    "orthogonal_householder_batch": lambda lib: orthogonal_householder_no_trivialization(lib, (2, 4, 3)),
+    "orthogonal_cayley_no_trivialization": orthogonal_cayley_no_trivialization,
     "old_weight_norm": old_weight_norm,
     "old_spectral_norm": old_spectral_norm,
     "ctc_none": lambda lib: ctc(lib, "none"),

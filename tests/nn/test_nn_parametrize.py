@@ -271,3 +271,15 @@ def test_load_state_dict_pre_hook() -> None:
     handle.remove()
     with pytest.raises(RuntimeError, match='Unexpected key\\(s\\) in state_dict: "0.w"'):
         m.load_state_dict(sd)
+
+
+def test_orthogonal_without_trivialization_assignment() -> None:
+    m = parametrizations.orthogonal(nn.Linear(3, 3).double(), "weight", "cayley", use_trivialization=False)
+    with pytest.raises(NotImplementedError, match="when use_trivialization=False"):
+        m.weight = ember.eye(3, dtype=ember.float64)
+    h = parametrizations.orthogonal(
+        nn.Linear(4, 3).double(), "weight", "householder", use_trivialization=False
+    )
+    q = np.linalg.qr(np.arange(12.0).reshape(3, 4).T + np.eye(4, 3))[0].T
+    h.weight = ember.tensor(q)
+    np.testing.assert_allclose(h.weight.detach().numpy(), q, atol=1e-12)  # orthogonal rows come back as set

@@ -190,6 +190,34 @@ def _householder_product(a: Tensor, tau: Tensor) -> Tensor:
     return q
 
 
+def _geqrf(a: Tensor) -> tuple[Tensor, Tensor]:
+    """LAPACK's ``geqrf`` (Householder QR, ``dlarfg``'s sign convention) in ember ops.
+
+    Returns R on and above the diagonal, the reflectors' tails below it, and ``tau``.
+    Runs without recording (it only serves ``right_inverse``).
+    """
+    a = a.clone()
+    n, k = a.shape[-2], a.shape[-1]
+    taus = []
+    for j in range(k):
+        col = a[..., j:, j]
+        alpha, tail = col[..., 0], col[..., 1:]
+        xnorm = E.linalg.vector_norm(tail, dim=-1) if n - j > 1 else E.zeros_like(alpha)
+        no_reflect = xnorm == 0
+        norm = E.sqrt(alpha * alpha + xnorm * xnorm)
+        beta = E.where(no_reflect, alpha, E.where(alpha >= 0, -norm, norm))
+        tau = E.where(no_reflect, E.zeros_like(alpha), (beta - alpha) / E.where(no_reflect, 1.0, beta))
+        v_tail = tail / E.where(no_reflect, 1.0, alpha - beta).unsqueeze(-1)
+        if j + 1 < k:
+            v = E.cat([E.ones_like(alpha).unsqueeze(-1), v_tail], -1).unsqueeze(-1)
+            rest = a[..., j:, j + 1 :]
+            a[..., j:, j + 1 :] = rest - tau.unsqueeze(-1).unsqueeze(-1) * (v @ (v.mT @ rest))
+        a[..., j, j] = beta
+        a[..., j + 1 :, j] = v_tail
+        taus.append(tau)
+    return a, E.stack(taus, -1)
+
+
 class _Orthogonal(Module):
     def __init__(self, weight: Tensor, orthogonal_map: str, *, use_trivialization: bool = True) -> None:
         super().__init__()
@@ -242,13 +270,21 @@ class _Orthogonal(Module):
             )
         q_init = q
         n, k = q.shape[-2], q.shape[-1]
-        if n < k:
+        transposed = n < k
+        if transposed:
             q = q.mT
             n, k = k, n
         if "base" not in self._buffers:
-            raise NotImplementedError(
-                "ember: assigning to an orthogonal parametrization needs use_trivialization=True"
-            )
+            if self.orthogonal_map != "householder":
+                raise NotImplementedError(
+                    "It is not possible to assign to the matrix exponential or the Cayley parametrizations "
+                    "when use_trivialization=False."
+                )
+            a, tau = _geqrf(q)
+            # the diagonal stores the signs of R; reflectors with tau == 0 flip it (see forward)
+            signs = a.diagonal(dim1=-2, dim2=-1).sign()
+            a.diagonal(dim1=-2, dim2=-1).copy_(E.where(tau == 0, -signs, signs))
+            return a.mT if transposed else a
         if n == k:
             q = q.clone() if _is_orthogonal(q) else _make_orthogonal(q)
         else:

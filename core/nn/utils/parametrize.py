@@ -79,7 +79,11 @@ class ParametrizationList(ModuleList):
             new: Any = original
             for module in reversed(list(self)):
                 if hasattr(module, "right_inverse"):
-                    new = module.right_inverse(new)
+                    # a right_inverse that cannot run at registration counts as the identity
+                    try:
+                        new = module.right_inverse(new)
+                    except NotImplementedError:
+                        pass
         if not isinstance(new, (Tensor, Sequence)):
             raise ValueError(  # noqa: TRY004 (PyTorch raises ValueError)
                 f"'right_inverse' must return a Tensor or a Sequence of tensors (list, tuple...). Got {type(new).__name__}"
@@ -116,7 +120,7 @@ class ParametrizationList(ModuleList):
             for module in reversed(list(self)):
                 if hasattr(module, "right_inverse"):
                     value = module.right_inverse(value)
-                elif not self.unsafe:
+                else:
                     raise RuntimeError(
                         f"parametrization {type(module).__name__} does not implement right_inverse."
                     )
