@@ -17,6 +17,9 @@ Calling convention for every kernel (the frontend guarantees it, backends rely o
   ``keepdim``. Half-precision inputs must be accumulated in at least float32.
 * View kernels return an array that aliases the input's storage. ``reshape`` returns
   ``None`` when the layout cannot be viewed with the new shape (the frontend then copies).
+* ``assign`` raises ``ValueError`` when ``dst`` has overlapping elements (an ``expand``-ed
+  view): the frontend turns that into PyTorch's "more than one element of the written-to
+  tensor refers to a single memory location" error.
 * Index kernels (``gather``, ``scatter``) raise ``IndexError`` for an out-of-range index;
   they must never crash the process or read outside the buffer.
 * Creation kernels (``full``, ``arange``, ``philox``) end with the device index.
