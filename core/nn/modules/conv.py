@@ -187,94 +187,59 @@ def _output_padding(m: Any, input: Tensor, output_size: Any) -> tuple[int, ...]:
     return tuple(int(output_size[d]) - lo[d] for d in range(nd))
 
 
-class ConvTranspose2d(_ConvNd):
+class _ConvTransposeNd(_ConvNd):
+    """Shared constructor and forward of the transposed convolutions (weight C_in-first)."""
+
+    _transposed = True
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: Any,
+        stride: Any = 1,
+        padding: Any = 0,
+        output_padding: Any = 0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation: Any = 1,
+        padding_mode: str = "zeros",
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            padding_mode,
+            device,
+            dtype,
+            output_padding,
+        )
+
+    def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
+        op = _output_padding(self, input, output_size)
+        fn = F.conv_transpose1d if self._nd == 1 else F.conv_transpose2d
+        return fn(input, self.weight, self.bias, self.stride, self.padding, op, self.groups, self.dilation)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
     """Transposed 2-D convolution; weight (C_in, C_out/groups, kH, kW)."""
 
     _nd = 2
-    _transposed = True
-
-    def __init__(
-        self,
-        in_channels: int,
-        out_channels: int,
-        kernel_size: Any,
-        stride: Any = 1,
-        padding: Any = 0,
-        output_padding: Any = 0,
-        groups: int = 1,
-        bias: bool = True,
-        dilation: Any = 1,
-        padding_mode: str = "zeros",
-        device: Any = None,
-        dtype: Any = None,
-    ) -> None:
-        if padding_mode != "zeros":
-            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
-        super().__init__(
-            in_channels,
-            out_channels,
-            kernel_size,
-            stride,
-            padding,
-            dilation,
-            groups,
-            bias,
-            padding_mode,
-            device,
-            dtype,
-            output_padding,
-        )
-
-    def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
-        op = _output_padding(self, input, output_size)
-        return F.conv_transpose2d(
-            input, self.weight, self.bias, self.stride, self.padding, op, self.groups, self.dilation
-        )
 
 
-class ConvTranspose1d(_ConvNd):
+class ConvTranspose1d(_ConvTransposeNd):
     """Transposed 1-D convolution; weight (C_in, C_out/groups, k)."""
 
     _nd = 1
-    _transposed = True
-
-    def __init__(
-        self,
-        in_channels: int,
-        out_channels: int,
-        kernel_size: Any,
-        stride: Any = 1,
-        padding: Any = 0,
-        output_padding: Any = 0,
-        groups: int = 1,
-        bias: bool = True,
-        dilation: Any = 1,
-        padding_mode: str = "zeros",
-        device: Any = None,
-        dtype: Any = None,
-    ) -> None:
-        if padding_mode != "zeros":
-            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
-        super().__init__(
-            in_channels,
-            out_channels,
-            kernel_size,
-            stride,
-            padding,
-            dilation,
-            groups,
-            bias,
-            padding_mode,
-            device,
-            dtype,
-            output_padding,
-        )
-
-    def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
-        op = _output_padding(self, input, output_size)
-        return F.conv_transpose1d(
-            input, self.weight, self.bias, self.stride, self.padding, op, self.groups, self.dilation
-        )
 
 
 class Conv3d(_ConvNd):
