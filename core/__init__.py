@@ -50,11 +50,13 @@ from ._dtype import get_default_dtype, set_default_dtype
 from ._misc import (
     are_deterministic_algorithms_enabled,
     broadcast_shapes,
+    get_num_threads,
     is_complex,
     is_floating_point,
     is_tensor,
     numel,
     promote_types,
+    set_num_threads,
     use_deterministic_algorithms,
 )
 from ._ops.aliases import (
@@ -552,6 +554,7 @@ __all__ = [
     "ge",
     "get_default_device",
     "get_default_dtype",
+    "get_num_threads",
     "get_rng_state",
     "group_norm",
     "gt",
@@ -654,6 +657,7 @@ __all__ = [
     "set_default_device",
     "set_default_dtype",
     "set_grad_enabled",
+    "set_num_threads",
     "set_printoptions",
     "set_rng_state",
     "short",

@@ -13,11 +13,13 @@ from ._tensor import Size, Tensor
 __all__ = [
     "are_deterministic_algorithms_enabled",
     "broadcast_shapes",
+    "get_num_threads",
     "is_complex",
     "is_floating_point",
     "is_tensor",
     "numel",
     "promote_types",
+    "set_num_threads",
     "use_deterministic_algorithms",
 ]
 
@@ -58,3 +60,29 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
 
 def are_deterministic_algorithms_enabled() -> bool:
     return registry.is_deterministic()
+
+
+def _cpu() -> Any:
+    try:
+        return registry.get("cpu").backend
+    except RuntimeError:
+        return None  # ember without its CPU backend: nothing to configure
+
+
+def set_num_threads(n: int) -> None:
+    """Threads the CPU backend may use inside one large op (elementwise ops are split
+    across them); PyTorch's intra-op setting. BLAS keeps its own thread count."""
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise RuntimeError(f"set_num_threads expects an int, but got {type(n).__name__}")  # noqa: TRY004 (PyTorch's type)
+    if n <= 0:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    cpu = _cpu()
+    if cpu is not None and hasattr(cpu, "set_num_threads"):
+        cpu.set_num_threads(n)
+
+
+def get_num_threads() -> int:
+    """The CPU backend's intra-op thread count (default: ``OMP_NUM_THREADS`` or the CPUs
+    this process may use)."""
+    cpu = _cpu()
+    return cpu.get_num_threads() if cpu is not None and hasattr(cpu, "get_num_threads") else 1

@@ -7,6 +7,7 @@ import platform
 import numpy as np
 from ember.backends import ALL_DTYPES, CONTRACT_VERSION, DType
 
+from . import parallel
 from .dtypes import to_np
 
 __all__ = ["CPUBackend"]
@@ -63,3 +64,10 @@ class CPUBackend:
 
     def storage_id(self, x: np.ndarray) -> int:
         return id(_root(x))
+
+    # Optional methods (ember.set_num_threads / get_num_threads reach them).
+    def set_num_threads(self, n: int) -> None:
+        parallel.set_num_threads(n)
+
+    def get_num_threads(self) -> int:
+        return parallel.get_num_threads()

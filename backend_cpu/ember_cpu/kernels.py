@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from .dtypes import HALF, to_np
+from .parallel import LARGE, run_ufunc
 from .philox import philox
 
 __all__ = ["KERNELS"]
@@ -23,6 +24,8 @@ np.seterr(divide="ignore", invalid="ignore", over="ignore", under="ignore")
 
 def _ufunc1(uf: np.ufunc) -> Callable[[np.ndarray], np.ndarray]:
     def k(x: np.ndarray) -> np.ndarray:
+        if x.size >= LARGE:
+            return run_ufunc(uf, (x,), x.shape, x.size)
         return uf(x, out=...)
 
     k.__name__ = uf.__name__
@@ -40,6 +43,9 @@ def _ufunc2(uf: np.ufunc) -> Callable[[Any, Any], np.ndarray]:
             b = np.asarray(b, dtype=_BF16)
         elif type(a) in _PY_SCALARS and b.dtype == _BF16:
             a = np.asarray(a, dtype=_BF16)
+        x = a if type(a) is np.ndarray else b
+        if x.size >= LARGE and type(x) is np.ndarray:
+            return run_ufunc(uf, (a, b), x.shape, x.size)
         return uf(a, b, out=...)
 
     k.__name__ = uf.__name__
