@@ -65,5 +65,8 @@ class Backend(Protocol):
     def storage_id(self, x: Any) -> int:
         """An id equal for arrays sharing one storage (used by aliasing checks)."""
 
+    # Optional, not part of the protocol: ``set_num_threads(n)`` / ``get_num_threads()``
+    # (``ember.set_num_threads`` reaches them on the ``cpu`` backend).
+
 
 KernelTable = dict[str, Callable[..., Any]]

@@ -55,6 +55,12 @@ def elementwise(rep: Report, dev: str, torch: object, n: int) -> None:
 
     t = best_time(em_run, repeat=3)
     rep.add(case, f"ember[{dev}]", t, GBps=gb / t)
+    if dev == "cpu":  # the buffer cache alone, without intra-op threads
+        threads = ember.get_num_threads()
+        ember.set_num_threads(1)
+        t = best_time(em_run, repeat=3)
+        ember.set_num_threads(threads)
+        rep.add(case, "ember[cpu] 1 thread", t, GBps=gb / t)
     if torch is not None:
         ta, tb, tc = (torch.from_numpy(x) for x in (a_np, b_np, c_np))
         t = best_time(lambda: ta * tb + tc, repeat=3)
@@ -111,7 +117,8 @@ def main() -> int:
     rep = Report(dev.replace(":", "_"))
     print(f"ember on {dev}; torch {torch.__version__ if torch else 'not installed'}")
     dispatch(rep, dev, torch)
-    elementwise(rep, dev, torch, (1 << 20) if args.quick else (1 << 24))
+    for n in (1 << 20,) if args.quick else (1 << 20, 1 << 24):
+        elementwise(rep, dev, torch, n)
     for n in (256,) if args.quick else (1024, 2048):
         matmul(rep, dev, torch, n)
     autograd_chain(rep, dev, torch)
@@ -124,6 +131,8 @@ def main() -> int:
         * 1e6,
     }
     for r in rep.rows:
+        if r["impl"] == "ember[cpu] 1 thread":
+            summary[f"{r['case']}, 1 thread / numpy"] = rep.ratio(r["case"], r["impl"], "numpy")
         if r["impl"] == em:
             for ref in ("numpy", "torch"):
                 ratio = rep.ratio(r["case"], em, ref)

@@ -4,7 +4,7 @@ NumPy runs one ufunc on one core; PyTorch splits a large elementwise op across i
 intra-op thread pool. Ufunc loops release the GIL, so splitting the output into slabs and
 running one slab per thread does the same here. Elementwise results do not depend on the
 split, so this is deterministic. Small ops never come here (the kernels test the size first):
-a thread hand-off costs tens of microseconds.
+waking a thread costs up to ~100 µs on a small VM.
 
 Settings: ``set_num_threads`` (``ember.set_num_threads``), default from ``OMP_NUM_THREADS``
 or the CPUs this process may run on; ``EMBER_CPU_PARALLEL_MIN`` is the smallest element
@@ -36,7 +36,7 @@ def _default_threads() -> int:
         return os.cpu_count() or 1
 
 
-_PARALLEL_MIN = _env_int("EMBER_CPU_PARALLEL_MIN", 1 << 18)
+_PARALLEL_MIN = _env_int("EMBER_CPU_PARALLEL_MIN", 1 << 22)
 # Arrays with fewer elements than LARGE take the kernels' plain NumPy path: neither cached
 # (16 bytes is the widest element) nor split.
 LARGE = max(1, min(_PARALLEL_MIN, cache.min_bytes // 16))
@@ -109,8 +109,8 @@ def run_ufunc(uf: np.ufunc, args: tuple[Any, ...], shape: tuple[int, ...], n: in
     """``uf(*args)`` for a large result of ``shape`` (``n`` elements); array arguments have
     that shape (the contract's expanded operands) or are 0-d."""
     dt = _out_dtype(uf, args)
-    if dt is None:
-        return uf(*args, out=...)
+    if dt is None or any(isinstance(a, np.ndarray) and a.ndim and a.shape != shape for a in args):
+        return uf(*args, out=...)  # an unresolvable loop, or operands NumPy must broadcast
     out = cache.empty(shape, dt)
     parts = min(_threads, n // (_PARALLEL_MIN // 2) if _PARALLEL_MIN > 1 else n)
     if parts < 2 or not shape:

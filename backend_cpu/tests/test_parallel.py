@@ -58,6 +58,11 @@ def test_split_results_equal_one_numpy_call(split_everything, case):
     np.testing.assert_array_equal(got, want)
 
 
+def test_operands_that_still_need_broadcasting_take_numpy_s_own_path(split_everything):
+    a, b = np.arange(6.0).reshape(2, 3), np.arange(3.0)
+    np.testing.assert_array_equal(parallel.run_ufunc(np.add, (b, a), (3,), 3), a + b)
+
+
 class _Recorder:
     """A ufunc stand-in that records which thread filled which slab."""
 
