@@ -13,7 +13,7 @@ from .errors import (
     UnsupportedDTypeError,
 )
 from .hookspecs import hookimpl
-from .ops import ALL_OPS, COMPOSITES, PRIMITIVES, OpDef
+from .ops import ALL_OPS, COMPOSITES, PRIMITIVES, OpDef, writes_out
 from .protocol import CONTRACT_VERSION, Backend
 from .registry import (
     LoadedBackend,
@@ -52,4 +52,5 @@ __all__ = [
     "set_fallback_policy",
     "status",
     "unregister",
+    "writes_out",
 ]

@@ -23,6 +23,11 @@ Calling convention for every kernel (the frontend guarantees it, backends rely o
 * Index kernels (``gather``, ``scatter``) raise ``IndexError`` for an out-of-range index;
   they must never crash the process or read outside the buffer.
 * Creation kernels (``full``, ``arange``, ``philox``) end with the device index.
+* Optional, per kernel: a ``binary`` kernel marked with ``writes_out`` also accepts a keyword
+  ``out``, an array of the result's shape and dtype that may be the first operand itself; it
+  writes the result there and returns it. The frontend then runs ``x += y`` (``add_``,
+  ``sub_``, ``mul_``, ``div_``) in place instead of computing a new array and copying it. A
+  read-only ``out`` (an ``expand``-ed view) raises ``ValueError`` as ``assign`` does.
 
 Composite kernels follow the same rules (a Python scalar may replace an array operand
 only where the primitive of the same kind allows it).
@@ -34,7 +39,9 @@ register a faster kernel for any of them (same convention, on native arrays).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
     "ALL_OPS",
@@ -46,7 +53,9 @@ __all__ = [
     "REDUCE",
     "UNARY",
     "VIEWS",
+    "WRITES_OUT",
     "OpDef",
+    "writes_out",
 ]
 
 KINDS = (
@@ -227,6 +236,15 @@ _COMPOSITE_LIST = [
 PRIMITIVES: dict[str, OpDef] = {o.name: o for o in _PRIMITIVE_LIST}
 COMPOSITES: dict[str, OpDef] = {o.name: o for o in _COMPOSITE_LIST}
 ALL_OPS: dict[str, OpDef] = {**PRIMITIVES, **COMPOSITES}
+
+
+WRITES_OUT = "ember_writes_out"
+
+
+def writes_out(kernel: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark ``kernel`` as accepting ``out=`` (see the calling convention above)."""
+    setattr(kernel, WRITES_OUT, True)
+    return kernel
 
 
 def _names(kind: str) -> tuple[str, ...]:

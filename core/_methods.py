@@ -529,6 +529,16 @@ _BINARY_DUNDERS = frozenset(
 )
 
 
+# In-place forms whose kernel may write straight into ``self`` (convert.inplace_binary).
+_DIRECT_INPLACE = {"add": "add", "sub": "sub", "mul": "mul", "div": "div"}
+
+
+def _inplace(name: str) -> Any:
+    if name in _DIRECT_INPLACE:
+        return C.inplace_binary(_DIRECT_INPLACE[name], _METHODS[name])
+    return C.inplace(_METHODS[name])
+
+
 def bind() -> None:
     """Attach the table above to Tensor (called once, by ``ember/__init__.py``)."""
     for name, fn in {**_OPERATORS, **_METHODS, **_PROPERTIES}.items():
@@ -536,7 +546,7 @@ def bind() -> None:
             fn = _matmul_operator(fn) if "matmul" in name else _operator(fn)
         setattr(Tensor, name, fn)
     for name in _INPLACE_METHODS:
-        setattr(Tensor, name + "_", C.inplace(_METHODS[name]))
+        setattr(Tensor, name + "_", _inplace(name))
     for dunder, name in _INPLACE_OPERATORS.items():
-        setattr(Tensor, dunder, C.inplace(_METHODS[name]))
+        setattr(Tensor, dunder, _inplace(name))
     Tensor.__hash__ = _identity_hash  # type: ignore[method-assign]

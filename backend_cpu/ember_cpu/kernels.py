@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from ember.backends import writes_out
 
 from .dtypes import HALF, to_np
 from .parallel import LARGE, run_ufunc
@@ -36,13 +37,18 @@ _BF16 = HALF[1]
 _PY_SCALARS = (bool, int, float, complex)
 
 
-def _ufunc2(uf: np.ufunc) -> Callable[[Any, Any], np.ndarray]:
-    def k(a: Any, b: Any) -> np.ndarray:
+def _ufunc2(uf: np.ufunc) -> Callable[..., np.ndarray]:
+    @writes_out
+    def k(a: Any, b: Any, out: np.ndarray | None = None) -> np.ndarray:
         # ml_dtypes' bfloat16 is not a NEP 50 "weak" partner for Python floats: pin the scalar.
         if type(b) in _PY_SCALARS and a.dtype == _BF16:
             b = np.asarray(b, dtype=_BF16)
         elif type(a) in _PY_SCALARS and b.dtype == _BF16:
             a = np.asarray(a, dtype=_BF16)
+        if out is not None:
+            if out.size >= LARGE and out.flags.c_contiguous:
+                return run_ufunc(uf, (a, b), out.shape, out.size, out)
+            return uf(a, b, out=out)
         x = a if type(a) is np.ndarray else b
         if x.size >= LARGE and type(x) is np.ndarray:
             return run_ufunc(uf, (a, b), x.shape, x.size)

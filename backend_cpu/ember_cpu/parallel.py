@@ -105,13 +105,19 @@ def _split_axis(shape: tuple[int, ...]) -> int:
     return 0
 
 
-def run_ufunc(uf: np.ufunc, args: tuple[Any, ...], shape: tuple[int, ...], n: int) -> np.ndarray:
-    """``uf(*args)`` for a large result of ``shape`` (``n`` elements); array arguments have
-    that shape (the contract's expanded operands) or are 0-d."""
-    dt = _out_dtype(uf, args)
-    if dt is None or any(isinstance(a, np.ndarray) and a.ndim and a.shape != shape for a in args):
-        return uf(*args, out=...)  # an unresolvable loop, or operands NumPy must broadcast
-    out = cache.empty(shape, dt)
+def run_ufunc(
+    uf: np.ufunc, args: tuple[Any, ...], shape: tuple[int, ...], n: int, out: np.ndarray | None = None
+) -> np.ndarray:
+    """``uf(*args)`` for a large result of ``shape`` (``n`` elements), into ``out`` (which
+    must then be C-contiguous) or a cached buffer; array arguments have that shape (the
+    contract's expanded operands) or are 0-d."""
+    if any(isinstance(a, np.ndarray) and a.ndim and a.shape != shape for a in args):
+        return uf(*args, out=... if out is None else out)  # operands NumPy must broadcast
+    if out is None:
+        dt = _out_dtype(uf, args)
+        if dt is None:  # a loop NumPy cannot resolve ahead of the call
+            return uf(*args, out=...)
+        out = cache.empty(shape, dt)
     parts = min(_threads, n // (_PARALLEL_MIN // 2) if _PARALLEL_MIN > 1 else n)
     if parts < 2 or not shape:
         uf(*args, out=out)

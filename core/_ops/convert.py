@@ -9,7 +9,7 @@ import numpy as np
 from ember.backends import DType
 
 from .._device import resolve
-from .._tensor import Tensor, wrap
+from .._tensor import Tensor, _is_contiguous, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
 from ._common import broadcast_shape
@@ -141,15 +141,18 @@ def _write(t: Tensor, src: Tensor) -> None:
     t._vc[0] += 1
 
 
+_OVERLAP = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
+
+
 def assign(t: Tensor, data: Any) -> None:
     """Run the ``assign`` kernel into ``t``; an expanded (self-overlapping) view refuses."""
     try:
         t._be.k["assign"](t._data, data)
     except ValueError as e:  # NumPy's read-only destination: an expanded view
-        raise RuntimeError(
-            "unsupported operation: more than one element of the written-to tensor refers to a single "
-            "memory location. Please clone() the tensor before performing the operation."
-        ) from e
+        raise RuntimeError(_OVERLAP) from e
 
 
 def _copy_rule(n: Any, g: Tensor) -> tuple:
@@ -184,11 +187,35 @@ def _rebase(t: Tensor, node: str, rule: Callable[..., Any], inputs: tuple, ctx: 
     record(node, rule, t, ins, (), ctx)
 
 
+def check_partial_overlap(t: Tensor, other: Any) -> None:
+    """PyTorch refuses an in-place op whose input covers part of the written memory
+    (``x[1:] += x[:-1]``); the same elements, or layouts it cannot judge, pass."""
+    if not isinstance(other, Tensor) or other is t or other._be is not t._be:
+        return
+    if t._base is None and other._base is None:
+        return  # two distinct tensors that are not views (from_numpy of one array twice: not judged)
+    be = t._be.backend
+    if be.storage_id(other._data) != be.storage_id(t._data):
+        return
+    (sa, oa), (sb, ob) = be.layout(t._data), be.layout(other._data)  # elements
+    if not (_is_contiguous(t._shape, sa) and _is_contiguous(other._shape, sb)):
+        return
+    na, nb = t.numel(), other.numel()
+    if (oa, na) != (ob, nb) and oa < ob + nb and ob < oa + na:
+        raise RuntimeError(
+            "unsupported operation: some elements of the input tensor and the written-to tensor refer "
+            "to a single memory location. Please clone() the tensor before performing the operation."
+        )
+
+
 def inplace(op: Callable[..., Tensor]) -> Callable[..., Tensor]:
     """The ``op_`` form of an out-of-place op: compute, then write into ``self``."""
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         check_inplace(self)
+        for a in args:
+            if isinstance(a, Tensor):
+                check_partial_overlap(self, a)
         recording = _grad.enabled and (
             self.requires_grad or any(getattr(a, "requires_grad", False) for a in args)
         )
@@ -217,6 +244,51 @@ def inplace(op: Callable[..., Tensor]) -> Callable[..., Tensor]:
             from .inplace import rebase_view
 
             rebase_view(self)
+        return self
+
+    method.__name__ = op.__name__ + "_"
+    return method
+
+
+def inplace_binary(kernel: str, op: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """``add_``/``sub_``/``mul_``/``div_`` and ``+=`` ... : when no graph is recorded and the
+    result keeps ``self``'s dtype and shape, a kernel marked ``writes_out`` writes straight into
+    ``self`` (no new array, no copy); every other case is ``inplace(op)``."""
+    from ember.backends.dtypes import bool_
+    from ember.backends.ops import WRITES_OUT
+
+    from .binary import _operands
+
+    general = inplace(op)
+
+    def method(self: Tensor, other: Any, *args: Any, **kwargs: Any) -> Tensor:
+        if (
+            args
+            or kwargs
+            or type(other) is bool
+            or (_grad.enabled and (self.requires_grad or getattr(other, "requires_grad", False)))
+            or (isinstance(other, Tensor) and other.dtype is bool_)
+        ):
+            return general(self, other, *args, **kwargs)
+        if isinstance(other, Tensor):
+            check_partial_overlap(self, other)
+        be, _, dt, shape, xa, xb = _operands(self, other, kernel)
+        k = be.k[kernel]
+        if (
+            dt is not self.dtype
+            or shape != self._shape
+            or dt is bool_
+            or (kernel == "div" and dt.category < 2)
+            or not getattr(k, WRITES_OUT, False)
+        ):
+            return general(self, other)
+        try:
+            k(xa, xb, out=self._data)
+        except ValueError as e:
+            if "read-only" not in str(e):
+                raise
+            raise RuntimeError(_OVERLAP) from e
+        self._vc[0] += 1
         return self
 
     method.__name__ = op.__name__ + "_"
