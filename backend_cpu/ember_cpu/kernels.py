@@ -37,8 +37,9 @@ _BF16 = HALF[1]
 _PY_SCALARS = (bool, int, float, complex)
 
 
-def _ufunc2(uf: np.ufunc) -> Callable[..., np.ndarray]:
-    @writes_out
+def _ufunc2(uf: np.ufunc, mark: bool = True) -> Callable[..., np.ndarray]:
+    """A binary kernel (marked ``writes_out``) or, with ``mark=False``, a compare kernel."""
+
     def k(a: Any, b: Any, out: np.ndarray | None = None) -> np.ndarray:
         # ml_dtypes' bfloat16 is not a NEP 50 "weak" partner for Python floats: pin the scalar.
         if type(b) in _PY_SCALARS and a.dtype == _BF16:
@@ -55,7 +56,7 @@ def _ufunc2(uf: np.ufunc) -> Callable[..., np.ndarray]:
         return uf(a, b, out=...)
 
     k.__name__ = uf.__name__
-    return k
+    return writes_out(k) if mark else k
 
 
 def full(shape: tuple[int, ...], value: Any, dtype: Any, index: int) -> np.ndarray:
@@ -344,9 +345,9 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "bitwise_and": _ufunc2(np.bitwise_and),
     "bitwise_or": _ufunc2(np.bitwise_or),
     "bitwise_xor": _ufunc2(np.bitwise_xor),
-    "eq": _ufunc2(np.equal),
-    "lt": _ufunc2(np.less),
-    "le": _ufunc2(np.less_equal),
+    "eq": _ufunc2(np.equal, mark=False),
+    "lt": _ufunc2(np.less, mark=False),
+    "le": _ufunc2(np.less_equal, mark=False),
     "where": where,
     "sum": _reducer(np.add),
     "prod": _reducer(np.multiply),

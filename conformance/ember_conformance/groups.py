@@ -7,13 +7,17 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from . import checks, checks_errors
+from . import checks, checks_errors, checks_out
 from .checks import CheckFailed, Ctx
 from .harness import op_cases
 
 __all__ = ["CHECK_GROUPS", "check_ids", "group_cases"]
 
-CHECK_GROUPS: dict[str, Callable[[Ctx], list[checks.Check]]] = {**checks.GROUPS, **checks_errors.GROUPS}
+CHECK_GROUPS: dict[str, Callable[[Ctx], list[checks.Check]]] = {
+    **checks.GROUPS,
+    **checks_errors.GROUPS,
+    **checks_out.GROUPS,
+}
 
 
 def check_ids(ctx: Ctx, group: str) -> list[str]:

@@ -17,6 +17,7 @@ _GROUPS = {
     "index_error_case": "index_errors",
     "undeclared_case": "undeclared_dtypes",
     "determinism_case": "determinism",
+    "out_case": "writes_out",
 }
 
 
@@ -64,3 +65,9 @@ def test_undeclared_dtype(undeclared_case: str, ember_state: State, request: pyt
 def test_determinism(determinism_case: str, ember_state: State, request: pytest.FixtureRequest) -> None:
     """Ops the backend declares nondeterministic raise under set_deterministic(True)."""
     _run(request, ember_state, "determinism", determinism_case)
+
+
+def test_writes_out(out_case: str, ember_state: State, request: pytest.FixtureRequest) -> None:
+    """Kernels marked ``writes_out`` fill ``out`` (fresh, aliasing the first operand, strided)
+    exactly as they compute without it; a read-only out raises ValueError."""
+    _run(request, ember_state, "writes_out", out_case)

@@ -124,6 +124,16 @@ def _no_index_error(k: dict[str, Any]) -> dict[str, Any]:
     return {"gather": gather}
 
 
+def _out_ignored(k: dict[str, Any]) -> dict[str, Any]:
+    orig = k["mul"]
+
+    @eb.writes_out
+    def mul(a: Any, b: Any, out: Any = None) -> Any:
+        return orig(a, b)  # claims out= but leaves it untouched
+
+    return {"mul": mul}
+
+
 wrong_value = BrokenPlugin("broken_value", _wrong_value)
 view_copies = BrokenPlugin("broken_view", _view_copies)
 wrong_dtype = BrokenPlugin("broken_dtype", _wrong_dtype)
@@ -131,6 +141,7 @@ crash_on_empty = BrokenPlugin("broken_crash", _crash_on_empty)
 hangs = BrokenPlugin("broken_hang", _hangs)
 missing_kernels = BrokenPlugin("broken_missing", drop=("tanh", "erf"))
 no_index_error = BrokenPlugin("broken_index", _no_index_error)
+out_ignored = BrokenPlugin("broken_out", _out_ignored)
 unavailable = BrokenPlugin("broken_unavailable", unavailable="no such hardware on this machine")
 # Declares no bfloat16 but its from_numpy/empty/full still accept it.
 lax_dtypes = BrokenPlugin("broken_lax", dtypes=frozenset(d for d in ALL_DTYPES if d.name != "bfloat16"))

@@ -113,6 +113,17 @@ def test_wrong_dtype_is_a_failure(tmp_path: Path) -> None:
     assert "returned dtype float64, expected float32" in _row(data, "test_op[sum-float32]")["message"]
 
 
+def test_a_writes_out_kernel_that_ignores_out_fails(tmp_path: Path) -> None:
+    rc, data, out = run_suite(
+        tmp_path, "broken_out", "-k", "writes_out", plugin="broken_backends:out_ignored"
+    )
+    assert rc == 1, out
+    row = _row(data, "test_writes_out[mul-float32]")
+    assert row["status"] == "fail" and "mul into a fresh out" in row["message"]
+    assert _row(data, "test_writes_out[add-float32]")["status"] == "pass"
+    assert _row(data, "test_writes_out[marked-kernels-are-binary]")["status"] == "pass"
+
+
 def test_crash_is_isolated_and_reported(tmp_path: Path) -> None:
     rc, data, out = run_suite(
         tmp_path,

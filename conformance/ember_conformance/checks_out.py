@@ -1,0 +1,96 @@
+"""Kernels marked ``writes_out`` (``ember.backends.writes_out``): ``out=`` must hold exactly
+what the kernel returns without it — into a fresh array, into its own first operand (how
+the frontend runs ``x += y``) and into a strided view, touching nothing else; a read-only
+(expanded) ``out`` raises ValueError."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from ember.backends.ops import BINARY, WRITES_OUT
+
+from .checks import Check, CheckFailed, Ctx, _bind, _expect, _host
+from .harness import to_host
+
+__all__ = ["GROUPS"]
+
+
+def _marked(ctx: Ctx) -> list[str]:
+    return sorted(op for op, fn in ctx.lb.k.items() if getattr(fn, WRITES_OUT, False))
+
+
+def _only_binary(ctx: Ctx) -> None:
+    """The frontend passes ``out`` only to binary kernels; a mark elsewhere is a mistake."""
+    wrong = [op for op in _marked(ctx) if op not in BINARY]
+    _expect(not wrong, f"writes_out marks kernels that are not binary ops: {wrong}")
+
+
+def _same(got: np.ndarray, want: np.ndarray) -> bool:
+    return got.shape == want.shape and got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
+def _operands(dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    a = _host(dtype, (3, 4))
+    b = _host(dtype, (3, 4))[::-1].copy()
+    if dtype != "bool":
+        a, b = a + a.dtype.type(1), b + b.dtype.type(2)  # no zero divisors
+    return a, b
+
+
+def _writes_out(ctx: Ctx, op: str, dtype: str) -> None:
+    lb, be, ix = ctx.lb, ctx.lb.backend, ctx.index
+    k = lb.k[op]
+    a_np, b_np = _operands(dtype)
+
+    def dev(x: np.ndarray) -> Any:
+        return be.from_numpy(x.copy(), ix)
+
+    try:
+        want = to_host(lb, k(dev(a_np), dev(b_np)))
+    except Exception:  # noqa: BLE001 - the op's own records judge the dtype; nothing to compare
+        return
+    if want.dtype != a_np.dtype:
+        return  # out has the operands' dtype (the frontend's x += y); no such call is made here
+    # ``out`` starts with values that differ from the result everywhere (not ``empty``:
+    # reused memory could hold the right answer already).
+    stale = ~want if dtype == "bool" else np.where(want == 7, 9, 7).astype(want.dtype)
+    fresh = dev(stale)
+    k(dev(a_np), dev(b_np), out=fresh)
+    got = to_host(lb, fresh)
+    _expect(_same(got, want), f"{op} into a fresh out: {got.tolist()}, without out: {want.tolist()}")
+
+    a = dev(a_np)
+    k(a, dev(b_np), out=a)
+    got = to_host(lb, a)
+    _expect(_same(got, want), f"{op} with out=a: a became {got.tolist()}, expected {want.tolist()}")
+
+    base_np = np.zeros((4, 6), a_np.dtype)
+    base = dev(base_np)
+    view = lb.k["permute"](lb.k["slice"](base, (slice(0, 4, 1), slice(0, 6, 2))), (1, 0))  # (3, 4)
+    k(dev(a_np), dev(b_np), out=view)
+    expect_base = base_np.copy()
+    expect_base[:, 0:6:2] = want.T
+    got = to_host(lb, base)
+    _expect(
+        _same(got, expect_base),
+        f"{op} into a strided view: base became {got.tolist()}, expected {expect_base.tolist()}",
+    )
+
+    expanded = lb.k["expand"](dev(a_np[:1, :1]), (3, 4))
+    try:
+        k(dev(a_np), dev(b_np), out=expanded)
+    except ValueError:
+        return
+    raise CheckFailed(f"{op} into an expanded (read-only) out did not raise ValueError")
+
+
+def out_checks(ctx: Ctx) -> list[Check]:
+    out: list[Check] = [("marked-kernels-are-binary", _bind(_only_binary, ctx))]
+    for op in _marked(ctx):
+        if op in BINARY:
+            out += [(f"{op}-{d}", _bind(_writes_out, ctx, op, d)) for d in ctx.dtypes]
+    return out
+
+
+GROUPS = {"writes_out": out_checks}
