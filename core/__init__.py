@@ -395,7 +395,14 @@ from ._random import (
     set_rng_state,
 )
 from ._tensor import Size, Tensor
-from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .linalg._compat import (
     cholesky_inverse,
     cholesky_solve,
@@ -573,6 +580,7 @@ __all__ = [
     "is_complex",
     "is_floating_point",
     "is_grad_enabled",
+    "is_inference_mode_enabled",
     "is_tensor",
     "isfinite",
     "isinf",

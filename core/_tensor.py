@@ -6,11 +6,14 @@ table, so each op's code lives once, in its ``_ops`` module, beside its derivati
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
 from ember.backends import DType, device
 from ember.backends.registry import LoadedBackend
+
+from ._state import state as _mode
 
 __all__ = ["Size", "Tensor", "wrap"]
 
@@ -99,6 +102,11 @@ class Tensor:
 
     def is_complex(self) -> bool:
         return self.dtype.is_complex
+
+    def is_inference(self) -> bool:
+        """Made inside ``inference_mode`` (or a view of such a tensor)."""
+        m = self._meta
+        return m is not None and bool(m.get("inference"))
 
     @property
     def is_leaf(self) -> bool:
@@ -264,5 +272,17 @@ def wrap(data: Any, be: LoadedBackend, dev: device, dtype: DType, shape: tuple[i
     t._vc = [0]
     t._base = None
     t._grad = None
-    t._meta = None
+    t._meta = {"inference": True} if _inference_users and _mode.inference else None
     return t
+
+
+# How many ``inference_mode`` blocks are open in any thread: while none is, ``wrap`` skips the
+# thread-local lookup (it is on the path of every op).
+_inference_users = 0
+_users_lock = threading.Lock()
+
+
+def inference_users(delta: int) -> None:
+    global _inference_users
+    with _users_lock:
+        _inference_users += delta

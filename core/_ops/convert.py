@@ -116,7 +116,22 @@ def type_as(input: Tensor, other: Tensor) -> Tensor:
     return to(input, other.dtype)
 
 
+_INFERENCE_INPLACE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to "
+    "get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
+    "more details."
+)
+
+
+def check_not_inference(t: Tensor) -> None:
+    """Inference tensors are read-only outside ``inference_mode``."""
+    m = t._meta
+    if m is not None and m.get("inference") and not _grad.inference:
+        raise RuntimeError(_INFERENCE_INPLACE)
+
+
 def check_inplace(t: Tensor) -> None:
+    check_not_inference(t)
     if _grad.enabled and t.requires_grad and t.grad_fn is None and t._base is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     if t._base is not None:
@@ -127,6 +142,7 @@ def check_inplace(t: Tensor) -> None:
 
 def _write(t: Tensor, src: Tensor) -> None:
     """Write ``src`` (same device) into ``t``'s memory, casting and broadcasting."""
+    check_not_inference(t)
     if src.dtype is not t.dtype:
         src = to(src.detach(), t.dtype)
     data = src._data
@@ -270,6 +286,7 @@ def inplace_binary(kernel: str, op: Callable[..., Tensor]) -> Callable[..., Tens
             or (isinstance(other, Tensor) and other.dtype is bool_)
         ):
             return general(self, other, *args, **kwargs)
+        check_not_inference(self)
         if isinstance(other, Tensor):
             check_partial_overlap(self, other)
         be, _, dt, shape, xa, xb = _operands(self, other, kernel)
@@ -317,6 +334,10 @@ def requires_grad_(input: Tensor, requires_grad: bool = True) -> Tensor:
     """Set ``requires_grad`` on a leaf; only floating and complex tensors may require grad."""
     if requires_grad and input.dtype.category < 2:
         raise RuntimeError("only Tensors of floating point dtype can require gradients")
+    if requires_grad and input.is_inference() and not _grad.inference:
+        raise RuntimeError(
+            "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
+        )
     if not requires_grad and input.grad_fn is not None:
         raise RuntimeError(
             "you can only change requires_grad flags of leaf variables. If you want to use a computed "

@@ -44,6 +44,11 @@ def make_view(
 ) -> Tensor:
     """Wrap ``data`` (aliasing ``base``) as a view tensor and record its node."""
     v = wrap(data, base._be, base._device, base.dtype, shape)
+    bm = base._meta
+    if bm is not None and bm.get("inference"):
+        v._meta = {"inference": True}  # a view of an inference tensor is one, in any mode
+    elif v._meta is not None:
+        v._meta = None  # a view of a normal tensor made in inference mode stays normal
     v._vc = base._vc
     v._base = base._base if base._base is not None else base
     if node is not None and base.requires_grad and _grad.enabled:

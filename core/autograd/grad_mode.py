@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -20,13 +19,7 @@ __all__ = [
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class _State(threading.local):
-    def __init__(self) -> None:
-        self.enabled = True
-        self.inference = False
-
-
-state = _State()
+from .._state import state
 
 
 def is_grad_enabled() -> bool:
@@ -107,7 +100,11 @@ class set_grad_enabled(_Mode):
 
 
 class inference_mode(_Mode):
-    """Like ``no_grad``, for inference-only code: ``with ember.inference_mode(): ...``."""
+    """Like ``no_grad``, for inference-only code: ``with ember.inference_mode(): ...``.
+
+    Tensors made inside are inference tensors (``is_inference()``): outside the mode they
+    cannot be changed in place or saved for backward, so no wrong gradient can come of them.
+    ``inference_mode(False)`` inside turns the marking off again."""
 
     def __new__(cls, mode: Any = True) -> Any:
         if isinstance(mode, bool):
@@ -118,15 +115,21 @@ class inference_mode(_Mode):
         self._mode = bool(mode) if isinstance(mode, bool) else True
 
     def __enter__(self) -> None:
+        from .._tensor import inference_users
+
         self._prev = state.enabled
         self._prev_inf = state.inference
         if self._mode:
             state.enabled = False
-            state.inference = True
+        state.inference = self._mode
+        inference_users(1)
 
     def __exit__(self, *exc: object) -> None:
+        from .._tensor import inference_users
+
         state.enabled = self._prev
         state.inference = self._prev_inf
+        inference_users(-1)
 
     def __call__(self, fn: F) -> F:
         mode = self._mode

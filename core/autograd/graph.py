@@ -44,6 +44,9 @@ class Node:
         self._ctx = ctx
         # Saved tensors (those in a tuple ctx) with their versions at save time.
         self._versions = tuple((t, t._vc[0]) for t in ctx if hasattr(t, "_vc")) if type(ctx) is tuple else ()
+        for t, _ in self._versions:
+            if t._meta is not None and t._meta.get("inference"):
+                raise RuntimeError(_INFERENCE_SAVED)
         self._released = False
         self._out_id = 0
         self._pre_hooks: list | None = None
@@ -156,6 +159,13 @@ def relabel(out: Any, name: str) -> Any:
     if n is not None:
         n.__class__ = node_class(name)
     return out
+
+
+_INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference "
+    "mode in computation tracked by autograd. To work around this, you can make a clone to get a "
+    "normal tensor and use it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`."
+)
 
 
 def meta(t: Any) -> dict:
