@@ -85,6 +85,12 @@ def _data_get(self: Tensor) -> Tensor:
 
 
 def _data_set(self: Tensor, value: Tensor) -> None:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+    if self.requires_grad and value.dtype.category < 2:
+        raise RuntimeError(
+            "data set to a tensor that requires gradients must be floating point or complex dtype"
+        )
     self._data, self._be, self._device = value._data, value._be, value._device
     self.dtype, self._shape = value.dtype, value._shape
 

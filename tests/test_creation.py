@@ -223,3 +223,18 @@ def test_requires_grad_on_integer_tensors_raises_pytorch_text():
     assert ember.tensor([1.0], requires_grad=True).requires_grad
     assert ember.tensor([1j], requires_grad=True).requires_grad
     assert ember.zeros(2, requires_grad=True).is_leaf
+
+
+def test_data_of_a_tensor_requiring_grad_cannot_become_integer():
+    # The seed's 1.12 behaviour (integer data under requires_grad) is refused since 1.13.
+    a = ember.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="^data set to a tensor that requires gradients must be floating"):
+        a.data = ember.tensor([1, 1])
+    assert a.dtype is ember.float32 and a.tolist() == [1.0, 2.0]
+    with pytest.raises(TypeError, match="^Variable data has to be a tensor, but got list$"):
+        a.data = [1.0]
+    a.data = ember.tensor([1.0, 2.0, 3.0], dtype=ember.float64)
+    assert a.dtype is ember.float64 and a.requires_grad and a.shape == (3,)
+    b = ember.tensor([1, 2])
+    b.data = ember.tensor([1.5])
+    assert b.dtype is ember.float32 and b.tolist() == [1.5]
