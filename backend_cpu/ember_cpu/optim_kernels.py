@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from .hostmem import cache
+
 __all__ = ["OPTIM_KERNELS", "adam_update", "sgd_update"]
 
 
@@ -51,15 +53,21 @@ def sgd_update(
             np.copyto(buf, g)
         else:
             np.multiply(buf, momentum, out=buf)
-            step = np.multiply(g, 1 - dampening)
+            # (1 - 0) * g is g exactly: skip that pass in the usual case.
+            step = g if dampening == 0 else np.multiply(g, 1 - dampening, out=_scratch(g))
             np.add(buf, step, out=buf)
         if nesterov:
-            tmp = np.multiply(buf, momentum)
+            tmp = np.multiply(buf, momentum, out=_scratch(buf))
             g = np.add(g, tmp, out=tmp)
         else:
             g = buf
-    tmp = g * -lr if g is grad or g is buf else np.multiply(g, -lr, out=g)
+    tmp = np.multiply(g, -lr, out=_scratch(g) if g is grad or g is buf else g)
     np.add(param, tmp, out=param)
+
+
+def _scratch(like: np.ndarray) -> np.ndarray:
+    """A temporary of ``like``'s shape and dtype; large ones come from the buffer cache."""
+    return cache.empty(like.shape, like.dtype)
 
 
 def _lerp_(m: np.ndarray, g: np.ndarray, weight: float, scratch: np.ndarray) -> None:
@@ -104,7 +112,7 @@ def adam_update(
         g = _effective_grad(param, grad, 0, maximize)
     else:
         g = _effective_grad(param, grad, weight_decay, maximize)
-    scratch = np.empty_like(param)
+    scratch = _scratch(param)
     _lerp_(exp_avg, g, 1 - beta1, scratch)
     np.multiply(exp_avg_sq, beta2, out=exp_avg_sq)
     sq = np.multiply(g, 1 - beta2, out=scratch)
@@ -115,7 +123,7 @@ def adam_update(
     denom = np.sqrt(v, out=scratch)
     np.divide(denom, (1 - beta2**step) ** 0.5, out=denom)
     np.add(denom, eps, out=denom)
-    upd = np.multiply(exp_avg, -(lr / (1 - beta1**step)))
+    upd = np.multiply(exp_avg, -(lr / (1 - beta1**step)), out=_scratch(exp_avg))
     np.add(param, np.divide(upd, denom, out=upd), out=param)
 
 
