@@ -51,7 +51,7 @@ def _ufunc2(uf: np.ufunc, mark: bool = True) -> Callable[..., np.ndarray]:
                 return run_ufunc(uf, (a, b), out.shape, out.size, out)
             return uf(a, b, out=out)
         x = a if type(a) is np.ndarray else b
-        if x.size >= LARGE and type(x) is np.ndarray:
+        if type(x) is np.ndarray and x.size >= LARGE:
             return run_ufunc(uf, (a, b), x.shape, x.size)
         return uf(a, b, out=...)
 
@@ -75,8 +75,8 @@ def arange(start: Any, step: Any, n: int, dtype: Any, index: int) -> np.ndarray:
 
 def cast(x: np.ndarray, dtype: Any) -> np.ndarray:
     nd = to_np(dtype)
-    if nd.kind == "b":
-        return x != 0  # complex too: non-zero real or imaginary part
+    if nd.kind == "b":  # complex too: non-zero real or imaginary part (out=...: 0-d stays an array)
+        return np.not_equal(x, 0, out=...)
     if x.dtype.kind == "c" and nd.kind != "c":
         x = x.real
     with np.errstate(invalid="ignore", over="ignore"):
@@ -125,7 +125,7 @@ def _scipy_erf(x: np.ndarray) -> np.ndarray:
     from scipy.special import erf as _erf
 
     if x.dtype in HALF:
-        return _erf(x.astype(_F32)).astype(x.dtype)
+        return np.asarray(_erf(x.astype(_F32))).astype(x.dtype)  # a 0-d input gives a scalar
     return _erf(x, out=...)
 
 
@@ -185,7 +185,8 @@ def _reducer(uf: np.ufunc) -> Callable[[np.ndarray, tuple[int, ...], bool], np.n
             r = uf.reduce(x, axis=dims, dtype=_F32, keepdims=keepdim, out=...)
             return r.astype(x.dtype)
         # The result keeps the input dtype (NumPy would widen small integers).
-        return uf.reduce(x, axis=dims, dtype=x.dtype, keepdims=keepdim, out=...)
+        r = uf.reduce(x, axis=dims, dtype=x.dtype, keepdims=keepdim, out=...)
+        return r if type(r) is np.ndarray else np.asarray(r)  # a 0-d input gives a NumPy scalar
 
     return k
 
@@ -224,7 +225,11 @@ def gather(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
         if index.size and (index.min() < 0 or index.max() > 0):
             raise IndexError(f"index {int(index.max())} is out of bounds for dimension 0 with size 1")
         return np.full(index.shape, x, dtype=x.dtype)
-    return x[_grid(index, dim)]
+    if index.size and index.min() < 0:
+        raise IndexError(f"index {int(index.min())} is out of bounds: indices must not be negative")
+    # ``index`` may be shorter than ``x`` in the other dimensions: read that corner of ``x``.
+    corner = tuple(slice(None) if d == dim else slice(0, s) for d, s in enumerate(index.shape))
+    return np.take_along_axis(x[corner], index, axis=dim)
 
 
 def scatter(x: np.ndarray, dim: int, index: np.ndarray, src: Any, reduce: str | None) -> np.ndarray:
@@ -305,7 +310,7 @@ def _sign(x: np.ndarray) -> np.ndarray:
     if x.dtype.kind == "b":
         return x.copy()
     if x.dtype.kind == "f" or x.dtype in HALF:  # PyTorch's (x > 0) - (x < 0): NaN gives 0
-        return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
+        return np.asarray((x > 0).astype(x.dtype) - (x < 0).astype(x.dtype))
     return np.sign(x, out=...)
 
 

@@ -35,7 +35,7 @@ def _special(name: str) -> Callable[..., np.ndarray]:
 def _numpy1(fn: Callable[..., np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
     def k(x: np.ndarray) -> np.ndarray:
         if x.dtype in HALF:
-            return fn(x.astype(_F32)).astype(x.dtype)
+            return np.asarray(fn(x.astype(_F32))).astype(x.dtype)  # a 0-d input gives a scalar
         with np.errstate(all="ignore"):
             return np.asarray(fn(x)).astype(x.dtype, copy=False)
 

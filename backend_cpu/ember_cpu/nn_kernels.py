@@ -191,11 +191,11 @@ def softmax(x: np.ndarray, dim: int) -> np.ndarray:
     acc = x.astype(_F32) if x.dtype in HALF else x
     e = np.exp(acc - acc.max(axis=dim, keepdims=True))
     e /= e.sum(axis=dim, keepdims=True)
-    return e.astype(x.dtype, copy=False)
+    return np.asarray(e.astype(x.dtype, copy=False))  # a 0-d input gives a scalar
 
 
 def log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
     acc = x.astype(_F32) if x.dtype in HALF else x
     z = acc - acc.max(axis=dim, keepdims=True)
     z -= np.log(np.exp(z).sum(axis=dim, keepdims=True))
-    return z.astype(x.dtype, copy=False)
+    return np.asarray(z.astype(x.dtype, copy=False))  # a 0-d input gives a scalar

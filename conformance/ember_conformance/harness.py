@@ -144,6 +144,14 @@ def _check(lb: LoadedBackend, record: OpCase, dtype: str, sample: Sample, out: A
         }
     if out is None:
         return {"status": "fail", "message": "returned None"}
+    kind = lb.backend.array_type
+    for o in out if isinstance(out, tuple) else (out,):
+        if not isinstance(o, kind):  # e.g. a NumPy scalar from a 0-d reduction: not an array
+            return {
+                "status": "fail",
+                "message": f"returned a {type(o).__module__}.{type(o).__name__}, not the backend's "
+                f"array type {kind.__module__}.{kind.__name__}",
+            }
     want = reference_of(record, sample)
     out_dtype = sample.out_dtype or record.out_dtype(dtype)
     mag = None

@@ -134,6 +134,16 @@ def _out_ignored(k: dict[str, Any]) -> dict[str, Any]:
     return {"mul": mul}
 
 
+def _scalar_result(k: dict[str, Any]) -> dict[str, Any]:
+    orig = k["exp"]
+
+    def exp(x: Any) -> Any:
+        out = orig(x)
+        return out[()] if out.ndim == 0 else out  # a NumPy scalar for 0-d input
+
+    return {"exp": exp}
+
+
 wrong_value = BrokenPlugin("broken_value", _wrong_value)
 view_copies = BrokenPlugin("broken_view", _view_copies)
 wrong_dtype = BrokenPlugin("broken_dtype", _wrong_dtype)
@@ -142,6 +152,7 @@ hangs = BrokenPlugin("broken_hang", _hangs)
 missing_kernels = BrokenPlugin("broken_missing", drop=("tanh", "erf"))
 no_index_error = BrokenPlugin("broken_index", _no_index_error)
 out_ignored = BrokenPlugin("broken_out", _out_ignored)
+scalar_result = BrokenPlugin("broken_scalar", _scalar_result)
 unavailable = BrokenPlugin("broken_unavailable", unavailable="no such hardware on this machine")
 # Declares no bfloat16 but its from_numpy/empty/full still accept it.
 lax_dtypes = BrokenPlugin("broken_lax", dtypes=frozenset(d for d in ALL_DTYPES if d.name != "bfloat16"))

@@ -124,6 +124,15 @@ def test_a_writes_out_kernel_that_ignores_out_fails(tmp_path: Path) -> None:
     assert _row(data, "test_writes_out[marked-kernels-are-binary]")["status"] == "pass"
 
 
+def test_a_scalar_instead_of_an_array_fails(tmp_path: Path) -> None:
+    rc, data, out = run_suite(
+        tmp_path, "broken_scalar", "-k", "exp-float32", plugin="broken_backends:scalar_result"
+    )
+    assert rc == 1, out
+    msg = _row(data, "test_op[exp-float32]")["message"]
+    assert "returned a numpy.float32, not the backend's array type numpy.ndarray" in msg
+
+
 def test_crash_is_isolated_and_reported(tmp_path: Path) -> None:
     rc, data, out = run_suite(
         tmp_path,

@@ -7,10 +7,13 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from ..._creation import zeros
 from ..._ops import unary as U
 from ..._ops.convert import _pt
 from ..._ops.select import clamp, where
 from ..._tensor import Tensor
+from ...autograd.grad_mode import is_grad_enabled, no_grad
+from ...autograd.graph import record
 from ._util import apply_reduction
 from .softmax import log_softmax
 
@@ -130,10 +133,14 @@ def nll_loss(
     n_cls = input._shape[1] if input.ndim >= 2 else input._shape[0]
     t = target.to(D.int64)  # type: ignore[attr-defined]
     valid = t != ignore_index
-    safe = where(valid, t, 0)
-    if safe.numel() and (int(safe.max()) >= n_cls or int(safe.min()) < 0):  # type: ignore[attr-defined]
-        bad = int(safe.max()) if int(safe.max()) >= n_cls else int(safe.min())  # type: ignore[attr-defined]
-        raise IndexError(f"Target {bad} is out of bounds.")
+    all_valid = bool(valid.all())  # type: ignore[attr-defined]
+    safe = t if all_valid else where(valid, t, 0)
+    if safe.numel():
+        hi, lo = int(safe.max()), int(safe.min())  # type: ignore[attr-defined]
+        if hi >= n_cls or lo < 0:
+            raise IndexError(f"Target {hi if hi >= n_cls else lo} is out of bounds.")
+    if weight is None and all_valid and input.ndim == 2 and reduction in ("mean", "sum", "none"):
+        return _nll_2d(input, safe.unsqueeze(-1), reduction)  # type: ignore[attr-defined]
     x = _class_dim_last(input)
     picked = x.gather(-1, safe.unsqueeze(-1)).squeeze(-1)  # type: ignore[attr-defined]
     w = valid.to(input.dtype)  # type: ignore[attr-defined]
@@ -143,6 +150,26 @@ def nll_loss(
     if reduction == "mean":
         return loss.sum() / w.sum()  # type: ignore[attr-defined]
     return apply_reduction(loss, reduction)
+
+
+def _nll_rule(n: Any, g: Tensor) -> tuple:
+    idx, shape, reduction, count = n.ctx
+    per = -g / count if reduction == "mean" else -g  # the same roundings as -(x.sum() / N)
+    per = per.expand(shape[0]) if reduction != "none" else per  # type: ignore[attr-defined]
+    gx = zeros(shape, dtype=g.dtype, device=g.device).scatter(1, idx, per.unsqueeze(-1))  # type: ignore[attr-defined]
+    return (gx,)
+
+
+def _nll_2d(input: Tensor, idx: Tensor, reduction: str) -> Tensor:
+    """Unweighted NLL on (N, C) log-probabilities with every target valid: one graph node
+    (PyTorch's ``NllLossBackward0``), whose gradient scatters ``-g`` (``-g/N``) at the targets."""
+    with no_grad():
+        loss = -(input.gather(1, idx).squeeze(1))  # type: ignore[attr-defined]
+        count = input._shape[0]
+        out = loss.sum() / count if reduction == "mean" else apply_reduction(loss, reduction)  # type: ignore[attr-defined]
+    if is_grad_enabled() and input.requires_grad:
+        record("NllLossBackward0", _nll_rule, out, (input,), (), (idx, input._shape, reduction, count))
+    return out
 
 
 def cross_entropy(
