@@ -26,7 +26,7 @@ def test_one_node_with_the_weighted_formula_s_values_and_gradients(reduction):
 def test_first_and_second_derivatives(reduction):
     x = ember.randn(4, 3, dtype=ember.float64, requires_grad=True)
     y = ember.tensor([2, 0, 1, 2])
-    fn = lambda t: F.nll_loss(F.log_softmax(t, 1), y, reduction=reduction)  # noqa: E731
+    fn = lambda t: F.nll_loss(F.log_softmax(t, 1), y, reduction=reduction)
     assert ember.autograd.gradcheck(fn, (x,)) and ember.autograd.gradgradcheck(fn, (x,))
 
 
