@@ -12,7 +12,9 @@ from ..._ops import unary as U
 from ..._ops.matmul import matmul
 from ..._ops.select import where
 from ..._random import rand
-from ..._tensor import Tensor
+from ..._tensor import Tensor, wrap
+from ...autograd.grad_mode import state as _grad
+from ...autograd.graph import record
 
 __all__ = [
     "alpha_dropout",
@@ -35,8 +37,52 @@ __all__ = [
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``; ``weight`` is (out_features, in_features)."""
+    if _plain_2d(input, weight, bias):
+        return _linear_2d(input, weight, bias)
     out = matmul(input, weight.t() if weight.ndim == 2 else weight)  # type: ignore[attr-defined]
     return out if bias is None else out + bias
+
+
+def _plain_2d(x: Tensor, w: Tensor, b: Tensor | None) -> bool:
+    """The layer of every MLP: real floating (N, in) @ (out, in).T (+ (out,)), one device.
+    Anything else (batched, complex, mismatched) takes the general path and its errors."""
+    return (
+        x.ndim == 2
+        and w.ndim == 2
+        and x.dtype is w.dtype
+        and x.dtype.category == 2
+        and x._device is w._device
+        and x._shape[1] == w._shape[1]
+        and (b is None or (b._shape == (w._shape[0],) and b.dtype is x.dtype and b._device is x._device))
+    )
+
+
+def _linear_rule(n: Any, g: Tensor) -> tuple:
+    # PyTorch's addmm/mm backward for mat2 = weight.t(): grad_x = g @ w, grad_w = g.t() @ x.
+    x, w = n.ctx
+    need = n.needs_input_grad
+    gx = matmul(g, w) if need[0] else None
+    gw = matmul(g.t(), x) if need[1] else None  # type: ignore[attr-defined]
+    if len(need) == 2:
+        return gx, gw
+    return gx, gw, g.sum(0) if need[2] else None  # type: ignore[attr-defined]
+
+
+def _linear_2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
+    """One kernel call for the product, one for the bias, one graph node (``AddmmBackward0``
+    or ``MmBackward0``, PyTorch's names) instead of a transpose, a matmul and an add."""
+    k = x._be.k
+    shape = (x._shape[0], w._shape[0])
+    data = k["matmul"](x._data, k["permute"](w._data, (1, 0)))
+    if b is not None:
+        data = k["add"](data, k["expand"](b._data, shape))
+    out = wrap(data, x._be, x._device, x.dtype, shape)
+    if _grad.enabled and (x.requires_grad or w.requires_grad or (b is not None and b.requires_grad)):
+        if b is None:
+            record("MmBackward0", _linear_rule, out, (x, w), (), (x, w))
+        else:
+            record("AddmmBackward0", _linear_rule, out, (x, w, b), (), (x, w))
+    return out
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
