@@ -13,7 +13,7 @@ from string import Template
 from typing import Any
 
 import numpy as np
-from ember.backends import DTYPES_BY_NAME, DType
+from ember.backends import DTYPES_BY_NAME, DType, writes_out
 
 from . import runtime
 from .clarray import CLArray, empty
@@ -191,17 +191,24 @@ def unary(op: str) -> Callable[[CLArray], CLArray]:
     return k
 
 
-def binary(op: str) -> Callable[[Any, Any], CLArray]:
-    def k(a: Any, b: Any) -> CLArray:
+def binary(op: str, mark: bool = True) -> Callable[..., CLArray]:
+    """A binary primitive (marked ``writes_out``) or, with ``mark=False``, a binary composite."""
+
+    def k(a: Any, b: Any, out: CLArray | None = None) -> CLArray:
         x = _like(a, b)
         if op == "pow" and kind(x.dtype) == "i" and not isinstance(b, CLArray) and b < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         expr, helper, msg = _expr(BINARY_EXPRS, op, x.dtype)
-        out = empty(x.dev, x.shape, x.dtype)
+        if out is None:
+            out = empty(x.dev, x.shape, x.dtype)
+        elif any(st == 0 and n > 1 for st, n in zip(out.strides, out.shape)):
+            # Each work item reads and writes its own element, so out may alias an operand
+            # exactly; an expanded view would be written by many items at once.
+            raise ValueError(f"{op}: out has elements that share memory (an expanded view)")
         return run(out, expr, helper, [("a", x.dtype, a), ("b", x.dtype, b)], msg)
 
     k.__name__ = op
-    return k
+    return writes_out(k) if mark else k
 
 
 def compare(op: str) -> Callable[[Any, Any], CLArray]:

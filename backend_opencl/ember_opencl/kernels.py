@@ -30,7 +30,8 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "slice": views.slice_,
     "as_strided": views.as_strided,
     **{op: ew.unary(op) for op in UNARY + _UNARY_COMPOSITES},
-    **{op: ew.binary(op) for op in BINARY + ("remainder",)},
+    **{op: ew.binary(op) for op in BINARY},
+    "remainder": ew.binary("remainder", mark=False),  # a composite: writes_out is for primitives
     "eq": ew.compare("eq"),
     "lt": ew.compare("lt"),
     "le": ew.compare("le"),
