@@ -77,8 +77,7 @@ class HostCache:
             return blk.view(dtype).reshape(shape)
 
     def _take(self, nbytes: int) -> np.ndarray | None:
-        blocks = self._blocks.setdefault(nbytes, [])
-        for blk in blocks:
+        for blk in self._blocks.get(nbytes, ()):
             if sys.getrefcount(blk) <= self._idle_refs:
                 return blk
         if self._held + nbytes > self.limit_bytes:
@@ -86,7 +85,8 @@ class HostCache:
             if self._held + nbytes > self.limit_bytes:
                 return None  # the cache is full of live arrays: allocate plainly
         blk = np.empty(nbytes, np.uint8)
-        blocks.append(blk)
+        # Looked up again: releasing may have dropped this size's (then empty) list.
+        self._blocks.setdefault(nbytes, []).append(blk)
         self._held += nbytes
         return blk
 

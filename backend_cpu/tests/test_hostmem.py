@@ -80,6 +80,16 @@ def test_the_limit_bounds_held_bytes_and_idle_blocks_make_room():
     assert d.base is not None and c.held_bytes() <= 1000
 
 
+def test_a_block_made_after_releasing_others_stays_tracked():
+    c = HostCache(1000, 64)
+    a = c.empty((175,), F32)  # 700 bytes
+    del a
+    b = c.empty((100,), F32)  # 400 more would pass the limit: the idle 700 go first
+    assert c.held_bytes() == 400
+    del b
+    assert c.empty_cache() == 400 and c.held_bytes() == 0  # the new block was findable
+
+
 def test_empty_cache_releases_idle_blocks_only():
     c = HostCache(1 << 20, 64)
     busy = c.empty((100,), F32)
