@@ -374,7 +374,7 @@ from ._ops.views import (
     unflatten,
     unsqueeze,
 )
-from ._printing import set_printoptions
+from ._printing import get_printoptions, printoptions, set_printoptions
 from ._random import (
     Generator,
     bernoulli,
@@ -667,6 +667,8 @@ __all__ = [
     "set_grad_enabled",
     "set_num_threads",
     "set_printoptions",
+    "get_printoptions",
+    "printoptions",
     "set_rng_state",
     "short",
     "sigmoid",
