@@ -29,17 +29,25 @@ def _literal(v: np.ndarray) -> str:
     )
 
 
+_LITERAL_MAX = 256
+
+
 class _Writer:
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.n = 0
+        self.leaf = 0
 
     def tensor(self, t: T) -> str:
         """Emit the lines that build ``t`` on the device; return the device variable name."""
         i = self.n
         self.n += 1
-        self.lines.append(f"x{i} = {_literal(t.value)}  # logical values")
         v = t.value
+        if v.size > _LITERAL_MAX:  # too long to write out: taken from the regenerated sample
+            self.lines.append(f"x{i} = LEAVES[{self.leaf}].value  # logical values, shape {v.shape}")
+        else:
+            self.lines.append(f"x{i} = {_literal(t.value)}  # logical values")
+        self.leaf += 1
         if t.layout == "expand" and t.source is not None:
             self.lines.append(f"d{i} = lb.k['expand'](be.from_numpy({_literal(t.source)}, INDEX), {v.shape})")
         elif t.layout == "permute" and v.ndim >= 2:
@@ -49,9 +57,9 @@ class _Writer:
                 f"INDEX), {perm})"
             )
         elif t.layout == "step" and v.ndim >= 1:
-            key = tuple(slice(0, s, 1) for s in v.shape[:-1]) + (slice(0, 2 * v.shape[-1], 2),)
+            key = tuple(slice(0, s, 1) for s in v.shape[:-1]) + (slice(1, 2 * v.shape[-1] + 1, 2),)
             self.lines.append(
-                f"w{i} = np.zeros({v.shape[:-1] + (2 * v.shape[-1],)}, x{i}.dtype); w{i}[..., ::2] = x{i}"
+                f"w{i} = np.zeros({v.shape[:-1] + (2 * v.shape[-1] + 1,)}, x{i}.dtype); w{i}[..., 1::2] = x{i}"
             )
             self.lines.append(f"d{i} = lb.k['slice'](be.from_numpy(w{i}, INDEX), {key!r})")
         else:
@@ -101,16 +109,23 @@ def repro_snippet(st: State, op: str, dtype: str, label: str) -> str:
             f"eb.register({st.name!r}, load_plugin_object({st.plugin!r}))"
         )
     head += [f"lb = eb.get({st.name!r}); be = lb.backend; INDEX = {st.index}", "nan, inf = np.nan, np.inf"]
+    head += [
+        (
+            f"sample = [s for s in samples_for(CASES[{op!r}], {dtype!r}, {{d.name for d in be.dtypes}}) "
+            f"if s.label == {label!r}][0]"
+        ),
+        (
+            "def leaves(a): return [y for x in a for y in leaves(x)] if isinstance(a, (list, tuple)) else "
+            "[a] if hasattr(a, 'layout') else []"
+        ),
+        "LEAVES = leaves(sample.args)",
+    ]
     call = f"lb.k[{op!r}]({', '.join(args)})"
     if CASES[op].call is not None:
         call = f"CASES[{op!r}].call(lb.k[{op!r}], {', '.join(args)})"
     tail = [
         f"out = {call}",
         "got = [be.to_numpy(o) for o in out] if isinstance(out, tuple) else be.to_numpy(out)",
-        (
-            f"sample = [s for s in samples_for(CASES[{op!r}], {dtype!r}, {{d.name for d in be.dtypes}}) "
-            f"if s.label == {label!r}][0]"
-        ),
         f"want = reference_of(CASES[{op!r}], sample)  # float64 NumPy reference",
         "print('got ', got)",
         "print('want', want)",
