@@ -128,13 +128,12 @@ def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
 
 def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """A copy of ``input`` with ``source`` written (or added) at flat positions ``index``."""
-    from .index_extra import take
+    from .index_extra import flat_index
     from .indexing import index_put
 
     flat = input.reshape(-1)
-    take(flat, index.reshape(-1))  # bounds check with PyTorch's error
-    idx = index.reshape(-1) % max(flat.numel(), 1)
-    return index_put(flat, [idx], source.reshape(-1).to(input.dtype), accumulate).reshape(input._shape)
+    idx = flat_index("put_", flat, index.reshape(-1) if isinstance(index, Tensor) else index)
+    return index_put(flat, idx, source.reshape(-1).to(input.dtype), accumulate).reshape(input._shape)
 
 
 def unravel_index(indices: Any, shape: Sequence[int] | int) -> tuple[Tensor, ...]:

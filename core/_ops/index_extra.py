@@ -15,10 +15,14 @@ from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
 from ._common import broadcast_shape, norm_dim, same_device
 from ._composite import NoRecord, run_composite
-from .indexing import getitem, index_put, nonzero
+from .convert import _pt
+from .indexing import INDEX_DTYPES, Bounded, first_outside, getitem, index_put, nonzero
+from .indexing import _checked_index as checked_index
+from .indexing import _gather_checked as gather_checked
 
 __all__ = [
     "argwhere",
+    "flat_index",
     "index_add",
     "index_copy",
     "index_fill",
@@ -32,40 +36,77 @@ __all__ = [
 ]
 
 
-def _key(d: int, index: Tensor) -> list[Any]:
-    return [None] * d + [index]
+def _key(d: int, index: Tensor) -> Bounded:
+    return Bounded({d: index})
 
 
-def _check_1d_index(name: str, input: Tensor, index: Tensor) -> None:
-    if not isinstance(index, Tensor) or index.dtype.category != 1 or index.dtype is D.bool_:
-        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+# -- the index_* family: PyTorch 2.13's rules differ per op, one small function each --------
+def _index_dtype(name: str, index: Any) -> None:
+    """``index_add_``/``index_reduce_`` take int32 or int64."""
+    if not isinstance(index, Tensor) or index.dtype not in INDEX_DTYPES:
+        got = _pt(index.dtype) if isinstance(index, Tensor) else type(index).__name__
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index but got: {got}")
+
+
+def _long_only(name: str, index: Any) -> None:
+    """``index_copy_`` takes int64 only."""
+    if not isinstance(index, Tensor) or index.dtype is not D.int64:
+        got = _pt(index.dtype) if isinstance(index, Tensor) else type(index).__name__
+        raise RuntimeError(f"{name}(): Expected a long tensor for index, but got {got}")
+
+
+def _fill_dtype(name: str, index: Any) -> None:
+    """``index_fill_`` takes int64 only, and says so with an IndexError."""
+    if not isinstance(index, Tensor) or index.dtype is not D.int64:
+        raise IndexError(f"{name}(): Expected dtype int64 for index.")
+
+
+def _vector(name: str, input: Tensor, dim: int, index: Tensor) -> tuple[Tensor, int, Tensor]:
     if index.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
     same_device(input, index, name)
-
-
-def _prepare(name: str, input: Tensor, dim: int, index: Tensor) -> tuple[Tensor, int, Tensor]:
-    _check_1d_index(name, input, index)
     x = input.reshape(1) if input.ndim == 0 else input
-    d = norm_dim(dim, x.ndim)
-    idx = index.reshape(-1).to(D.int64)
-    _check_bounds(idx, x._shape[d], d)
-    return x, d, idx
+    return x, norm_dim(dim, x.ndim), index.reshape(-1)
 
 
-def _check_bounds(idx: Tensor, size: int, d: int) -> None:
-    """PyTorch's RuntimeError for an index outside ``[-size, size)``."""
-    if idx.numel():
-        lo, hi = int(idx.amin().item()), int(idx.amax().item())  # type: ignore[attr-defined]
-        if lo < -size or hi >= size:
-            raise RuntimeError(
-                f"index {hi if hi >= size else lo} is out of bounds for dimension {d} with size {size}"
-            )
+def _add_bounds(x: Tensor, d: int, index: Tensor) -> None:
+    """``index_add_``: PyTorch's scatter_add path (int64, outer or inner dim of a 2-d+ tensor)
+    names the index; its other path only says it is out of range."""
+    bad = first_outside(index, 0, x._shape[d])
+    if bad is None:
+        return
+    if index.dtype is D.int64 and x.ndim > 1 and d in (0, x.ndim - 1):
+        raise RuntimeError(f"index {bad[1]} is out of bounds for dimension {d} with size {x._shape[d]}")
+    raise IndexError("index out of range in self")
+
+
+def _copy_bounds(x: Tensor, d: int, index: Tensor) -> None:
+    bad = first_outside(index, 0, x._shape[d])
+    if bad is not None:
+        raise IndexError(
+            f"index_copy_(): index {bad[1]} is out of bounds for dimension {d} with size {x._shape[d]}"
+        )
+
+
+def _reduce_bounds(x: Tensor, d: int, index: Tensor) -> None:
+    if first_outside(index, 0, x._shape[d]) is not None:
+        raise IndexError("index out of range in self")
+
+
+def _fill_wrapped(x: Tensor, d: int, index: Tensor) -> Tensor:
+    """``index_fill_`` alone of the family counts negative indices from the end."""
+    size = x._shape[d]
+    bad = first_outside(index, -size, size)
+    if bad is not None:
+        raise IndexError(f"index {bad[1]} is out of bounds for dimension {d} with size {size}")
+    return index % size if index.numel() else index
 
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
     """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim`` (duplicates sum)."""
-    x, d, idx = _prepare("index_add", input, dim, index)
+    _index_dtype("index_add_", index)
+    x, d, idx = _vector("index_add_", input, dim, index)
+    _add_bounds(x, d, idx)
     src = source if alpha == 1 else source * alpha
     src = src.reshape(1) if src.ndim == 0 else src
     if src.dtype is not x.dtype:
@@ -75,7 +116,9 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` with the slices of ``source`` written at ``index`` along ``dim``."""
-    x, d, idx = _prepare("index_copy", input, dim, index)
+    _long_only("index_copy_", index)
+    x, d, idx = _vector("index_copy_", input, dim, index)
+    _copy_bounds(x, d, idx)
     src = source.reshape(1) if source.ndim == 0 else source
     if src.dtype is not x.dtype:
         raise RuntimeError(
@@ -87,7 +130,9 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """A copy of ``input`` with ``value`` at ``index`` along ``dim``."""
-    x, d, idx = _prepare("index_fill", input, dim, index)
+    _fill_dtype("index_fill_", index)
+    x, d, idx = _vector("index_fill_", input, dim, index)
+    idx = _fill_wrapped(x, d, idx)
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError(
@@ -101,13 +146,15 @@ def index_reduce(
     input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self: bool = True
 ) -> Tensor:
     """``scatter_reduce`` of whole slices: ``source``'s slice i reduces into ``input``'s slice index[i]."""
-    x, d, idx = _prepare("index_reduce", input, dim, index)
+    _index_dtype("index_reduce_", index)
+    x, d, idx = _vector("index_reduce_", input, dim, index)
+    _reduce_bounds(x, d, idx)
     shape = [1] * x.ndim
     shape[d] = idx.numel()
     full = idx.reshape(shape).expand(source._shape)  # type: ignore[attr-defined]
     return scatter_reduce(x, d, full.contiguous(), source, reduce, include_self=include_self).reshape(
         input._shape
-    )
+    )  # checks the (already checked) index again: index_reduce_ is rare, scatter_reduce keeps one door
 
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
@@ -150,28 +197,38 @@ def argwhere(input: Tensor) -> Tensor:
     return nonzero(input)
 
 
+def flat_index(name: str, flat: Tensor, index: Tensor) -> Bounded:
+    """``take``/``put_``'s index into the 1-D ``flat``: int64, in ``[-n, n)``, made non-negative."""
+    _long_only(name, index)
+    same_device(flat, index, name)
+    n = flat._shape[0]
+    if n == 0 and index.numel():
+        raise IndexError(f"{name}(): tried to take from an empty tensor")
+    bad = first_outside(index, -n, n)
+    if bad is not None:
+        raise IndexError(f"out of range: tried to access index {bad[1]} on a tensor of {n} elements.")
+    return Bounded({0: index % n if index.numel() else index})
+
+
 def take(input: Tensor, index: Tensor) -> Tensor:
     """Elements of the flattened ``input`` at ``index`` (negative indices count from the end)."""
-    if index.dtype is not D.int64:
-        raise RuntimeError(f"take(): Expected a long tensor for index, but got {index.dtype.name}")
     flat = input.reshape(-1)
-    n = flat._shape[0]
-    if index.numel():
-        lo, hi = int(index.amin().item()), int(index.amax().item())  # type: ignore[attr-defined]
-        if lo < -n or hi >= n:
-            bad = hi if hi >= n else lo
-            raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
-    return getitem(flat, index)
+    return getitem(flat, flat_index("take", flat, index)[0])  # checked twice only on small ``take``s
 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
-    """``gather`` with ``indices`` broadcast against ``input`` in all dims but ``dim``."""
-    if indices.dtype is not D.int64:
-        raise RuntimeError(
-            f"torch.take_along_dim(): dtype of indices should be Long but got {indices.dtype.name}"
-        )
+    """``gather`` with ``indices`` broadcast against ``input`` in all dims but ``dim``.
+
+    As in PyTorch 2.13, with ``dim`` given the indices are taken modulo the size of ``dim``
+    (so ``-1`` is the last entry, and so is ``size - 1 + k * size``); without it they are
+    ``gather``'s on the flattened input and must lie in ``[0, numel)``.
+    """
     if dim is None:
         return input.reshape(-1).gather(0, indices.reshape(-1))  # type: ignore[attr-defined]
+    if indices.dtype is not D.int64:
+        raise RuntimeError(
+            f"torch.take_along_dim(): dtype of indices should be Long but got {_pt(indices.dtype)}"
+        )
     d = norm_dim(dim, input.ndim)
     if input.ndim != indices.ndim:
         raise RuntimeError(
@@ -183,7 +240,10 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     b = broadcast_shape(tuple(si), tuple(sx))
     xs = b[:d] + (input._shape[d],) + b[d + 1 :]
     ix = b[:d] + (indices._shape[d],) + b[d + 1 :]
-    return input.expand(xs).gather(d, indices.expand(ix))  # type: ignore[attr-defined]
+    if input._shape[d] == 0 or not indices.numel():
+        return input.expand(xs).gather(d, indices.expand(ix))  # type: ignore[attr-defined]
+    wrapped = indices % input._shape[d]
+    return gather_checked(input.expand(xs), d, wrapped.expand(ix))  # type: ignore[attr-defined]
 
 
 # -- scatter_reduce ------------------------------------------------------------------------
@@ -266,25 +326,20 @@ def scatter_reduce(
     reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # PyTorch's older names
     if reduce not in _REDUCES:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
-    if index.dtype not in (D.int64, D.int32):
-        raise RuntimeError(f"scatter_reduce(): Expected dtype int64 for index, got {index.dtype.name}")
-    index = index.to(D.int64)
-    same_device(input, index, "scatter_reduce")
-    same_device(input, src, "scatter_reduce")
-    if src.dtype is not input.dtype:
-        raise RuntimeError(
-            f"scatter_reduce(): Expected self.dtype to be equal to src.dtype, got {input.dtype.name} and {src.dtype.name}"
-        )
-    if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
-        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
-    d = norm_dim(dim, input.ndim)
-    if index.numel():
-        lo, hi = int(index.amin().item()), int(index.amax().item())  # type: ignore[attr-defined]
-        size = input._shape[d] if input.ndim else 1
-        if lo < 0 or hi >= size:
+    if isinstance(index, Tensor) and index.dtype in INDEX_DTYPES:
+        same_device(input, src, "scatter_reduce")
+        if src.dtype is not input.dtype:
             raise RuntimeError(
-                f"index {hi if hi >= size else lo} is out of bounds for dimension {d} with size {size}"
+                f"scatter_reduce(): Expected self.dtype to be equal to src.dtype, got {input.dtype.name} and {src.dtype.name}"
             )
+    d, index = checked_index(input, dim, index, "scatter")
+    return _scatter_reduce_checked(input, d, index, src, reduce, include_self)
+
+
+def _scatter_reduce_checked(
+    input: Tensor, d: int, index: Tensor, src: Tensor, reduce: str, include_self: bool
+) -> Tensor:
+    """``scatter_reduce`` on an int64 ``index`` in ``[0, size)`` and a known reduction."""
     with NoRecord():
         if input._be.k.get("scatter_reduce") is None and reduce in ("sum", "mean"):
             out = _scatter_sum_mean(input, d, index, src, reduce, bool(include_self))

@@ -9,25 +9,69 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from ember.backends import dtypes as D
 
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
-from ._common import broadcast_shape, numel, same_device
+from ._common import broadcast_shape, norm_dim, numel, same_device
+from .convert import _pt
+from .select import where
 from .views import basic_slice
 
 __all__ = [
+    "INDEX_DTYPES",
+    "Bounded",
+    "first_outside",
     "gather",
     "getitem",
     "index_put",
     "index_put_",
     "index_select",
+    "legacy_type_name",
     "masked_fill",
     "nonzero",
     "scatter",
+    "select_rows",
     "setitem",
 ]
+
+INDEX_DTYPES = (D.int64, D.int32)
+_HOST_CHECK = 4096  # an index this small is checked on the host: one copy beats two reductions
+
+
+class Bounded(dict):
+    """``{dim: int64 index}`` already checked and made non-negative by the op that built it,
+    so ``index_put`` does not check it a second time (validate once, at the boundary)."""
+
+
+def index_range(t: Tensor) -> tuple[int, int]:
+    """``(min, max)`` of a non-empty integer tensor: the one cheap check every index gets."""
+    if t.numel() <= _HOST_CHECK:
+        a = t._be.backend.to_numpy(t._data)
+        return int(a.min()), int(a.max())
+    return int(t.amin().item()), int(t.amax().item())  # type: ignore[attr-defined]
+
+
+def first_outside(t: Tensor, low: int, high: int) -> tuple[int, int] | None:
+    """``(flat position, value)`` of the first entry of ``t`` outside ``[low, high)``, else None.
+
+    A valid index costs one min/max; only the error path searches for the culprit to name it.
+    """
+    if not t.numel():
+        return None
+    lo, hi = index_range(t)
+    if low <= lo and hi < high:
+        return None
+    a = np.asarray(t._be.backend.to_numpy(t._data)).reshape(-1)
+    pos = int(np.flatnonzero((a < low) | (a >= high))[0])
+    return pos, int(a[pos])
+
+
+def legacy_type_name(dtype: Any) -> str:
+    """PyTorch's legacy tensor type name (``FloatTensor``), spelled with ember's prefix."""
+    return f"ember.{_pt(dtype)}Tensor"
 
 
 def _to_index_tensor(x: Tensor, k: Any) -> Tensor:
@@ -68,14 +112,20 @@ def _parse(x: Tensor, key: Any) -> tuple[tuple[Any, ...], tuple[int, ...], dict[
         )
     if consumed > x.ndim:
         raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
-    if sum(k is Ellipsis for k in items) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
     slice_key: list[Any] = []
     shape: list[int] = []
     adv: dict[int, Tensor] = {}
     d = 0
+    skipped = 0  # dims a second ``...`` stepped over (PyTorch moves its position on by as many)
     for i_item, k in enumerate(items):
+        if skipped and k is not Ellipsis:
+            raise IndexError(
+                f"index {k!r} at dimension {d + skipped} is out of range for a tensor of dimension {x.ndim}"
+            )
         if k is Ellipsis:
+            if any(j is Ellipsis for j in items[:i_item]):
+                skipped += x.ndim - consumed
+                continue
             for _ in range(x.ndim - consumed):
                 slice_key.append(slice(0, x._shape[d], 1))
                 shape.append(x._shape[d])
@@ -122,6 +172,8 @@ def _as_mask(x: Tensor, k: Any) -> Any:
         return tensor(k, device=x._device)
     if isinstance(k, (list, tuple)) or (hasattr(k, "__array__") and not isinstance(k, Tensor)):
         k = _to_index_tensor(x, k)
+        if k.dtype.category == 2:  # PyTorch truncates a sequence of floats to int64
+            k = k.to(D.int64)
     if isinstance(k, Tensor) and k.dtype is D.uint8:
         return k != 0  # PyTorch still accepts (deprecated) uint8 masks
     return k
@@ -177,25 +229,30 @@ def _int(v: Any) -> int:
 
 def _checked(view: Tensor, adv: dict[int, Tensor]) -> tuple[tuple[Any, ...], tuple[int, ...]]:
     """Index arrays per view dim (None where not indexed), wrapped and bounds-checked."""
-    from .select import where
-
     bshape: tuple[int, ...] = ()
     for t in adv.values():
         same_device(view, t, "index")
+        if t.dtype not in INDEX_DTYPES:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         bshape = broadcast_shape(bshape, t._shape)
     arrays: list[Any] = [None] * view.ndim
-    for d, t in adv.items():
-        size = view._shape[d]
+    for nth, (d, t) in enumerate(adv.items()):
+        if not isinstance(adv, Bounded):
+            t = _wrapped(t, view._shape[d], nth)
         t = t.to(D.int64)
-        if t.numel():
-            lo, hi = int(t.amin().item()), int(t.amax().item())  # type: ignore[attr-defined]
-            if lo < -size or hi >= size:
-                bad = hi if hi >= size else lo
-                raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
-            if lo < 0:
-                t = where(t < 0, t + size, t)
         arrays[d] = t.expand(bshape)._data if t._shape != bshape else t._data
     return tuple(arrays), bshape
+
+
+def _wrapped(t: Tensor, size: int, nth: int) -> Tensor:
+    """``t`` with negative entries counted from the end; PyTorch names the ``nth`` index tensor."""
+    if not t.numel():
+        return t
+    lo, hi = index_range(t)
+    if lo < -size or hi >= size:
+        bad = first_outside(t, -size, size)
+        raise IndexError(f"index {bad[1]} is out of bounds for dimension {nth} with size {size}")  # type: ignore[index]
+    return where(t < 0, t + size, t) if lo < 0 else t
 
 
 def _result_shape(shape: tuple[int, ...], dims: list[int], bshape: tuple[int, ...]) -> tuple[int, ...]:
@@ -251,7 +308,7 @@ def _index_decomposed(view: Tensor, indices: tuple, dims: list[int], bshape: tup
     n = numel(bshape)
     flat = v2.reshape((numel(tuple(adv_sizes)),) + rest_shape)
     idx = lin.reshape((n,) + (1,) * len(rest_shape)).expand((n,) + rest_shape)  # type: ignore[union-attr]
-    got = flat.gather(0, idx).reshape(bshape + rest_shape)  # type: ignore[attr-defined]
+    got = _gather_checked(flat, 0, idx).reshape(bshape + rest_shape)  # type: ignore[arg-type]
     if _moved_in_place(dims):  # consecutive advanced dims not at the front: move them back
         first = dims[0]
         nb = len(bshape)
@@ -388,9 +445,21 @@ def index_put_(x: Tensor, indices: Any, values: Any, accumulate: bool = False) -
 
 
 def _adv_from(indices: Any) -> dict[int, Tensor]:
+    """``{dim: index}`` from ``index_put_``'s sequence; a bool (or uint8) mask covers its dims."""
     if isinstance(indices, dict):
         return indices
-    return {d: t for d, t in enumerate(indices) if t is not None}
+    adv: dict[int, Tensor] = {}
+    d = 0
+    for t in indices:
+        if isinstance(t, Tensor) and t.dtype in (D.bool_, D.uint8):
+            for part in nonzero(t != 0 if t.dtype is D.uint8 else t, as_tuple=True):
+                adv[d] = part
+                d += 1
+            continue
+        if t is not None:
+            adv[d] = t
+        d += 1
+    return adv
 
 
 def _index_put_out_rule(n: Any, g: Tensor) -> tuple:
@@ -474,22 +543,20 @@ def _stack_cols(cols: list[Tensor]) -> Tensor:
 
 
 # -- gather / scatter ----------------------------------------------------------------------
-def _check_index(input: Tensor, index: Tensor, name: str) -> None:
-    if not isinstance(index, Tensor) or index.dtype is not D.int64:
-        got = index.dtype if isinstance(index, Tensor) else type(index).__name__
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {got}")
+def _checked_index(input: Tensor, dim: int, index: Tensor, name: str) -> tuple[int, Tensor]:
+    """``(dim, int64 index)`` for gather/scatter: int32 or int64, in ``[0, size)`` (no negatives)."""
+    if not isinstance(index, Tensor) or index.dtype not in INDEX_DTYPES:
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
     same_device(input, index, name)
     if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
-        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-
-
-def _index_range_error(input: Tensor, index: Tensor, d: int) -> None:
-    """Kernels raise IndexError for a bad index; PyTorch raises RuntimeError naming it."""
+        which = "input" if name == "gather" else "self"
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as {which} tensor")
+    d = norm_dim(dim, input.ndim)
     size = input._shape[d] if input._shape else 1
-    lo, hi = int(index.amin().item()), int(index.amax().item())  # type: ignore[attr-defined]
-    bad = lo if lo < 0 else hi
-    if lo < 0 or hi >= size:
-        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+    bad = first_outside(index, 0, size)
+    if bad is not None:
+        raise RuntimeError(f"index {bad[1]} is out of bounds for dimension {d} with size {size}")
+    return d, index.to(D.int64)
 
 
 def _gather_rule(n: Any, g: Tensor) -> tuple:
@@ -501,15 +568,13 @@ def _gather_rule(n: Any, g: Tensor) -> tuple:
 
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and alike for other dims)."""
-    from ._common import norm_dim
+    d, index = _checked_index(input, dim, index, "gather")
+    return _gather_checked(input, d, index)
 
-    _check_index(input, index, "gather")
-    d = norm_dim(dim, input.ndim)
-    try:
-        data = input._be.k["gather"](input._data, d, index._data)
-    except IndexError:
-        _index_range_error(input, index, d)
-        raise
+
+def _gather_checked(input: Tensor, d: int, index: Tensor) -> Tensor:
+    """``gather`` on an int64 ``index`` already known to lie in ``[0, size)``."""
+    data = input._be.k["gather"](input._data, d, index._data)
     out = wrap(data, input._be, input._device, input.dtype, index._shape)
     if _grad.enabled and input.requires_grad:
         record("GatherBackward0", _gather_rule, out, (input, index), (), (input._shape, d, index))
@@ -527,20 +592,17 @@ def scatter(
     input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None, reduce: str | None = None
 ) -> Tensor:
     """A copy of ``input`` with ``src`` (tensor or scalar) written at ``index`` along ``dim``."""
-    from ._common import norm_dim
-
-    _check_index(input, index, "scatter")
+    d, index = _checked_index(input, dim, index, "scatter")
     if src is None:
         src = value
     if reduce == "multiply":
         from .index_extra import scatter_multiply
 
-        return scatter_multiply(input, dim, index, src)
+        return scatter_multiply(input, d, index, src)
     if reduce not in (None, "add"):
         raise RuntimeError(
             f"reduce argument must be either add or multiply, got {reduce} (only 'add' is supported yet)"
         )
-    d = norm_dim(dim, input.ndim)
     if isinstance(src, Tensor):
         same_device(input, src, "scatter")
         s = src._data if src.dtype is input.dtype else src.to(input.dtype)._data
@@ -548,11 +610,7 @@ def scatter(
         from .binary import _scalar_for
 
         s = _scalar_for(src, input.dtype)
-    try:
-        data = input._be.k["scatter"](input._data, d, index._data, s, reduce)
-    except IndexError:
-        _index_range_error(input, index, d)
-        raise
+    data = input._be.k["scatter"](input._data, d, index._data, s, reduce)
     out = wrap(data, input._be, input._device, input.dtype, input._shape)
     if _grad.enabled and (input.requires_grad or getattr(src, "requires_grad", False)):
         record(
@@ -572,12 +630,26 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
-    """Entries of ``input`` at ``index`` (1-D int64) along ``dim``."""
-    from ._common import norm_dim
-
+    """Entries of ``input`` at ``index`` (a vector or 0-d, int32 or int64, no negatives) along ``dim``."""
+    if not isinstance(index, Tensor) or index.dtype not in INDEX_DTYPES:
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
     d = norm_dim(dim, input.ndim)
-    key = (slice(None),) * d + (index,)
-    return relabel(getitem(input, key), "IndexSelectBackward0")
+    x = input.reshape(1) if input.ndim == 0 else input  # type: ignore[attr-defined]
+    size = x._shape[d]
+    bad = first_outside(index, 0, size)
+    if bad is not None:
+        if d == 1 and input.ndim >= 2:  # PyTorch's CPU kernel for dim 1 words it this way
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad[1]} axis_dim={size}")
+        raise IndexError("index out of range in self")
+    out = _advanced(x, Bounded({d: index.reshape(-1)}))  # type: ignore[attr-defined]
+    return relabel(out.reshape(()) if input.ndim == 0 else out, "IndexSelectBackward0")
+
+
+def select_rows(weight: Tensor, index: Tensor) -> Tensor:
+    """``weight[index]`` for an int32/int64 ``index`` already checked to lie in ``[0, len(weight))``."""
+    return _advanced(weight, Bounded({0: index}))
 
 
 def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from ember.backends import dtypes as D
+
 from ..._creation import eye, zeros
+from ..._creation import tensor as make
 from ..._ops import unary as U
+from ..._ops.indexing import first_outside
 from ..._ops.select import clamp
 from ..._tensor import Tensor
 from ._util import apply_reduction, ntuple
 from .conv import conv2d_op, conv_input_grad
+from .linear import check_embedding_indices, embedding_rows
 from .padding import constant_pad
 from .pooling import avg_pool2d
 from .softmax import softmax
@@ -189,6 +194,20 @@ def multi_margin_loss(
     return apply_reduction(loss, reduction)
 
 
+def _check_bag_indices(input: Tensor, n: int, mode: str) -> None:
+    """PyTorch's RuntimeError for an index outside ``[0, num_embeddings)`` (never the last row)."""
+    bad = first_outside(input, 0, n)
+    if bad is None:
+        return
+    if mode == "max":
+        raise RuntimeError(
+            f"embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be {bad[1]}"
+        )
+    raise RuntimeError(
+        f"Index {bad[0]} of input takes value {bad[1]} which is not in the valid range [0, {n})"
+    )
+
+
 def _bag_ids(n: int, offsets: list[int], include_last: bool) -> list[int]:
     starts = offsets[:-1] if include_last else offsets
     ends = starts[1:] + [offsets[-1] if include_last else n]
@@ -212,11 +231,12 @@ def embedding_bag(
     padding_idx: int | None = None,
 ) -> Tensor:
     """Sums, means or maxima of bags of embedding rows (bags: rows of 2-D ``input``, or ``offsets``)."""
-    from ..._creation import tensor as make
-    from .linear import embedding
-
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"mode has to be one of sum, mean or max, got {mode}")
+    check_embedding_indices(input, "embedding_bag")
+    if offsets is not None:
+        check_embedding_indices(offsets, "embedding_bag")
+    _check_bag_indices(input, weight._shape[0], mode)
     if input.ndim == 2:
         if offsets is not None:
             raise ValueError(
@@ -232,7 +252,7 @@ def embedding_bag(
         flat = input
         ids = _bag_ids(input.shape[0], offs, include_last_offset)
         bags = len(offs) - 1 if include_last_offset else len(offs)
-    rows = embedding(flat, weight, None, max_norm, norm_type)
+    rows = embedding_rows(flat, weight, max_norm, norm_type)
     keep = None
     if padding_idx is not None:
         keep = (flat != padding_idx).to(weight.dtype).unsqueeze(-1)  # type: ignore[attr-defined]
@@ -240,7 +260,7 @@ def embedding_bag(
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.reshape(-1, 1)  # type: ignore[attr-defined]
     dim = weight.shape[1]
-    index = make(ids, device=weight.device).reshape(-1, 1).expand(len(ids), dim)  # type: ignore[attr-defined]
+    index = make(ids, dtype=D.int64, device=weight.device).reshape(-1, 1).expand(len(ids), dim)  # type: ignore[attr-defined]
     base = zeros((bags, dim), dtype=weight.dtype, device=weight.device)
     if mode == "max":
         return base.scatter_reduce(0, index, rows, reduce="amax", include_self=False)  # type: ignore[attr-defined]

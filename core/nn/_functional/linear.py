@@ -9,6 +9,7 @@ from ember.backends import dtypes as D
 
 from ..._creation import arange
 from ..._ops import unary as U
+from ..._ops.indexing import INDEX_DTYPES, first_outside, legacy_type_name, select_rows
 from ..._ops.matmul import matmul
 from ..._ops.select import where
 from ..._random import rand
@@ -25,6 +26,7 @@ __all__ = [
     "dropout2d",
     "dropout3d",
     "embedding",
+    "embedding_rows",
     "interpolate",
     "linear",
     "normalize",
@@ -202,33 +204,49 @@ def embedding(
     scale_grad_by_freq: bool = False,
     sparse: bool = False,
 ) -> Tensor:
-    """Rows of ``weight`` at the integer ``input`` indices; ``padding_idx`` rows get no gradient."""
-    if input.dtype not in (D.int64, D.int32):
+    """Rows of ``weight`` at the integer ``input`` indices; ``padding_idx`` rows get no gradient.
+
+    Indices must lie in ``[0, num_embeddings)``: as in PyTorch, ``-1`` is an IndexError, not the last row.
+    """
+    check_embedding_indices(input, "embedding")
+    n = weight._shape[0]
+    if first_outside(input, 0, n) is not None:
+        raise IndexError("index out of range in self")
+    if n == 0 and input.numel():
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    out = embedding_rows(input, weight, max_norm, norm_type)
+    if padding_idx is not None and out.requires_grad:
+        # rows looked up at padding_idx pass no gradient to the table
+        pi = padding_idx + n if padding_idx < 0 else padding_idx
+        out = where((input == pi).unsqueeze(-1), out.detach(), out)  # type: ignore[attr-defined]
+    return out
+
+
+def check_embedding_indices(input: Tensor, op: str) -> None:
+    """Embedding indices are int32 or int64 (PyTorch names the dtype by its legacy type)."""
+    if input.dtype not in INDEX_DTYPES:
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
-            f"but got {input.dtype} instead (while checking arguments for embedding)"
+            f"but got {legacy_type_name(input.dtype)} instead (while checking arguments for {op})"
         )
-    n = weight._shape[0]
-    if input.numel() and (int(input.max()) >= n or int(input.min()) < -n):  # type: ignore[attr-defined]
-        raise IndexError("index out of range in self")
+
+
+def embedding_rows(input: Tensor, weight: Tensor, max_norm: float | None, norm_type: float) -> Tensor:
+    """The lookup behind ``embedding``/``embedding_bag`` for indices already checked in range."""
     if max_norm is not None:
         from ...autograd.grad_mode import no_grad
 
         with no_grad():
-            rows = weight[input.reshape(-1)]
+            flat = input.reshape(-1)  # type: ignore[attr-defined]
+            rows = select_rows(weight, flat)
             norms = (
                 rows.norm(norm_type, -1, keepdim=True)
                 if hasattr(rows, "norm")
                 else (rows * rows).sum(-1, keepdim=True).sqrt()
             )
             scale = (max_norm / (norms + 1e-7)).clamp(max=1.0)
-            weight[input.reshape(-1)] = rows * scale
-    out = weight[input]
-    if padding_idx is not None and out.requires_grad:
-        # rows looked up at padding_idx pass no gradient to the table
-        pi = padding_idx + n if padding_idx < 0 else padding_idx
-        out = where((input == pi).unsqueeze(-1), out.detach(), out)  # type: ignore[attr-defined]
-    return out
+            weight[flat] = rows * scale
+    return select_rows(weight, input)
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
