@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ._atomic_save import atomic_write
 from ._tensor import Tensor
 from .backends import dtypes as D
 
@@ -62,10 +63,8 @@ def save_safetensors(
 
     Example: ``ember.serialization.save_safetensors(model.state_dict(), "model.safetensors")``.
     """
-    from .serialization import _atomic_write
-
     parts = _safetensors_bytes(tensors, metadata)
-    _atomic_write(os.fspath(filename), lambda fh: [fh.write(p) for p in parts])
+    atomic_write(os.fspath(filename), lambda fh: [fh.write(p) for p in parts])
 
 
 def load_safetensors(filename: Any, device: Any = "cpu") -> dict[str, Tensor]:

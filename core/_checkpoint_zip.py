@@ -1,0 +1,406 @@
+"""Reading PyTorch's zip checkpoint: bounded storage reads, tensors rebuilt as views of them.
+
+Every malformed archive or storage (a corrupt or truncated zip, a missing record, a storage
+whose declared size does not match its entry, a tensor that does not fit its storage) raises
+``RuntimeError`` naming the file, as ``torch.load`` does; a refused or malformed pickle raises
+``pickle.UnpicklingError`` (see ``_unpickler``). Storages are read once, with their declared
+``numel * itemsize`` checked against the entry's declared size before a byte is inflated, and
+tensors are ``as_strided`` views of them: a stride-0 tensor stays a view, and tensors saved
+from one storage share it again after loading (writing one changes the other), as in PyTorch.
+"""
+
+from __future__ import annotations
+
+import _codecs
+import collections
+import contextlib
+import io
+import pickle
+import struct
+import zipfile
+import zlib
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from ._creation import from_numpy
+from ._device import resolve
+from ._ops.views import as_strided
+from ._tensor import Size, Tensor
+from ._unpickler import WeightsUnpickler, unsafe_hint, user_globals
+from .backends import device as Device
+from .backends import dtypes as D
+from .nn.parameter import Parameter
+
+__all__ = ["STORAGE_NAMES", "load_archive", "np_dtype"]
+
+STORAGE_NAMES = {
+    "float32": "FloatStorage",
+    "float64": "DoubleStorage",
+    "float16": "HalfStorage",
+    "bfloat16": "BFloat16Storage",
+    "int64": "LongStorage",
+    "int32": "IntStorage",
+    "int16": "ShortStorage",
+    "int8": "CharStorage",
+    "uint8": "ByteStorage",
+    "bool": "BoolStorage",
+    "complex64": "ComplexFloatStorage",
+    "complex128": "ComplexDoubleStorage",
+}
+_CHUNK = 1 << 24  # storages are inflated into their final buffer this many bytes at a time
+
+
+def np_dtype(dt: D.DType) -> np.dtype:
+    if dt.name == "bfloat16":
+        import ml_dtypes  # optional: only bfloat16 checkpoints need it
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(dt.name)
+
+
+class StorageType:
+    """What ``torch.FloatStorage`` etc. unpickle to: only a dtype for the storage record."""
+
+    def __init__(self, dtype: D.DType) -> None:
+        self.dtype = dtype
+
+    def __repr__(self) -> str:
+        return f"StorageType(dtype={self.dtype})"
+
+
+class LoadedStorage:
+    """One storage of the archive, as a 1-D tensor on its target device; views are built on it."""
+
+    def __init__(self, tensor: Tensor, label: str, key: str) -> None:
+        self.tensor, self.label, self.key = tensor, label, key
+
+
+# -- zip access ------------------------------------------------------------------------------
+# Everything zipfile, zlib and struct raise for a damaged archive; turned into one RuntimeError.
+_ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    EOFError,
+    NotImplementedError,
+    ValueError,
+    OSError,
+    struct.error,
+    zlib.error,
+    KeyError,
+    IndexError,
+    OverflowError,
+    UnicodeDecodeError,
+    TypeError,
+)
+
+
+def _zip_failure(label: str, what: str) -> RuntimeError:
+    return RuntimeError(
+        f"ember.load: {label}: failed reading zip archive: {what}. The checkpoint is corrupted or "
+        "truncated (it was not saved completely, or was damaged in transfer)."
+    )
+
+
+@contextlib.contextmanager
+def _zip_errors(label: str, what: str) -> Iterator[None]:
+    try:
+        yield
+    except _ZIP_ERRORS as e:
+        detail = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+        raise _zip_failure(label, f"{what} ({detail})") from None
+    except RuntimeError as e:  # zipfile's "File is encrypted" and friends: name the file
+        if str(e).startswith("ember.load:"):
+            raise
+        raise _zip_failure(label, f"{what} ({e})") from None
+
+
+def _open(fh: Any, label: str) -> zipfile.ZipFile:
+    with _zip_errors(label, "not a readable zip"):
+        if not zipfile.is_zipfile(fh):
+            raise RuntimeError(
+                f"ember.load: {label}: the file is not a zip checkpoint (ember only reads PyTorch's zip "
+                "format, the default since PyTorch 1.6)"
+            )
+        fh.seek(0)
+        return zipfile.ZipFile(fh)
+
+
+def _entry(z: zipfile.ZipFile, name: str, label: str) -> zipfile.ZipInfo:
+    try:
+        info = z.getinfo(name)
+    except KeyError:
+        raise RuntimeError(
+            f"ember.load: {label}: failed locating record {name}: not found in the archive"
+        ) from None
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        raise _zip_failure(label, f"record {name} uses compression method {info.compress_type}")
+    return info
+
+
+def _read_into(z: zipfile.ZipFile, info: zipfile.ZipInfo, label: str) -> bytearray:
+    """The entry's bytes, never inflating more than its declared size (a bomb fails its CRC)."""
+    out = bytearray(info.file_size)
+    view, got = memoryview(out), 0
+    with _zip_errors(label, f"record {info.filename}"), z.open(info) as f:
+        while got < info.file_size:
+            chunk = f.read(min(info.file_size - got, _CHUNK))
+            if not chunk:
+                raise _zip_failure(
+                    label, f"record {info.filename} ends after {got} of {info.file_size} bytes"
+                )
+            view[got : got + len(chunk)] = chunk
+            got += len(chunk)
+        f.read(1)  # reaches the end of the stream, where zipfile checks the CRC
+    return out
+
+
+def _prefix(z: zipfile.ZipFile, label: str) -> str:
+    for name in z.namelist():
+        if name.endswith("/data.pkl") and name.count("/") == 1:
+            return name[: -len("data.pkl")]
+    raise RuntimeError(f"ember.load: {label}: not a checkpoint archive (no <archive>/data.pkl record)")
+
+
+# -- storages --------------------------------------------------------------------------------
+def _target(map_location: Any, location: str) -> Any:
+    """Where a storage saved at ``location`` goes: ``map_location`` as PyTorch reads it."""
+    if isinstance(map_location, dict):
+        location = map_location.get(location, location)
+    elif callable(map_location):
+        return map_location
+    elif map_location is not None:
+        return str(map_location)
+    return _available(location)
+
+
+def _available(location: str) -> str:
+    """``location`` itself, or PyTorch's kind of error when its device is not here."""
+    if location == "cpu":
+        return location
+    try:
+        resolve(location)
+    except Exception as e:  # noqa: BLE001 (any reason a device is unusable)
+        raise RuntimeError(
+            f"Attempting to deserialize object on device '{location}', which is not available here "
+            f"({e}). Use ember.load with map_location='cpu' (or another device) to map the storages."
+        ) from None
+    return location
+
+
+class _Storages:
+    """Reads each storage record once, checked against its declared size, and caches it by key."""
+
+    def __init__(
+        self, z: zipfile.ZipFile, prefix: str, label: str, map_location: Any, byteorder: str
+    ) -> None:
+        self._z, self._prefix, self._label = z, prefix, label
+        self._map_location, self._byteorder = map_location, byteorder
+        self._cache: dict[str, tuple[D.DType, int, LoadedStorage]] = {}
+
+    def load(self, pid: tuple) -> LoadedStorage:
+        if len(pid) != 5 or not isinstance(pid[1], StorageType):
+            raise pickle.UnpicklingError(unsafe_hint(self._label) + f"unexpected storage record {pid!r:.200}")
+        _, stype, key, location, numel = pid
+        if type(key) is not str or type(location) is not str or type(numel) is not int or numel < 0:
+            raise RuntimeError(f"ember.load: {self._label}: invalid storage record {pid!r:.200}")
+        cached = self._cache.get(key)
+        if cached is None:
+            storage = self._read(key, stype.dtype, numel, location)
+            self._cache[key] = (stype.dtype, numel, storage)
+            return storage
+        if cached[:2] != (stype.dtype, numel):
+            raise RuntimeError(
+                f"ember.load: {self._label}: storage {key} is declared as {cached[1]} {cached[0]} and as "
+                f"{numel} {stype.dtype}"
+            )
+        return cached[2]
+
+    def _read(self, key: str, dtype: D.DType, numel: int, location: str) -> LoadedStorage:
+        info = _entry(self._z, f"{self._prefix}data/{key}", self._label)
+        expected = numel * dtype.itemsize
+        if info.file_size != expected:
+            raise RuntimeError(
+                f"ember.load: {self._label}: record size ({info.file_size} bytes) of storage {key} does not "
+                f"match expected size ({expected} bytes = {numel} elements * {dtype.itemsize} bytes/element) "
+                f"for dtype {dtype}"
+            )
+        arr = np.frombuffer(_read_into(self._z, info, self._label), dtype=np_dtype(dtype))
+        if self._byteorder == "big":
+            arr.byteswap(inplace=True)
+        return LoadedStorage(self._place(from_numpy(arr), location), self._label, key)
+
+    def _place(self, t: Tensor, location: str) -> Tensor:
+        target = _target(self._map_location, location)
+        if not callable(target):
+            return t if target == "cpu" else t.to(target)
+        moved = target(t, location)
+        if not isinstance(moved, Tensor) or moved.shape != t.shape or moved.dtype != t.dtype:
+            raise RuntimeError(
+                f"ember.load: map_location returned {type(moved).__name__}, not the storage it got"
+            )
+        return moved if moved.is_contiguous() and moved.storage_offset() == 0 else moved.clone()
+
+
+# -- rebuilding tensors ----------------------------------------------------------------------
+def _is_ints(values: Any) -> bool:
+    return isinstance(values, tuple) and all(type(v) is int for v in values)
+
+
+def _check_record(storage: Any, offset: Any, size: Any, stride: Any) -> None:
+    """A tensor record must describe memory inside its storage: else the file lies about its data."""
+    if not isinstance(storage, LoadedStorage):
+        raise pickle.UnpicklingError(
+            f"ember.load: a tensor record without a storage (got {type(storage).__name__})"
+        )
+    label, numel = storage.label, storage.tensor.shape[0]
+    if type(offset) is not int or not _is_ints(size) or not _is_ints(stride) or len(size) != len(stride):
+        raise RuntimeError(
+            f"ember.load: {label}: invalid tensor record: offset {offset!r:.40}, size {size!r:.80}, "
+            f"stride {stride!r:.80}"
+        )
+    if offset < 0 or any(v < 0 for v in (*size, *stride)):
+        raise RuntimeError(
+            f"ember.load: {label}: invalid tensor record: negative offset, size or stride in offset {offset}, "
+            f"size {list(size)}, stride {list(stride)}"
+        )
+    need = 0 if 0 in size else offset + 1 + sum((n - 1) * st for n, st in zip(size, stride))
+    if need > numel:
+        item = storage.tensor.dtype.itemsize
+        raise RuntimeError(
+            f"ember.load: {label}: setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
+            f"{offset}, and itemsize {item} requiring a storage size of {need * item} are out of bounds for "
+            f"storage {storage.key} of size {numel * item}"
+        )
+
+
+def rebuild_tensor_v2(
+    storage: LoadedStorage,
+    storage_offset: int,
+    size: tuple,
+    stride: tuple,
+    requires_grad: bool = False,
+    backward_hooks: Any = None,
+    metadata: Any = None,
+) -> Tensor:
+    """``torch._utils._rebuild_tensor_v2``: a leaf tensor viewing ``storage`` (as ``set_`` makes one)."""
+    _check_record(storage, storage_offset, size, stride)
+    if type(requires_grad) is not bool:
+        raise RuntimeError(f"ember.load: {storage.label}: requires_grad is {requires_grad!r:.40}, not a bool")
+    out = as_strided(storage.tensor, size, stride, storage_offset)
+    out._base = None  # a loaded tensor is a leaf over a shared storage, as PyTorch's set_() makes it
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def rebuild_parameter(data: Any, requires_grad: Any, backward_hooks: Any = None) -> Parameter:
+    """``torch._utils._rebuild_parameter``: a Parameter sharing ``data``'s storage."""
+    if not isinstance(data, Tensor) or type(requires_grad) is not bool:
+        raise pickle.UnpicklingError(
+            f"ember.load: a parameter record needs a tensor and a bool, got {type(data).__name__} and "
+            f"{type(requires_grad).__name__}"
+        )
+    return Parameter(data, requires_grad)
+
+
+def rebuild_from_type_v2(func: Any, new_type: Any, args: Any, state: Any) -> Any:
+    """A tensor saved with Python attributes or as a subclass; ember keeps its data (slots hold no extras)."""
+    if func not in (rebuild_tensor_v2, rebuild_parameter) or new_type not in (Tensor, Parameter):
+        raise pickle.UnpicklingError(f"ember.load: unexpected rebuild of {new_type!r:.80} by {func!r:.80}")
+    if type(args) is not tuple:
+        raise pickle.UnpicklingError(
+            f"ember.load: rebuild arguments are a {type(args).__name__}, not a tuple"
+        )
+    out = func(*args)
+    if new_type is Parameter and not isinstance(out, Parameter):
+        out = Parameter(out, out.requires_grad)
+    return out
+
+
+# -- the allowlist ---------------------------------------------------------------------------
+def _encode(text: Any, encoding: Any = "utf-8") -> bytes:
+    """``_codecs.encode`` as protocol-2 pickles use it for ``bytes``: only latin1 text."""
+    if type(text) is not str or encoding != "latin1":
+        raise pickle.UnpicklingError(
+            f"ember.load: _codecs.encode is allowed for latin1 text only, not {encoding!r:.40}"
+        )
+    return _codecs.encode(text, "latin1")
+
+
+def _bytearray(*args: Any) -> bytearray:
+    """``bytearray`` from text or bytes, as pickles write it; never ``bytearray(n)``, which allocates n bytes."""
+    if args and type(args[0]) not in (str, bytes):
+        raise pickle.UnpicklingError(
+            f"ember.load: bytearray is allowed from text or bytes only, not from a {type(args[0]).__name__} "
+            "(it would allocate memory the file does not hold)"
+        )
+    return bytearray(*args)
+
+
+def default_globals() -> tuple[dict[str, Any], list[Any]]:
+    """What a weights-only load may name (PyTorch's and ember's spellings), and which of it may be called."""
+    callables: dict[str, Any] = {
+        "collections.OrderedDict": collections.OrderedDict,
+        "collections.Counter": collections.Counter,
+        "builtins.set": set,
+        "builtins.complex": complex,
+        "builtins.bytearray": _bytearray,
+        "_codecs.encode": _encode,
+        "torch.Size": Size,
+        "ember._tensor.Size": Size,
+        "torch.device": Device,
+        "ember.backends.device.device": Device,
+        "torch._utils._rebuild_tensor_v2": rebuild_tensor_v2,
+        "torch._utils._rebuild_parameter": rebuild_parameter,
+        "torch._tensor._rebuild_from_type_v2": rebuild_from_type_v2,
+        "torch.nn.parameter.Parameter": Parameter,
+        "ember.nn.parameter.Parameter": Parameter,
+    }
+    table = dict(callables)
+    table["torch.Tensor"] = Tensor
+    table["torch.storage.UntypedStorage"] = StorageType(D.uint8)
+    for name, dt in D.DTYPES_BY_NAME.items():
+        table[f"torch.{name}"] = dt
+        table[f"ember.backends.dtypes.{name}"] = dt
+    for name, storage in STORAGE_NAMES.items():
+        table[f"torch.{storage}"] = StorageType(D.DTYPES_BY_NAME[name])
+    return table, list(callables.values())
+
+
+_TABLE, _CALLABLES = default_globals()
+
+
+class _FullUnpickler(pickle.Unpickler):
+    """``weights_only=False``: Python's unpickler, torch names mapped to ember's (trusted files only)."""
+
+    def __init__(self, data: bytes, storages: _Storages) -> None:
+        super().__init__(io.BytesIO(data), encoding="utf-8")
+        self._storages = storages
+
+    def find_class(self, module: str, name: str) -> Any:
+        found = _TABLE.get(f"{module}.{name}", user_globals().get(f"{module}.{name}"))
+        return found if found is not None else super().find_class(module, name)
+
+    def persistent_load(self, pid: Any) -> Any:
+        return self._storages.load(pid)
+
+
+def load_archive(fh: Any, label: str, map_location: Any, weights_only: bool) -> Any:
+    """Everything ``ember.load`` does once the file is open."""
+    z = _open(fh, label)
+    with z:
+        with _zip_errors(label, "the central directory"):
+            prefix = _prefix(z, label)
+            names = set(z.namelist())
+        order, byteorder = f"{prefix}byteorder", "little"
+        if order in names:
+            byteorder = bytes(_read_into(z, _entry(z, order, label), label)).decode("ascii", "replace")
+        if byteorder not in ("little", "big"):
+            raise RuntimeError(f"ember.load: {label}: unknown byteorder record {byteorder!r:.40}")
+        storages = _Storages(z, prefix, label, map_location, byteorder)
+        data = bytes(_read_into(z, _entry(z, f"{prefix}data.pkl", label), label))
+        if not weights_only:
+            return _FullUnpickler(data, storages).load()
+        return WeightsUnpickler(data, label, _TABLE, _CALLABLES, storages.load).load()

@@ -1,0 +1,475 @@
+"""The weights-only unpickler: a pickle opcode interpreter that builds data and nothing else.
+
+Threat model (what ``ember.load(f)`` with ``weights_only=True``, the default, promises about a
+malicious file ``f``):
+
+- It cannot run code: the only callables reachable are the allowlist below (tensor rebuild
+  functions, ``OrderedDict``, ``Counter``, ``set``, ``complex``, ``Size``, ``device``,
+  ``_codecs.encode``, a ``bytearray`` that refuses sizes) plus what the user allowlisted with
+  ``add_safe_globals``. ``range``, ``frozenset``, ``slice``, ``Tensor(n)`` and anything else are
+  refused, as PyTorch refuses them.
+- It cannot change any object outside what it returns: the mutating opcodes (BUILD, SETITEM(S),
+  APPEND(S)) act only on objects this unpickler itself created during this load (an empty
+  list/dict/set, a new ``OrderedDict``/``Counter``, a new instance of a user-allowlisted class),
+  never on a global it looked up (a dtype, ``Size``, ``device``, a rebuild function) nor on a
+  tensor (ember tensors carry no Python state). The memo and stack are private to the load.
+- It cannot allocate more than its declared tensors need: every object is built from bytes
+  that are in the file; storages are read with their declared size checked against the
+  archive entry first (see ``_checkpoint_zip``), and views stay views.
+- It can give you wrong numbers, shapes and names: the file is data, and data can lie.
+
+Every refusal is ``pickle.UnpicklingError`` naming the file, what was refused and the way out
+(PyTorch's wording); a malformed pickle stream is ``pickle.UnpicklingError`` too.
+"""
+
+from __future__ import annotations
+
+import _compat_pickle
+import collections
+import contextlib
+import pickle
+import struct
+from collections.abc import Callable, Iterator
+from typing import Any
+
+__all__ = [
+    "WeightsUnpickler",
+    "add_safe_globals",
+    "clear_safe_globals",
+    "get_safe_globals",
+    "safe_globals",
+    "user_globals",
+]
+
+# -- the user's allowlist --------------------------------------------------------------------
+_user_globals: dict[str, Any] = {}
+
+
+def _qualname(obj: Any) -> str:
+    if isinstance(obj, tuple):
+        return obj[1]
+    return f"{obj.__module__}.{obj.__qualname__}"
+
+
+def add_safe_globals(safe_globals: list[Any]) -> None:
+    """Allow ``load(weights_only=True)`` to build these classes or call these functions.
+
+    Items are objects or ``(object, "module.name")`` pairs.
+    Example: ``ember.serialization.add_safe_globals([MyNet])``.
+    """
+    for g in safe_globals:
+        _user_globals[_qualname(g)] = g[0] if isinstance(g, tuple) else g
+
+
+def get_safe_globals() -> list[Any]:
+    """The objects added with ``add_safe_globals``."""
+    return list(_user_globals.values())
+
+
+def clear_safe_globals() -> None:
+    """Forget every object added with ``add_safe_globals``."""
+    _user_globals.clear()
+
+
+@contextlib.contextmanager
+def safe_globals(safe_globals: list[Any]) -> Iterator[None]:
+    """``with ember.serialization.safe_globals([MyNet]): ember.load(f)`` allowlists only inside."""
+    saved = dict(_user_globals)
+    add_safe_globals(safe_globals)
+    try:
+        yield
+    finally:
+        _user_globals.clear()
+        _user_globals.update(saved)
+
+
+def user_globals() -> dict[str, Any]:
+    return _user_globals
+
+
+# -- messages --------------------------------------------------------------------------------
+def unsafe_hint(label: str) -> str:
+    """PyTorch's preamble for a refused weights-only load, naming the file."""
+    return (
+        f"Weights only load failed for {label}. This file can still be loaded, to do so you have two "
+        "options, do those steps only if you trust the source of the checkpoint.\n\t(1) In ember, "
+        "`weights_only=True` is the default (as in PyTorch 2.6+). Re-running `ember.load` with "
+        "`weights_only` set to `False` will likely succeed, but it can result in arbitrary code execution. "
+        "Do it only if you got the file from a trusted source.\n\t(2) Alternatively, to load with "
+        "`weights_only=True` please check the recommended steps in the following error message.\n\t"
+        "WeightsUnpickler error: "
+    )
+
+
+def _unsupported_global(full: str) -> str:
+    name = full.removeprefix("builtins.")
+    return (
+        f"Unsupported global: GLOBAL {name} was not an allowed global by default. Please use "
+        f"`ember.serialization.add_safe_globals([{name}])` or the "
+        f"`ember.serialization.safe_globals([{name}])` context manager to allowlist this global if you "
+        "trust this class/function."
+    )
+
+
+class _Malformed(Exception):
+    """Internal: the stream is not a well-formed pickle (turned into UnpicklingError with the file)."""
+
+
+class _Refused(Exception):
+    """Internal: a well-formed pickle asked for something weights-only loading never does."""
+
+
+# -- the interpreter -------------------------------------------------------------------------
+_MUTABLE_CONTAINERS = (dict, collections.OrderedDict, collections.Counter)
+_MAX_GLOBAL_LINE = 1024
+
+
+class WeightsUnpickler:
+    """Runs a pickle's opcodes with an allowlist; ``load()`` returns the data or raises.
+
+    ``table`` maps ``"module.name"`` to what GLOBAL pushes; ``callables`` are the entries of
+    ``table`` that REDUCE may call and NEWOBJ may instantiate (identity, never equality);
+    ``persistent_load(pid)`` turns a storage record into a storage.
+    """
+
+    def __init__(
+        self,
+        data: bytes,
+        label: str,
+        table: dict[str, Any],
+        callables: list[Any],
+        persistent_load: Callable[[Any], Any],
+    ) -> None:
+        self._data, self._pos, self._label = memoryview(data), 0, label
+        self._table, self._persistent_load = table, persistent_load
+        self._users = dict(_user_globals)
+        self._callable_ids = {id(c) for c in callables} | {id(u) for u in self._users.values()}
+        self._user_class_ids = {id(u) for u in self._users.values() if isinstance(u, type)}
+        self._made: dict[int, Any] = {}  # objects this load created: the only ones it may mutate
+        self._memo: dict[int, Any] = {}
+        self._stack: list[Any] = []
+        self._marks: list[list[Any]] = []
+
+    def load(self) -> Any:
+        try:
+            return self._run()
+        except _Refused as e:
+            raise pickle.UnpicklingError(unsafe_hint(self._label) + str(e)) from None
+        except _Malformed as e:
+            raise pickle.UnpicklingError(f"ember.load: {self._label}: malformed data.pkl: {e}") from None
+        except (
+            TypeError,
+            ValueError,
+            KeyError,
+            IndexError,
+            OverflowError,
+            AttributeError,
+            struct.error,
+        ) as e:
+            raise pickle.UnpicklingError(
+                f"ember.load: {self._label}: malformed data.pkl: {type(e).__name__}: {e}"
+            ) from None
+
+    # -- reading the stream ------------------------------------------------------------------
+    def _read(self, n: int) -> memoryview:
+        end = self._pos + n
+        if end > len(self._data):
+            raise _Malformed("pickle data was truncated")
+        chunk = self._data[self._pos : end]
+        self._pos = end
+        return chunk
+
+    def _line(self) -> str:
+        rest = self._data[self._pos : self._pos + _MAX_GLOBAL_LINE]
+        end = bytes(rest).find(b"\n")
+        if end < 0:
+            raise _Malformed("pickle data was truncated (a GLOBAL name without its newline)")
+        self._pos += end + 1
+        return bytes(rest[:end]).decode("utf-8")
+
+    def _run(self) -> Any:
+        ops = _OPS
+        while True:
+            op = self._read(1)[0]
+            handler = ops.get(op)
+            if handler is None:
+                raise _Malformed(f"unsupported opcode {bytes([op])!r} at byte {self._pos - 1}")
+            if handler is _stop:
+                return self._pop()
+            handler(self)
+
+    # -- the stack ---------------------------------------------------------------------------
+    def _pop(self) -> Any:
+        if not self._stack:
+            raise _Malformed(f"stack underflow at byte {self._pos - 1}")
+        return self._stack.pop()
+
+    def _top(self) -> Any:
+        if not self._stack:
+            raise _Malformed(f"stack underflow at byte {self._pos - 1}")
+        return self._stack[-1]
+
+    def _pop_mark(self) -> list[Any]:
+        if not self._marks:
+            raise _Malformed(f"no MARK before byte {self._pos - 1}")
+        items, self._stack = self._stack, self._marks.pop()
+        return items
+
+    def _make(self, obj: Any) -> Any:
+        self._made[id(obj)] = obj
+        return obj
+
+    def _owned(self, obj: Any, kinds: tuple[type, ...]) -> bool:
+        return type(obj) in kinds and self._made.get(id(obj)) is obj
+
+    # -- globals and calls -------------------------------------------------------------------
+    def global_(self, module: str, name: str) -> Any:
+        if (module, name) in _compat_pickle.NAME_MAPPING:
+            module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+        module = _compat_pickle.IMPORT_MAPPING.get(module, module)
+        full = f"{module}.{name}"
+        if full in self._table:
+            return self._table[full]
+        if full in self._users:
+            return self._users[full]
+        raise _Refused(_unsupported_global(full))
+
+    def call(self, func: Any, args: Any) -> Any:
+        if id(func) not in self._callable_ids:
+            raise _Refused(f"Trying to call reduce for unrecognized function {func!r}")
+        if type(args) is not tuple:
+            raise _Malformed(f"REDUCE arguments are a {type(args).__name__}, not a tuple")
+        result = func(*args)
+        if isinstance(func, type) and (func in _MUTABLE_CONTAINERS or id(func) in self._user_class_ids):
+            self._make(result)
+        return result
+
+    def new(self, cls: Any, args: Any) -> Any:
+        if type(args) is not tuple:
+            raise _Malformed(f"NEWOBJ arguments are a {type(args).__name__}, not a tuple")
+        if cls is self._table.get("torch.nn.parameter.Parameter"):
+            return cls(*args)
+        if id(cls) not in self._user_class_ids:
+            raise _Refused(
+                "Can only create new object for nn.Parameter or classes allowlisted via `add_safe_globals` "
+                f"but got {cls!r}"
+            )
+        return self._make(cls.__new__(cls, *args))
+
+    def build(self, inst: Any, state: Any) -> None:
+        made = self._made.get(id(inst)) is inst
+        if made and type(inst) is collections.OrderedDict and type(state) is dict:
+            inst.__dict__.update(state)
+        elif made and id(type(inst)) in self._user_class_ids:
+            _set_state(inst, state)
+        else:
+            raise _Refused(
+                "Can only build Tensor, Parameter, OrderedDict or types allowlisted via `add_safe_globals`, "
+                f"but got {type(inst)!r}{'' if made else ' that this load did not create'}"
+            )
+
+
+def _set_state(inst: Any, state: Any) -> None:
+    """``pickle``'s BUILD for an instance of a user-allowlisted class (the user trusts the class)."""
+    setstate = getattr(inst, "__setstate__", None)
+    if setstate is not None:
+        setstate(state)
+        return
+    slots = None
+    if isinstance(state, tuple) and len(state) == 2:
+        state, slots = state
+    if state:
+        inst.__dict__.update(state)
+    for k, v in (slots or {}).items():
+        setattr(inst, k, v)
+
+
+# -- opcode handlers -------------------------------------------------------------------------
+def _stop(u: WeightsUnpickler) -> None:  # handled in _run; here to mark the opcode as known
+    raise AssertionError
+
+
+def _push(value: Any) -> Callable[[WeightsUnpickler], None]:
+    return lambda u: u._stack.append(value)
+
+
+def _empty(kind: type) -> Callable[[WeightsUnpickler], None]:
+    return lambda u: u._stack.append(u._make(kind()))
+
+
+def _proto(u: WeightsUnpickler) -> None:
+    u._read(1)
+
+
+def _global(u: WeightsUnpickler) -> None:
+    module = u._line()
+    found = u.global_(module, u._line())
+    u._stack.append(found)
+
+
+def _reduce(u: WeightsUnpickler) -> None:
+    args = u._pop()
+    result = u.call(u._pop(), args)
+    u._stack.append(result)
+
+
+def _newobj(u: WeightsUnpickler) -> None:
+    args = u._pop()
+    result = u.new(u._pop(), args)
+    u._stack.append(result)
+
+
+def _build(u: WeightsUnpickler) -> None:
+    state = u._pop()
+    u.build(u._top(), state)
+
+
+def _mark(u: WeightsUnpickler) -> None:
+    u._marks.append(u._stack)
+    u._stack = []
+
+
+def _tuple(u: WeightsUnpickler) -> None:
+    items = tuple(u._pop_mark())  # before naming u._stack: popping the mark replaces it
+    u._stack.append(items)
+
+
+def _tuple_n(n: int) -> Callable[[WeightsUnpickler], None]:
+    def handler(u: WeightsUnpickler) -> None:
+        if len(u._stack) < n:
+            raise _Malformed(f"stack underflow at byte {u._pos - 1}")
+        items = tuple(u._stack[-n:])
+        del u._stack[-n:]
+        u._stack.append(items)
+
+    return handler
+
+
+def _append(u: WeightsUnpickler) -> None:
+    item = u._pop()
+    _extend(u, u._top(), [item])
+
+
+def _appends(u: WeightsUnpickler) -> None:
+    items = u._pop_mark()
+    _extend(u, u._top(), items)
+
+
+def _extend(u: WeightsUnpickler, target: Any, items: list[Any]) -> None:
+    if not u._owned(target, (list,)):
+        raise _Refused(f"Can only append to lists, but got {type(target)!r}")
+    target.extend(items)
+
+
+def _setitem(u: WeightsUnpickler) -> None:
+    value = u._pop()
+    key = u._pop()
+    _set_items(u, u._top(), [key, value])
+
+
+def _setitems(u: WeightsUnpickler) -> None:
+    items = u._pop_mark()
+    _set_items(u, u._top(), items)
+
+
+def _set_items(u: WeightsUnpickler, target: Any, items: list[Any]) -> None:
+    if not u._owned(target, _MUTABLE_CONTAINERS):
+        raise _Refused(
+            f"Can only SETITEMS for dict, collections.OrderedDict, collections.Counter, but got {type(target)!r}"
+        )
+    if len(items) % 2:
+        raise _Malformed("SETITEMS with an odd number of items")
+    for i in range(0, len(items), 2):
+        try:
+            target[items[i]] = items[i + 1]
+        except TypeError as e:
+            raise _Malformed(f"dict key {type(items[i]).__name__}: {e}") from None
+
+
+def _persid(u: WeightsUnpickler) -> None:
+    pid = u._pop()
+    if type(pid) is not tuple or not pid or pid[0] != "storage":
+        raise _Refused(f"Only persistent_load of storage is allowed, but got persistent id {pid!r:.80}")
+    storage = u._persistent_load(pid)
+    u._stack.append(storage)
+
+
+def _get(width: str) -> Callable[[WeightsUnpickler], None]:
+    size = struct.calcsize(width)
+
+    def handler(u: WeightsUnpickler) -> None:
+        (i,) = struct.unpack(width, u._read(size))
+        if i not in u._memo:
+            raise _Malformed(f"memo key {i} was never stored")
+        u._stack.append(u._memo[i])
+
+    return handler
+
+
+def _put(width: str) -> Callable[[WeightsUnpickler], None]:
+    size = struct.calcsize(width)
+
+    def handler(u: WeightsUnpickler) -> None:
+        (i,) = struct.unpack(width, u._read(size))
+        u._memo[i] = u._top()
+
+    return handler
+
+
+def _number(fmt: str) -> Callable[[WeightsUnpickler], None]:
+    size = struct.calcsize(fmt)
+    return lambda u: u._stack.append(struct.unpack(fmt, u._read(size))[0])
+
+
+def _long1(u: WeightsUnpickler) -> None:
+    n = u._read(1)[0]
+    u._stack.append(int.from_bytes(u._read(n), "little", signed=True))
+
+
+def _binunicode(u: WeightsUnpickler) -> None:
+    (n,) = struct.unpack("<I", u._read(4))
+    u._stack.append(str(u._read(n), "utf-8", "surrogatepass"))
+
+
+def _short_binstring(u: WeightsUnpickler) -> None:
+    n = u._read(1)[0]
+    u._stack.append(str(u._read(n), "utf-8", "strict"))
+
+
+P = pickle
+_OPS: dict[int, Callable[[WeightsUnpickler], None]] = {
+    P.PROTO[0]: _proto,
+    P.STOP[0]: _stop,
+    P.GLOBAL[0]: _global,
+    P.REDUCE[0]: _reduce,
+    P.NEWOBJ[0]: _newobj,
+    P.BUILD[0]: _build,
+    P.MARK[0]: _mark,
+    P.TUPLE[0]: _tuple,
+    P.TUPLE1[0]: _tuple_n(1),
+    P.TUPLE2[0]: _tuple_n(2),
+    P.TUPLE3[0]: _tuple_n(3),
+    P.APPEND[0]: _append,
+    P.APPENDS[0]: _appends,
+    P.SETITEM[0]: _setitem,
+    P.SETITEMS[0]: _setitems,
+    P.NONE[0]: _push(None),
+    P.NEWTRUE[0]: _push(True),
+    P.NEWFALSE[0]: _push(False),
+    P.EMPTY_TUPLE[0]: _push(()),
+    P.EMPTY_LIST[0]: _empty(list),
+    P.EMPTY_DICT[0]: _empty(dict),
+    P.EMPTY_SET[0]: _empty(set),
+    P.BININT[0]: _number("<i"),
+    P.BININT1[0]: _number("<B"),
+    P.BININT2[0]: _number("<H"),
+    P.BINFLOAT[0]: _number(">d"),
+    P.LONG1[0]: _long1,
+    P.BINUNICODE[0]: _binunicode,
+    P.SHORT_BINSTRING[0]: _short_binstring,
+    P.BINPERSID[0]: _persid,
+    P.BINGET[0]: _get("<B"),
+    P.LONG_BINGET[0]: _get("<I"),
+    P.BINPUT[0]: _put("<B"),
+    P.LONG_BINPUT[0]: _put("<I"),
+}
