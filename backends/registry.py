@@ -2,8 +2,14 @@
 
 Each loaded backend gets one ``LoadedBackend`` record whose ``k`` dict maps every op name
 to the callable the frontend should run: the backend's own kernel, a CPU-fallback wrapper
-(primitives only) or ``None`` (a composite the frontend decomposes). ``k`` is filled once
-at load and refilled in place when a policy changes, so the hot path is one dict lookup.
+(primitives only) or ``None`` (a composite the frontend runs itself: through its
+decomposition into primitives where it has one, else on the CPU backend and copied back).
+``k`` is filled once at load and refilled in place when a policy changes, so the hot path
+is one dict lookup.
+
+Which composites have a decomposition is the frontend's knowledge: it declares them here
+(``declare_decomposition``) when ``ember`` is imported, so ``composite_fallbacks`` can say
+which composites a backend would run on the CPU.
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ __all__ = [
     "FIRST_PARTY",
     "LoadedBackend",
     "available",
+    "declare_decomposition",
+    "decomposed",
     "get",
     "get_fallback_policy",
     "is_deterministic",
@@ -51,6 +59,10 @@ _discovery_errors: dict[str, str] = {}
 _loaded: dict[str, LoadedBackend] = {}
 _broken: dict[str, str] = {}
 _warned: set[tuple[str, str]] = set()
+# Composites the frontend can compute from primitives (filled by ``declare_decomposition``),
+# each with a factory for a kernel-shaped adapter where the frontend offers one (None: the
+# decomposition lives inside the op's frontend function and has no kernel form).
+_decomposed: dict[str, Callable[[LoadedBackend], Callable[..., Any]] | None] = {}
 
 
 class LoadedBackend:
@@ -83,6 +95,27 @@ class LoadedBackend:
     def fallbacks(self) -> list[str]:
         """Primitive ops this backend runs through the CPU fallback."""
         return [op for op in PRIMITIVES if op not in self.native]
+
+    def composite_fallbacks(self) -> list[str]:
+        """Composites this backend runs on the CPU: no kernel of its own and no decomposition.
+
+        Meaningful once ``ember`` (the frontend, which declares its decompositions) is imported.
+        """
+        if self.name == "cpu":
+            return []
+        return [op for op in COMPOSITES if op not in self.native and op not in _decomposed]
+
+    def decomposed_composites(self) -> list[str]:
+        """Composites this backend runs through the frontend's decomposition into primitives."""
+        return [op for op in COMPOSITES if op not in self.native and op in _decomposed]
+
+    def kernel(self, op: str) -> Callable[..., Any] | None:
+        """What runs ``op`` on native arrays: the table's kernel, else the decomposition's
+        kernel-shaped adapter (for testing it like a kernel), else None."""
+        fn = self.k.get(op)
+        if fn is None and self.name != "cpu" and _decomposed.get(op) is not None:
+            fn = _decomposed[op](self)  # type: ignore[misc]
+        return fn
 
     def overridden_composites(self) -> list[str]:
         return [op for op in COMPOSITES if op in self.native]
@@ -275,6 +308,8 @@ def status() -> list[dict[str, Any]]:
             "reason": lb.unavailable,
             "dtypes": [d.name for d in sorted(be.dtypes, key=_dtype_order)],
             "fallbacks": lb.fallbacks(),
+            "composite_fallbacks": lb.composite_fallbacks(),
+            "decomposed": lb.decomposed_composites(),
             "overrides": lb.overridden_composites(),
         }
         if lb.unavailable is None:
@@ -310,6 +345,24 @@ def unregister(name: str) -> None:
     """Forget an in-process backend (tensors on it stop working)."""
     _loaded.pop(name, None)
     _broken.pop(name, None)
+
+
+def declare_decomposition(
+    op: str, make_kernel: Callable[[LoadedBackend], Callable[..., Any]] | None = None
+) -> None:
+    """Record that the frontend computes composite ``op`` from primitives when a backend has no
+    kernel for it (called by the frontend at import; a contract error for a non-composite).
+
+    ``make_kernel(lb)``, where given, returns the decomposition as a kernel on ``lb``'s arrays.
+    """
+    if op not in COMPOSITES:
+        raise ContractError(f"'{op}' is not a composite op; only composites have decompositions")
+    _decomposed[op] = make_kernel
+
+
+def decomposed() -> frozenset[str]:
+    """The composites the frontend has declared a decomposition for."""
+    return frozenset(_decomposed)
 
 
 def set_fallback_policy(policy: str) -> None:

@@ -25,6 +25,7 @@ from ember.backends.dtypes import (
 )
 
 from . import _methods, accelerator, autograd, backends, cuda, fft, linalg, special, testing
+from . import _decompositions  # noqa: F401 - declares the composites' decompositions
 from ._creation import (
     arange,
     as_tensor,

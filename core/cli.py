@@ -11,6 +11,7 @@ __all__ = ["main"]
 
 
 def _info(args: argparse.Namespace) -> int:
+    import ember
     from ember.backends import registry
 
     rows = registry.status()
@@ -22,7 +23,6 @@ def _info(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    import ember
 
     print(f"ember {ember.__version__}; backends found through entry point group 'ember.backends':")
     for r in rows:
@@ -33,12 +33,23 @@ def _info(args: argparse.Namespace) -> int:
         for i, d in enumerate(r["devices"]):
             print(f"    device {r['name']}:{i}: {d}")
         print(f"    dtypes: {', '.join(r['dtypes'])}")
-        if args.backend or r["fallbacks"]:
-            fb = ", ".join(r["fallbacks"]) or "none"
-            print(f"    primitives running through the CPU fallback: {fb}")
-        if args.backend:
-            print(f"    composites with their own kernels: {', '.join(r['overrides']) or 'none'}")
+        _print_fallbacks(r, bool(args.backend))
     return 0
+
+
+def _print_fallbacks(r: dict, detail: bool) -> None:
+    """Both kinds of CPU fallback, labelled; with ``--backend`` also how composites run."""
+    if detail or r["fallbacks"]:
+        fb = ", ".join(r["fallbacks"]) or "none"
+        print(f"    primitive fallbacks (no kernel; run on the CPU and copied back): {fb}")
+    if detail or r["composite_fallbacks"]:
+        fb = ", ".join(r["composite_fallbacks"]) or "none"
+        print(f"    composite fallbacks (no kernel, no decomposition; run on the CPU and copied back): {fb}")
+    if detail:
+        print(f"    composites with their own kernels: {', '.join(r['overrides']) or 'none'}")
+        print(
+            f"    composites decomposed into primitives on the device: {', '.join(r['decomposed']) or 'none'}"
+        )
 
 
 def _conformance(rest: Sequence[str]) -> int:

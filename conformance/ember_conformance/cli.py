@@ -1,7 +1,7 @@
 """``ember conformance``: the suite as a subcommand of the ``ember`` console script.
 
 ``ember conformance --backend NAME [--device NAME:I] [--report PATH] [--certify]
-[--manifest FILE] [--plugin MODULE:OBJECT] [-- extra pytest args]`` runs
+[--manifest FILE] [--plugin MODULE:OBJECT] [--max-fallbacks N] [-- extra pytest args]`` runs
 ``pytest --pyargs ember_conformance`` with the matching ``--ember-*`` options and returns
 pytest's exit code (0 only for a passing run).
 """
@@ -24,6 +24,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--certify", action="store_true", help="no skips, no known failures, no fallbacks")
     p.add_argument("--manifest", metavar="FILE", help="the backend's manifest (TOML or JSON)")
     p.add_argument("--plugin", metavar="MODULE:OBJECT", help="register a plugin object that is not installed")
+    p.add_argument(
+        "--max-fallbacks",
+        type=int,
+        metavar="N",
+        help="fail a non-certify run whose backend runs more than N ops on the CPU (default 0)",
+    )
     p.add_argument("pytest_args", nargs="*", help="extra pytest arguments, after --")
     return p
 
@@ -41,6 +47,8 @@ def build_pytest_args(ns: argparse.Namespace) -> list[str]:
     ):
         if value:
             args += [flag, value]
+    if ns.max_fallbacks is not None:
+        args += ["--ember-max-fallbacks", str(ns.max_fallbacks)]
     if ns.certify:
         args.append("--ember-certify")
     return args + list(ns.pytest_args)

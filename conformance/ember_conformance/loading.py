@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 
+import ember  # noqa: F401 - the frontend declares its composites' decompositions on import
 import ember.backends as eb
 from ember.backends import LoadedBackend
 

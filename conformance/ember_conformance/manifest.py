@@ -3,7 +3,9 @@
 A TOML (or JSON) file kept in the backend's repository::
 
     dtypes = ["float32", "int64", "bool"]      # optional; default: the backend's dtypes
-    fallbacks = ["erf"]                         # primitives knowingly run on the CPU
+    fallbacks = ["erf", "linalg_eig"]           # ops knowingly run on the CPU: primitives
+                                                # without a kernel, composites without a kernel
+                                                # or a decomposition
 
     [[known_failures]]
     test = "test_op[erf-float16]"               # one test id per entry
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ember.backends import DTYPES_BY_NAME, PRIMITIVES
+from ember.backends import ALL_OPS, DTYPES_BY_NAME
 
 __all__ = ["Manifest", "ManifestError", "load_manifest"]
 
@@ -67,7 +69,7 @@ def load_manifest(path: str | None) -> Manifest:
     m = Manifest(path=str(p))
     if "dtypes" in data:
         m.dtypes = _names(path, "dtypes", data["dtypes"], DTYPES_BY_NAME)
-    m.fallbacks = _names(path, "fallbacks", data.get("fallbacks", []), PRIMITIVES)
+    m.fallbacks = _names(path, "fallbacks", data.get("fallbacks", []), ALL_OPS)
     for i, entry in enumerate(data.get("known_failures", [])):
         test, reason = entry.get("test"), entry.get("reason")
         if not isinstance(test, str) or not test or not isinstance(reason, str) or not reason.strip():

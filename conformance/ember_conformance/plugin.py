@@ -30,6 +30,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--ember-manifest", metavar="FILE", help="the backend's manifest (TOML or JSON)")
     g.addoption("--ember-certify", action="store_true", help="no skips, no known failures, no fallbacks")
     g.addoption(
+        "--ember-max-fallbacks",
+        type=int,
+        default=0,
+        metavar="N",
+        help="without --ember-certify, a run whose backend runs more than N ops (primitives or "
+        "composites) through the CPU fails (default 0)",
+    )
+    g.addoption(
         "--ember-plugin",
         metavar="MODULE:OBJECT",
         help="register this plugin object under --ember-backend's name first (backends not installed)",
@@ -83,6 +91,13 @@ def _dtypes(lb: Any, manifest: Any, certify: bool) -> list[str]:
     return [d for d in declared if d in manifest.dtypes]
 
 
+def _max_fallbacks(config: pytest.Config) -> int:
+    n = config.getoption("--ember-max-fallbacks")
+    if n < 0:
+        raise pytest.UsageError(f"--ember-max-fallbacks must be 0 or more, got {n}")
+    return int(n)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     name = config.getoption("--ember-backend", None)
     if not name:
@@ -116,6 +131,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.getoption("--ember-report"),
         _dtypes(lb, manifest, certify),
         pool,
+        _max_fallbacks(config),
     )
     config.stash[STATE] = st
     config.add_cleanup(pool.close)
@@ -220,7 +236,15 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         tr.write_line(f"note: {note}")
     for err in st.errors:
         tr.write_line(f"RUN FAILED: {err}", red=True, bold=True)
-    tr.write_line(summary_line(st, bool(st.errors) or int(exitstatus) != 0))
+    failed = bool(st.errors) or int(exitstatus) != 0
+    line = summary_line(st, failed)
+    # Green only for a clean pass: a pass with fallbacks is yellow, over the limit red.
+    if failed:
+        tr.write_line(line, red=True, bold=True)
+    elif st.fallback_ops():
+        tr.write_line(line, yellow=True, bold=True)
+    else:
+        tr.write_line(line, green=True)
     if st.report:
         tr.write_line(f"report: {st.report}.md, {st.report}.json, {st.report}.xml")
 

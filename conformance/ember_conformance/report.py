@@ -15,6 +15,7 @@ from .report_md import markdown
 from .report_xml import junit_xml
 from .state import State
 from .todo_autograd_nn import PENDING
+from .verdict import fallback_errors
 
 __all__ = ["STATUSES", "build_report", "summary_line", "write_report"]
 
@@ -28,7 +29,7 @@ def _matrix(st: State) -> dict[str, dict[str, str]]:
     }
     out: dict[str, dict[str, str]] = {}
     for op in ALL_OPS:
-        if op in COMPOSITES and st.lb.k[op] is None:
+        if op in COMPOSITES and st.lb.kernel(op) is None:
             continue
         row = {}
         for d in ALL:
@@ -45,11 +46,29 @@ def _counts(st: State, matrix: dict[str, dict[str, str]]) -> dict[str, int]:
     return {s: c.get(s, 0) for s in STATUSES}
 
 
+def verdict_word(st: State, failed: bool) -> str:
+    """FAILED when a test failed or certify refused; else PASSED, saying how many ops ran on
+    the CPU if any (a run over ``--ember-max-fallbacks`` still exits non-zero)."""
+    c = Counter(r.get("status") for r in st.rows.values())
+    only_fallbacks = set(st.errors) <= set(fallback_errors(st))
+    if (failed and st.certify) or c["fail"] or c["crash"] or not only_fallbacks:
+        return "FAILED"
+    fb = st.fallback_ops()
+    if fb:
+        return f"PASSED with {len(fb)} fallback{'s' if len(fb) != 1 else ''}"
+    return "FAILED" if failed else "PASSED"
+
+
 def summary_line(st: State, failed: bool) -> str:
     c = _counts(st, _matrix(st))
     parts = ", ".join(f"{c[s]} {s}" for s in STATUSES if c[s] or s in ("pass", "fail"))
     mode = " (certify)" if st.certify else ""
-    return f"ember-conformance{mode}: backend '{st.name}' on {st.name}:{st.index}: {'FAILED' if failed else 'PASSED'} — {parts}"
+    fb = st.fallback_ops()
+    tail = f"; run on the CPU: {', '.join(fb)}" if fb else ""
+    return (
+        f"ember-conformance{mode}: backend '{st.name}' on {st.name}:{st.index}: "
+        f"{verdict_word(st, failed)} — {parts}{tail}"
+    )
 
 
 def build_report(st: State, exitstatus: int) -> dict[str, Any]:
@@ -67,6 +86,7 @@ def build_report(st: State, exitstatus: int) -> dict[str, Any]:
         "dtypes_declared": [d for d in ALL if d in {x.name for x in be.dtypes}],
         "dtypes_tested": st.dtypes,
         "result": "FAILED" if failed else "PASSED",
+        "verdict": verdict_word(st, failed),
         "exitstatus": exitstatus,
         "summary": _counts(st, matrix),
         "summary_line": summary_line(st, failed),
@@ -74,7 +94,11 @@ def build_report(st: State, exitstatus: int) -> dict[str, Any]:
         "notes": st.notes,
         "matrix": matrix,
         "fallbacks": st.lb.fallbacks(),
+        "composite_fallbacks": st.lb.composite_fallbacks(),
+        "fallback_count": len(st.fallback_ops()),
+        "max_fallbacks": None if st.certify else st.max_fallbacks,
         "composites_overridden": st.lb.overridden_composites(),
+        "composites_decomposed": st.lb.decomposed_composites(),
         "composites_not_overridden": [op for op in COMPOSITES if st.lb.k[op] is None],
         "tests": sorted(st.rows.values(), key=lambda r: r["test"]),
         "pending_checks": PENDING,

@@ -85,12 +85,22 @@ def _failure(t: dict[str, Any]) -> list[str]:
     return out + [""]
 
 
+def _tested_decompositions(r: dict[str, Any]) -> list[str]:
+    return [op for op in r.get("composites_decomposed", []) if op in r["matrix"]]
+
+
+def _inline(r: dict[str, Any]) -> list[str]:
+    """Not overridden, decomposed inside the frontend function (no kernel form to test alone)."""
+    shown = set(_tested_decompositions(r)) | set(r.get("composite_fallbacks", []))
+    return [op for op in r["composites_not_overridden"] if op not in shown]
+
+
 def markdown(r: dict[str, Any]) -> str:
     """The report as Markdown; ``r`` is ``report.build_report``'s dict."""
     lines = [
         f"# ember conformance: backend `{r['backend']}`",
         "",
-        f"**{r['result']}** — "
+        f"**{r.get('verdict', r['result'])}** (exit status {r['exitstatus']}) — "
         + ", ".join(f"{n} {k}" for k, n in r["summary"].items() if n or k in ("pass", "fail")),
         "",
         (
@@ -99,7 +109,11 @@ def markdown(r: dict[str, Any]) -> str:
         ),
         f"- certify: {'yes' if r['certify'] else 'no'}; manifest: {r['manifest'] or 'none'}",
         f"- dtypes tested: {', '.join(r['dtypes_tested'])}",
-        f"- fallbacks (no native kernel): {', '.join(r['fallbacks']) or 'none'}",
+        f"- primitive fallbacks (no native kernel, run on the CPU): {', '.join(r['fallbacks']) or 'none'}",
+        (
+            "- composite fallbacks (no kernel and no decomposition, run on the CPU): "
+            f"{', '.join(r.get('composite_fallbacks', [])) or 'none'}"
+        ),
         "",
     ]
     for e in r["run_errors"]:
@@ -113,9 +127,14 @@ def markdown(r: dict[str, Any]) -> str:
         "",
         f"- overridden by the backend (tested above): {', '.join(r['composites_overridden']) or 'none'}",
         (
-            f"- composite: not overridden (the frontend decomposes them into primitives): "
-            f"{', '.join(r['composites_not_overridden']) or 'none'}"
+            "- decomposed into primitives by the frontend, the decomposition tested above on this "
+            f"device: {', '.join(_tested_decompositions(r)) or 'none'}"
         ),
+        (
+            f"- composite: not overridden (the frontend decomposes them into primitives): "
+            f"{', '.join(_inline(r)) or 'none'}"
+        ),
+        f"- run on the CPU (no kernel, no decomposition): {', '.join(r.get('composite_fallbacks', [])) or 'none'}",
         "",
     ]
     lines += ["## Semantic and contract checks", ""] + _checks_table(r["tests"]) + [""]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import ember  # noqa: F401 - importing the frontend declares its decompositions to the registry
 import pytest
 from ember.backends import ALL_OPS, COMPOSITES, LoadedBackend
 
@@ -28,6 +29,7 @@ class State:
     report: str | None
     dtypes: list[str]  # dtypes under test: the manifest's, or every one the backend declares
     pool: WorkerPool
+    max_fallbacks: int = 0  # more ops than this through the CPU fails a run (not certify)
     rows: dict[str, dict[str, Any]] = field(default_factory=dict)  # nodeid -> report row
     errors: list[str] = field(default_factory=list)  # reasons the whole run fails
     notes: list[str] = field(default_factory=list)
@@ -38,13 +40,18 @@ class State:
         return [d for d in CASES[op].dtypes if d in self.dtypes]
 
     def op_params(self) -> list[tuple[str, str]]:
-        """(op, dtype) pairs for ``test_op``: composites only where the backend overrides them."""
+        """(op, dtype) pairs for ``test_op``: composites where the backend overrides them or the
+        frontend's decomposition has a kernel form (then the decomposition is what is tested)."""
         return [
             (op, d)
             for op in ALL_OPS
-            if not (op in COMPOSITES and self.lb.k[op] is None)
+            if not (op in COMPOSITES and self.lb.kernel(op) is None)
             for d in self.op_dtypes(op)
         ]
+
+    def fallback_ops(self) -> list[str]:
+        """Every op the backend runs through the CPU: primitives, then composites."""
+        return self.lb.fallbacks() + self.lb.composite_fallbacks()
 
     def check_params(self, group: str) -> list[str]:
         return check_ids(Ctx(self.lb, self.dtypes, self.index), group)

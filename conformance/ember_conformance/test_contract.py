@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from ember.backends import ALL_DTYPES, ALL_OPS, PRIMITIVES, Backend, DType
+import pytest
+from ember.backends import ALL_DTYPES, ALL_OPS, COMPOSITES, PRIMITIVES, Backend, DType
 
 from .catalog import CASES
 from .dtypes import ALL
-from .state import State
+from .state import State, state_of
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "composite" in metafunc.fixturenames:
+        state_of(metafunc.config)  # a usage error without --ember-backend
+        metafunc.parametrize("composite", list(COMPOSITES), ids=list(COMPOSITES))
 
 
 def test_every_op_has_a_case_record() -> None:
@@ -37,13 +44,46 @@ def test_backend_declares_the_protocol(ember_state: State) -> None:
 
 
 def test_manifest_fallbacks_are_real(ember_state: State) -> None:
-    """A fallback the manifest declares but the backend implements natively is stale."""
+    """A fallback the manifest declares but the backend implements natively (or the frontend
+    decomposes) is stale."""
     st = ember_state
     stale = sorted(set(st.manifest.fallbacks) & set(st.lb.native))
     assert not stale, (
         f"manifest {st.manifest.path} declares fallbacks {stale}, but the backend has kernels for them"
     )
+    decomposed = sorted(set(st.manifest.fallbacks) & set(st.lb.decomposed_composites()))
+    assert not decomposed, (
+        f"manifest {st.manifest.path} declares fallbacks {decomposed}, but the frontend decomposes "
+        "them into primitives: they run on the device"
+    )
     must = sorted(op for op in st.lb.fallbacks() if not PRIMITIVES[op].may_fall_back)
     assert not must, (
         f"no kernel for {must}: view and in-place ops cannot fall back, the backend must implement them"
     )
+
+
+def test_composite_runs_on_the_device(
+    composite: str, ember_state: State, request: pytest.FixtureRequest
+) -> None:
+    """Each composite runs on the device: the backend's kernel or the frontend's decomposition.
+    One with neither runs on the CPU and is copied back: a fallback, refused by certify and
+    needing a manifest entry otherwise."""
+    st, op = ember_state, composite
+    if op not in st.lb.composite_fallbacks():
+        how = "kernel" if op in st.lb.native else "decomposition"
+        assert how == "kernel" or op in st.lb.decomposed_composites() or st.name == "cpu"
+        return
+    row = st.row(request.node.nodeid, request.node.name)
+    row.update(kind="composite", op=op, status="fallback")
+    if st.certify:
+        pytest.fail(
+            f"{op}: composite with no kernel and no decomposition into primitives (runs on the CPU); "
+            "certify mode allows no fallbacks: register a kernel for it",
+            pytrace=False,
+        )
+    if st.manifest.path and op not in st.manifest.fallbacks:
+        pytest.fail(
+            f"{op}: composite with no kernel and no decomposition (runs on the CPU), and the manifest "
+            f"{st.manifest.path} does not declare it in 'fallbacks'; register a kernel or declare it",
+            pytrace=False,
+        )

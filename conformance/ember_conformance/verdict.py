@@ -4,15 +4,35 @@ from __future__ import annotations
 
 from .state import State
 
-__all__ = ["EXECUTED", "run_level_errors"]
+__all__ = ["EXECUTED", "fallback_errors", "run_level_errors"]
 
 EXECUTED = ("pass", "fail", "crash", "xfail", "fallback")
 FRONTEND_PENDING = "frontend pending:"
 
 
+def fallback_errors(st: State) -> list[str]:
+    """Ops run on the CPU: none allowed in certify mode, at most ``--ember-max-fallbacks`` else."""
+    ops = st.fallback_ops()
+    composites = st.lb.composite_fallbacks()
+    if st.certify and composites:
+        msg = (
+            "--ember-certify allows no fallbacks; composites without a kernel or a decomposition "
+            f"run on the CPU: {composites}"
+        )
+        return [msg]
+    if not st.certify and len(ops) > st.max_fallbacks:
+        msg = (
+            f"{len(ops)} ops run through the CPU fallback, more than --ember-max-fallbacks "
+            f"{st.max_fallbacks} allows: {ops}"
+        )
+        return [msg]
+    return []
+
+
 def run_level_errors(st: State) -> list[str]:
-    """Zero executed tests, and in certify mode any skip or deselection, fail the run."""
-    errors = []
+    """Zero executed tests, too many fallbacks, and in certify mode any skip, deselection or
+    composite fallback fail the run."""
+    errors = fallback_errors(st)
     statuses = [r.get("status") for r in st.rows.values()]
     if not any(s in EXECUTED for s in statuses):
         errors.append(

@@ -1,8 +1,10 @@
-"""Running a composite op that has no decomposition into primitives.
+"""Running a composite op: the backend's kernel, else its decomposition, else the CPU.
 
-``run_composite`` uses the tensor's backend kernel when it registers one and otherwise runs
-the CPU backend's kernel on host copies and copies the results back (the frontend default
-for special functions, linear algebra and other ops NumPy/SciPy compute well).
+``run_composite`` uses the tensor's backend kernel when it registers one; otherwise the
+composite's decomposition into primitives (registered here with ``decomposition``, so a
+backend with only the primitives runs it on its own device); otherwise the CPU backend's
+kernel on host copies, copied back: a CPU fallback under the user's policy, and reported
+as one by ``ember info`` and the conformance suite.
 """
 
 from __future__ import annotations
@@ -12,12 +14,45 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from ember.backends import DType, FallbackError, get_fallback_policy, registry
+from ember.backends import COMPOSITES, DTYPES_BY_NAME, DType, FallbackError, get_fallback_policy, registry
+from ember.backends import device as _device
 
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 
-__all__ = ["NoRecord", "composed", "not_implemented_for", "run_composite"]
+__all__ = [
+    "DECOMPOSITIONS",
+    "NoRecord",
+    "composed",
+    "decomposed_kernel",
+    "decomposition",
+    "not_implemented_for",
+    "run_composite",
+]
+
+# op -> fn(*tensors, *params) -> Tensor or tuple of Tensors, written in ember ops.
+DECOMPOSITIONS: dict[str, Callable[..., Any]] = {}
+
+
+def decomposition(op: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``fn`` as composite ``op``'s decomposition into ember ops (and tell the registry).
+
+    ``fn`` takes the composite's tensor arguments as Tensors then its parameters, in the order
+    of ``ember.backends.ops``, and returns Tensors of the dtypes the composite promises.
+    """
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        DECOMPOSITIONS[op] = fn
+        registry.declare_decomposition(op, lambda lb: decomposed_kernel(lb, op))
+        return fn
+
+    return register
+
+
+def declare_inline(*ops: str) -> None:
+    """Composites whose frontend function decomposes them itself when ``k[op]`` is None."""
+    for op in ops:
+        registry.declare_decomposition(op)
 
 
 class NoRecord:
@@ -108,6 +143,10 @@ def run_composite(name: str, tensors: tuple[Tensor, ...], params: tuple, dtypes:
     x = tensors[0]
     be, dev = x._be, x._device
     k = be.k.get(name)
+    decomposed = DECOMPOSITIONS.get(name) if k is None and be.name != "cpu" else None
+    if decomposed is not None:
+        with NoRecord():
+            return _decompose(decomposed, tensors, params, dtypes)
     if k is not None:
         if getattr(be.backend, "contiguous_only", False):
             tensors = tuple(t.contiguous() for t in tensors)  # type: ignore[attr-defined]
@@ -124,6 +163,35 @@ def run_composite(name: str, tensors: tuple[Tensor, ...], params: tuple, dtypes:
     if isinstance(dtypes, DType):
         return wrap(out, be, dev, dtypes, _shape(be, out))
     return tuple(wrap(o, be, dev, d, _shape(be, o)) for o, d in zip(out, dtypes))
+
+
+def _decompose(fn: Callable[..., Any], tensors: tuple, params: tuple, dtypes: Any) -> Any:
+    """Run a decomposition and hold it to the composite's promised dtypes."""
+    out = fn(*tensors, *params)
+    if isinstance(dtypes, DType):
+        return out if out.dtype is dtypes else out.to(dtypes)
+    return tuple(o if o.dtype is d else o.to(d) for o, d in zip(out, dtypes))
+
+
+def decomposed_kernel(lb: Any, op: str) -> Callable[..., Any]:
+    """Composite ``op``'s decomposition as a kernel on ``lb``'s native arrays (for the
+    conformance suite, which calls kernels): wraps the arrays as Tensors, runs, unwraps."""
+    fn = DECOMPOSITIONS[op]
+    n = COMPOSITES[op].inputs
+
+    def kernel(*args: Any) -> Any:
+        tensors = tuple(_as_tensor(lb, a) for a in args[:n])
+        with NoRecord():
+            out = fn(*tensors, *args[n:])
+        return tuple(o._data for o in out) if isinstance(out, tuple) else out._data
+
+    return kernel
+
+
+def _as_tensor(lb: Any, data: Any) -> Tensor:
+    host = lb.backend.to_numpy(data)
+    dev = _device(lb.name, lb.backend.index_of(data))
+    return wrap(data, lb, dev, DTYPES_BY_NAME[host.dtype.name], tuple(int(s) for s in host.shape))
 
 
 def composed(fn: Callable[..., Tensor], node: str, rule: Callable[..., Any]) -> Callable[..., Tensor]:

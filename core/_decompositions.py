@@ -1,0 +1,47 @@
+"""Every composite's decomposition into primitives, declared to the registry on import.
+
+Two kinds: composites whose frontend function decomposes them itself when the backend has no
+kernel (``k[op] is None``; listed below with where that code lives), and composites with a
+standalone decomposition registered by ``@decomposition`` in the ``_decomp_*`` modules (which
+``run_composite`` uses and the conformance suite tests like a kernel). A composite in neither
+runs on the CPU and is reported as a fallback (``ember info``, the conformance suite).
+``tests/test_decompositions.py`` runs each declared one on a primitives-only backend with the
+fallback policy ``error``, so this list cannot claim a decomposition that is not there.
+"""
+
+from __future__ import annotations
+
+from . import _decomp_bessel, _decomp_elementary, _decomp_gamma, _decomp_linalg, _decomp_normal
+from ._ops._composite import declare_inline
+
+__all__ = ["INLINE"]
+
+INLINE = (
+    "clone",  # _ops/convert.py: empty + assign
+    "ceil",  # _ops/unary.py: -floor(-x)
+    "trunc",  # _ops/unary.py
+    "round",  # _ops/unary.py
+    "sign",  # _ops/unary.py
+    "sigmoid",  # _ops/unary.py
+    "log1p",  # _ops/unary.py
+    "expm1",  # _ops/unary.py
+    "remainder",  # _ops/binary.py: a - floordiv(a, b) * b
+    "amin",  # _ops/reduce.py: -amax(-x)
+    "argmin",  # _ops/reduce.py
+    "softmax",  # nn/_functional/softmax.py
+    "log_softmax",  # nn/_functional/softmax.py
+    "index",  # _ops/indexing.py: gather on the flattened view
+    "index_put",  # _ops/indexing.py: scatter on the flattened view
+    "nonzero",  # _ops/indexing.py
+    "conv2d",  # nn/_functional/conv.py: unfold + matmul
+    "max_pool2d",  # nn/_functional/pooling.py
+    "avg_pool2d",  # nn/_functional/pooling.py
+    "sgd_update",  # optim/optimizer.py: the optimizer's per-op formula
+    "adam_update",  # optim/optimizer.py
+    "cumprod",  # _ops/reduce_extra.py: a doubling scan
+    "cummax",  # _ops/reduce_extra.py
+    "cummin",  # _ops/reduce_extra.py
+)
+
+declare_inline(*INLINE)
+_MODULES = (_decomp_bessel, _decomp_elementary, _decomp_gamma, _decomp_linalg, _decomp_normal)
