@@ -28,13 +28,13 @@ def _unary(op: str, ref, dtypes, why: str, domain: str = "any", special: bool = 
 
 
 def _binary(op: str, ref, dtypes, why: str, a: str = "any", b: str = "any", **kw) -> OpCase:
-    nan = kw.pop("with_nan", False)
-    return OpCase(op, binary_samples(a, b, with_nan=nan), ref, dtypes, why, **kw)
+    nan, limits = kw.pop("with_nan", False), kw.pop("limits", False)
+    return OpCase(op, binary_samples(a, b, with_nan=nan, limits=limits), ref, dtypes, why, **kw)
 
 
 def _compare_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
     """Binary samples plus a case where half the elements tie, so eq/le see equality."""
-    out = binary_samples("small", "small", with_nan=True)(dtype, rng)
+    out = binary_samples("small", "small", with_nan=True, limits=True)(dtype, rng)
     a = values(rng, (8,), dtype, "small")
     b = values(rng, (8,), dtype, "small")
     b[::2] = a[::2]
@@ -74,10 +74,12 @@ RECORDS = [
     _unary("tanh", np.tanh, _FC, "floating and complex"),
     _unary("erf", _erf, FLOATS, "real floating only (no complex erf in PyTorch)", tol_scale=2.0),
     _unary("floor", np.floor, FLOATS, "real floating only (floor of an integer is the frontend's no-op)"),
-    _binary("add", np.add, _NUM, "every number type; bool + bool is the frontend's logical or"),
-    _binary("sub", np.subtract, _NUM, "every number type (PyTorch refuses bool)"),
-    _binary("mul", np.multiply, _NUM, "every number type; bool is the frontend's logical and"),
-    _binary("div", np.true_divide, _FC, "true division: the frontend promotes ints to float", b="pos"),
+    _binary("add", np.add, _NUM, "every number type; bool + bool is the frontend's logical or", limits=True),
+    _binary("sub", np.subtract, _NUM, "every number type (PyTorch refuses bool)", limits=True),
+    _binary("mul", np.multiply, _NUM, "every number type; bool is the frontend's logical and", limits=True),
+    _binary(
+        "div", np.true_divide, _FC, "true division: the frontend promotes ints to float", b="pos", limits=True
+    ),
     _binary(
         "floordiv",
         np.floor_divide,
@@ -94,11 +96,11 @@ RECORDS = [
         b="exp",
         tol_scale=2.0,
     ),
-    _binary("maximum", np.maximum, BOOL + REAL, "ordered types; NaN propagates", with_nan=True),
-    _binary("minimum", np.minimum, BOOL + REAL, "ordered types; NaN propagates", with_nan=True),
-    _binary("bitwise_and", np.bitwise_and, BOOL + INTS, "bool and integers only"),
-    _binary("bitwise_or", np.bitwise_or, BOOL + INTS, "bool and integers only"),
-    _binary("bitwise_xor", np.bitwise_xor, BOOL + INTS, "bool and integers only"),
+    _binary("maximum", np.maximum, BOOL + REAL, "ordered types; NaN propagates", with_nan=True, limits=True),
+    _binary("minimum", np.minimum, BOOL + REAL, "ordered types; NaN propagates", with_nan=True, limits=True),
+    _binary("bitwise_and", np.bitwise_and, BOOL + INTS, "bool and integers only", limits=True),
+    _binary("bitwise_or", np.bitwise_or, BOOL + INTS, "bool and integers only", limits=True),
+    _binary("bitwise_xor", np.bitwise_xor, BOOL + INTS, "bool and integers only", limits=True),
     OpCase("eq", _compare_samples, np.equal, ALL, "every dtype", out_dtype=_bool),
     OpCase(
         "lt", _compare_samples, np.less, BOOL + REAL, "ordered types (complex has no order)", out_dtype=_bool

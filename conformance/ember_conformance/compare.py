@@ -1,8 +1,11 @@
 """Compare a kernel's result with the float64 reference: dtype, shape, then values.
 
 Integers and bool compare exactly (after wrapping the reference to the dtype, as C and
-PyTorch integer arithmetic wrap); floating and complex results within
-``atol + rtol * magnitude``. NaN must meet NaN, infinities must match exactly.
+PyTorch integer arithmetic wrap). Floating and complex results of ops whose result is exact
+(``dtypes.FAMILY``) compare bitwise with the reference rounded to the dtype (to nearest
+even, by NumPy / ml_dtypes); the others within ``atol + rtol * magnitude`` from the
+tolerance table in ``dtypes.py``. NaN must meet NaN, infinities must match exactly, and a
+zero must carry the reference's sign where ``dtypes.SIGNED_ZERO`` names the op.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .dtypes import COMPLEX, FLOATS, name_of, np_dtype, tolerance
+from .dtypes import COMPLEX, FLOATS, SIGNED_ZERO, is_exact, name_of, np_dtype, tolerance
 
 __all__ = ["compare", "compare_close"]
 
@@ -21,26 +24,54 @@ def _verdict(ok: bool, message: str = "", **worst: Any) -> dict[str, Any]:
 
 
 def compare(
-    got: np.ndarray, want: Any, dtype: str, tol_scale: float = 1.0, magnitude: Any = None
+    got: np.ndarray, want: Any, dtype: str, tol_scale: float = 1.0, magnitude: Any = None, op: str = ""
 ) -> dict[str, Any]:
-    """A verdict dict: ``status`` ok/fail, ``message``, and the worst error where values differ."""
+    """A verdict dict: ``status`` ok/fail, ``message``, and the worst error where values differ;
+    ``op`` picks the tolerance family and whether the sign of zero counts."""
     got_name = name_of(got.dtype)
     if got_name != dtype:
         return _verdict(False, f"returned dtype {got_name}, expected {dtype}")
     want = np.asarray(want)
     if got.shape != want.shape:
         return _verdict(False, f"returned shape {got.shape}, expected {want.shape}")
-    if dtype in FLOATS or dtype in COMPLEX:
-        return _compare_float(got, want, dtype, tol_scale, magnitude)
-    return _compare_exact(got, want.astype(np_dtype(dtype)))
+    if (dtype in FLOATS or dtype in COMPLEX) and not is_exact(op):
+        verdict = _compare_float(got, want, dtype, tol_scale, magnitude, op)
+    else:
+        with np.errstate(all="ignore"):
+            verdict = _compare_exact(got, want.astype(np_dtype(dtype)))
+    if verdict["status"] == "ok" and op in SIGNED_ZERO and dtype in FLOATS:
+        return _compare_zero_signs(got, want)
+    return verdict
+
+
+def _compare_zero_signs(got: np.ndarray, want: np.ndarray) -> dict[str, Any]:
+    """Where the reference is a zero and the result is too, their signs must agree."""
+    w = want.astype(np.float64)
+    g = got.astype(np.float64)
+    bad = (w == 0) & (g == 0) & (np.signbit(w) != np.signbit(g))
+    if not bad.any():
+        return _verdict(True)
+    where = tuple(int(i) for i in np.argwhere(bad)[0])
+    return _verdict(
+        False,
+        f"{int(bad.sum())} of {bad.size} zeros have the wrong sign; first at {where}: got "
+        f"{g[where]!r}, expected {w[where]!r}",
+        max_abs=0.0,
+        max_rel=None,
+        where=list(where),
+    )
 
 
 def _compare_exact(got: np.ndarray, want: np.ndarray) -> dict[str, Any]:
     bad = got != want
+    if got.dtype.kind in "fcV":  # NaN meets NaN (any payload); bfloat16 is kind V
+        bad &= ~(_isnan(got) & _isnan(want))
     if not bad.any():
         return _verdict(True)
     where = tuple(int(i) for i in np.argwhere(bad)[0])
-    diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    wide = np.complex128 if got.dtype.kind == "c" else np.float64
+    with np.errstate(all="ignore"):
+        diff = np.nan_to_num(np.abs(got.astype(wide) - want.astype(wide)), nan=np.inf)
     return _verdict(
         False,
         f"{int(bad.sum())} of {bad.size} elements differ; first at {where}: got {got[where]!r}, "
@@ -51,12 +82,17 @@ def _compare_exact(got: np.ndarray, want: np.ndarray) -> dict[str, Any]:
     )
 
 
+def _isnan(x: np.ndarray) -> np.ndarray:
+    return np.isnan(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64))
+
+
 def _compare_float(
-    got: np.ndarray, want: np.ndarray, dtype: str, scale: float, magnitude: Any
+    got: np.ndarray, want: np.ndarray, dtype: str, scale: float, magnitude: Any, op: str = ""
 ) -> dict[str, Any]:
     g = got.astype(np.complex128 if dtype in COMPLEX else np.float64)
-    w = want.astype(g.dtype)
-    rtol, atol = tolerance(dtype, scale)
+    with np.errstate(all="ignore"):  # the reference rounded to the dtype: overflow gives inf
+        w = want.astype(np_dtype(dtype)).astype(g.dtype)
+    rtol, atol = tolerance(dtype, scale, op)
     g_nan, w_nan = np.isnan(g), np.isnan(w)
     with np.errstate(invalid="ignore", over="ignore"):
         err = np.abs(g - w)

@@ -1,7 +1,12 @@
-"""Sample-input builders shared by the case records.
+"""Sample-input builders shared by the case records: one description per op family.
 
 Values are drawn in float64/int64 inside an op's domain, then converted to the dtype under
 test, so the reference (computed on the converted values) sees exactly what the kernel saw.
+Every family reaches the edges a kernel gets wrong: sizes 0, 1 and odd, one large odd size
+above any vector/tile/chunk threshold (``LARGE``), 0-d, broadcast size-1 dims, transposed
+and step-sliced layouts (the harness starts a step slice at element 1: a non-zero storage
+offset), and values at the dtype's limits (``edge_values``: integer min/max, huge, tiny and
+subnormal floats, signed zeros, infinities, NaN).
 """
 
 from __future__ import annotations
@@ -9,14 +14,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
-from .dtypes import COMPLEX, FLOATS, UNSIGNED, np_dtype
+from .dtypes import COMPLEX, FLOATS, INTS, UNSIGNED, np_dtype
 from .records import Sample, T
 
 __all__ = [
+    "LARGE",
+    "LARGE_ROW",
     "binary_samples",
     "contig",
+    "edge_values",
     "expanded",
     "layout_variants",
     "scalar",
@@ -25,6 +34,11 @@ __all__ = [
     "unary_samples",
     "values",
 ]
+
+# Large odd sizes, above any plausible vector width, tile or chunk threshold (4096, 65536),
+# used by one sample per op and dtype: a square and a long row.
+LARGE = (263, 263)
+LARGE_ROW = (1, 70001)
 
 # domain -> (float low, float high, int low, int high); uint8 clips its low end at 0.
 _DOMAINS = {
@@ -104,11 +118,32 @@ def layout_variants(
     ]
 
 
+def edge_values(dtype: str) -> np.ndarray:
+    """The values at ``dtype``'s limits: integer min/max and their neighbours; for floats
+    the largest, smallest normal and smallest subnormal of both signs, signed zeros,
+    infinities and NaN; False/True for bool; complex numbers with such parts."""
+    if dtype == "bool":
+        return np.array([False, True])
+    if dtype in INTS:
+        info = np.iinfo(dtype)
+        v = [info.min, info.min + 1, info.max - 1, info.max, 0, 1, 2] + ([-1, -2] if info.min else [])
+        return np.array(v, dtype=dtype)
+    real = {"complex64": "float32", "complex128": "float64"}.get(dtype, dtype)
+    fi = ml_dtypes.finfo(np_dtype(real))
+    mags = [float(fi.max), float(fi.tiny), float(fi.smallest_subnormal), 1.0, 0.5, 3.0, np.inf]
+    v = np.array([m * sgn for m in mags for sgn in (1.0, -1.0)] + [0.0, -0.0, np.nan])
+    if dtype in COMPLEX:
+        return (v + 1j * np.roll(v, 3)).astype(dtype)
+    return v.astype(np_dtype(dtype))
+
+
 def _special(dtype: str) -> list[np.ndarray]:
-    if dtype not in FLOATS:
-        return []
-    v = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0], dtype=np.float64)
-    return [v.astype(np_dtype(dtype))]
+    return [edge_values(dtype)] if dtype in FLOATS or dtype in INTS else []
+
+
+def large(rng: np.random.Generator, dtype: str, domain: str = "any", shape: tuple[int, ...] = LARGE) -> T:
+    """One contiguous input of a large odd size."""
+    return contig(values(rng, shape, dtype, domain))
 
 
 def unary_samples(
@@ -118,6 +153,8 @@ def unary_samples(
 
     def make(dtype: str, rng: np.random.Generator) -> list[Sample]:
         out = [Sample(label, (t,)) for label, t in layout_variants(rng, dtype, domain)]
+        out.append(Sample("broadcast-col", (expanded(values(rng, (5, 1), dtype, domain), (5, 3)),)))
+        out.append(Sample("large", (large(rng, dtype, domain),)))
         if special:
             out += [Sample("special", (contig(v),)) for v in _special(dtype)]
         return out
@@ -126,10 +163,12 @@ def unary_samples(
 
 
 def binary_samples(
-    dom_a: str = "any", dom_b: str = "any", with_nan: bool = False, scalars: bool = True
+    dom_a: str = "any", dom_b: str = "any", with_nan: bool = False, scalars: bool = True, limits: bool = False
 ) -> Callable[[str, np.random.Generator], list[Sample]]:
     """Samples for a two-input elementwise op: both inputs through every layout (the second
-    one rotated so layouts mix), a Python scalar second argument and optional NaNs."""
+    one rotated so layouts mix), a large odd size, a Python scalar second argument, optional
+    NaNs and, with ``limits``, every pair of ``edge_values`` (integer wrap-around, IEEE
+    infinities, signed zeros)."""
 
     def make(dtype: str, rng: np.random.Generator) -> list[Sample]:
         first = layout_variants(rng, dtype, dom_a)
@@ -140,6 +179,13 @@ def binary_samples(
             if b[0] in ("0-d", "empty") and label not in ("0-d", "empty"):
                 b = second[3]  # keep shapes equal: use the broadcast variant
             out.append(Sample(f"{label}+{b[0]}", (a, b[1])))
+        out.append(
+            Sample("large", (large(rng, dtype, dom_a, LARGE_ROW), large(rng, dtype, dom_b, LARGE_ROW)))
+        )
+        if limits and dtype not in COMPLEX:
+            e = edge_values(dtype)
+            grid_a, grid_b = np.meshgrid(e, e, indexing="ij")
+            out.append(Sample("limits", (contig(grid_a.copy()), contig(grid_b.copy()))))
         if scalars:
             a = values(rng, (3, 4), dtype, dom_a)
             out.append(Sample("scalar", (contig(a), scalar(rng, dtype, dom_b))))
