@@ -1,7 +1,7 @@
 """Kernels marked ``writes_out`` (``ember.backends.writes_out``): ``out=`` must hold exactly
-what the kernel returns without it — into a fresh array, into its own first operand (how
-the frontend runs ``x += y``) and into a strided view, touching nothing else; a read-only
-(expanded) ``out`` raises ValueError."""
+what the kernel returns without it — into a fresh array, into a 0-d array, into its own
+first operand (how the frontend runs ``x += y``) and into a strided view, touching nothing
+else; a read-only (expanded) ``out`` raises ValueError."""
 
 from __future__ import annotations
 
@@ -52,13 +52,12 @@ def _writes_out(ctx: Ctx, op: str, dtype: str) -> None:
         return
     if want.dtype != a_np.dtype:
         return  # out has the operands' dtype (the frontend's x += y); no such call is made here
-    # ``out`` starts with values that differ from the result everywhere (not ``empty``:
-    # reused memory could hold the right answer already).
-    stale = ~want if dtype == "bool" else np.where(want == 7, 9, 7).astype(want.dtype)
-    fresh = dev(stale)
+    fresh = dev(_stale(want))
     k(dev(a_np), dev(b_np), out=fresh)
     got = to_host(lb, fresh)
     _expect(_same(got, want), f"{op} into a fresh out: {got.tolist()}, without out: {want.tolist()}")
+
+    _zero_d_out(ctx, op, a_np[0, 0], b_np[0, 0])
 
     a = dev(a_np)
     k(a, dev(b_np), out=a)
@@ -83,6 +82,26 @@ def _writes_out(ctx: Ctx, op: str, dtype: str) -> None:
     except ValueError:
         return
     raise CheckFailed(f"{op} into an expanded (read-only) out did not raise ValueError")
+
+
+def _stale(want: np.ndarray) -> np.ndarray:
+    """Values that differ from ``want`` everywhere (not ``empty``: reused memory could hold
+    the right answer already)."""
+    return ~want if want.dtype == np.bool_ else np.where(want == 7, 9, 7).astype(want.dtype)
+
+
+def _zero_d_out(ctx: Ctx, op: str, a: np.ndarray, b: np.ndarray) -> None:
+    """0-d operands into a 0-d ``out`` (``x += y`` on a 0-d tensor)."""
+    lb, k = ctx.lb, ctx.lb.k[op]
+
+    def dev(x: np.ndarray) -> Any:
+        return lb.backend.from_numpy(np.array(x, copy=True), ctx.index)
+
+    want = to_host(lb, k(dev(a), dev(b)))
+    out = dev(_stale(want))
+    k(dev(a), dev(b), out=out)
+    got = to_host(lb, out)
+    _expect(_same(got, want), f"{op} into a 0-d out: out holds {got.tolist()}, without out: {want.tolist()}")
 
 
 def out_checks(ctx: Ctx) -> list[Check]:

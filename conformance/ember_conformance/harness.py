@@ -17,6 +17,7 @@ from ember.backends import ALL_OPS, DTYPES_BY_NAME, LoadedBackend
 from .catalog import CASES
 from .compare import compare, compare_close
 from .dtypes import upcast
+from .properties import check_call, snapshot
 from .records import INDEX, D, OpCase, Sample, T, rng_for
 
 __all__ = ["case_id", "device_arg", "op_cases", "reference_of", "run_sample", "samples_for", "to_host"]
@@ -79,9 +80,10 @@ def device_arg(lb: LoadedBackend, t: T, index: int, dense: bool = False) -> Any:
         perm = tuple(reversed(range(v.ndim)))
         x = k["permute"](be.from_numpy(_dense(v.transpose(perm)), index), perm)
     elif t.layout == "step" and v.ndim >= 1:
-        wide = np.zeros(v.shape[:-1] + (2 * v.shape[-1],), dtype=v.dtype)
-        wide[..., ::2] = v
-        key = tuple(slice(0, s, 1) for s in v.shape[:-1]) + (slice(0, 2 * v.shape[-1], 2),)
+        # Every other element from the second one on: a non-zero storage offset as well.
+        wide = np.zeros(v.shape[:-1] + (2 * v.shape[-1] + 1,), dtype=v.dtype)
+        wide[..., 1::2] = v
+        key = tuple(slice(0, s, 1) for s in v.shape[:-1]) + (slice(1, 2 * v.shape[-1] + 1, 2),)
         x = k["slice"](be.from_numpy(wide, index), key)
     else:
         return be.from_numpy(_dense(v), index)
@@ -110,8 +112,35 @@ def to_host(lb: LoadedBackend, x: Any) -> np.ndarray:
 
 
 def run_sample(lb: LoadedBackend, record: OpCase, dtype: str, sample: Sample, index: int) -> dict[str, Any]:
-    """Run one sample; a verdict dict (status ok/fail/error, message, worst error)."""
+    """Run one sample; a verdict dict (status ok/fail/error, message, worst error).
 
+    Values first, then the properties every call must have (``properties.py``), the last of
+    them a second run on fresh copies of the inputs."""
+    try:
+        args = _device_args(lb, record, sample, index)
+        before = snapshot(lb, args)
+        out = _call(lb, record, args)
+        verdict = _check(lb, record, dtype, sample, out)
+        if verdict["status"] != "ok" or out is None:
+            return verdict
+        msg = check_call(
+            lb,
+            record.op,
+            index,
+            (list(sample.args), args, out),
+            before,
+            _out_dtypes(record, dtype, sample),
+            record.reference if ALL_OPS[record.op].kind == "view" else None,
+            lambda: _call(lb, record, _device_args(lb, record, sample, index)),
+        )
+        return verdict if msg is None else {"status": "fail", "message": msg}
+    except Exception as e:  # noqa: BLE001 - a kernel that raises fails that case, not the run
+        tb = traceback.format_exception(type(e), e, e.__traceback__, limit=-3)
+        return {"status": "error", "message": f"raised {type(e).__name__}: {e}", "traceback": "".join(tb)}
+
+
+def _device_args(lb: LoadedBackend, record: OpCase, sample: Sample, index: int) -> list[Any]:
+    """The sample's arguments on the device, each tensor in its layout."""
     # View kernels and assign see strided arrays even on contiguous_only backends: copying
     # their input would break the aliasing they exist for.
     dense = lb.backend.contiguous_only and ALL_OPS[record.op].kind != "view" and record.op != "assign"
@@ -123,14 +152,17 @@ def run_sample(lb: LoadedBackend, record: OpCase, dtype: str, sample: Sample, in
             return DTYPES_BY_NAME[a.name]
         return index if a is INDEX else a
 
-    try:
-        args = [_map(a, leaf) for a in sample.args]
-        kernel = lb.k[record.op]
-        out = record.call(kernel, *args) if record.call else kernel(*args)
-        return _check(lb, record, dtype, sample, out)
-    except Exception as e:  # noqa: BLE001 - a kernel that raises fails that case, not the run
-        tb = traceback.format_exception(type(e), e, e.__traceback__, limit=-3)
-        return {"status": "error", "message": f"raised {type(e).__name__}: {e}", "traceback": "".join(tb)}
+    return [_map(a, leaf) for a in sample.args]
+
+
+def _call(lb: LoadedBackend, record: OpCase, args: list[Any]) -> Any:
+    kernel = lb.kernel(record.op)  # a composite without a kernel: its decomposition
+    return record.call(kernel, *args) if record.call else kernel(*args)
+
+
+def _out_dtypes(record: OpCase, dtype: str, sample: Sample) -> list[str]:
+    d = sample.out_dtype or record.out_dtype(dtype)
+    return list(d) if isinstance(d, (tuple, list)) else [d]
 
 
 def _check(lb: LoadedBackend, record: OpCase, dtype: str, sample: Sample, out: Any) -> dict[str, Any]:
@@ -166,14 +198,18 @@ def _check(lb: LoadedBackend, record: OpCase, dtype: str, sample: Sample, out: A
             }
         got = [to_host(lb, o) for o in out]
         for i, (g, w, d) in enumerate(zip(got, want, out_dtype)):
-            v = compare(g, w, d, record.tol_scale) if record.canon is None else _dtype_shape(g, w, d)
+            v = (
+                compare(g, w, d, record.tol_scale, op=record.op)
+                if record.canon is None
+                else _dtype_shape(g, w, d)
+            )
             if v["status"] != "ok":
                 v["message"] = f"output {i}: {v['message']}"
                 return v
         return (
             _check_canon(record, got, want, out_dtype[0]) if record.canon else {"status": "ok", "message": ""}
         )
-    return compare(to_host(lb, out), want, out_dtype, record.tol_scale, mag)
+    return compare(to_host(lb, out), want, out_dtype, record.tol_scale, mag, op=record.op)
 
 
 def _dtype_shape(got: np.ndarray, want: np.ndarray, dtype: str) -> dict[str, Any]:
