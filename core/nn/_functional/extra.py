@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember.backends import dtypes as D
+from ember.backends.dtypes import promote_types
 
 from ..._creation import eye, zeros
 from ..._creation import tensor as make
@@ -194,6 +195,16 @@ def multi_margin_loss(
     return apply_reduction(loss, reduction)
 
 
+def _bag_index_dtypes(input: Tensor, offsets: Tensor | None) -> tuple[Tensor, Tensor | None]:
+    """As PyTorch does, ``input`` and ``offsets`` first take their common dtype, which must be
+    int32 or int64 (so int16 indices with int64 offsets pass, float ones do not)."""
+    if offsets is not None and offsets.dtype is not input.dtype:
+        common = promote_types(input.dtype, offsets.dtype)
+        input, offsets = input.to(common), offsets.to(common)
+    check_embedding_indices(input, "embedding_bag")
+    return input, offsets
+
+
 def _check_bag_indices(input: Tensor, n: int, mode: str) -> None:
     """PyTorch's RuntimeError for an index outside ``[0, num_embeddings)`` (never the last row)."""
     bad = first_outside(input, 0, n)
@@ -233,9 +244,9 @@ def embedding_bag(
     """Sums, means or maxima of bags of embedding rows (bags: rows of 2-D ``input``, or ``offsets``)."""
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"mode has to be one of sum, mean or max, got {mode}")
-    check_embedding_indices(input, "embedding_bag")
-    if offsets is not None:
-        check_embedding_indices(offsets, "embedding_bag")
+    if input.ndim not in (1, 2):
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
+    input, offsets = _bag_index_dtypes(input, offsets)
     _check_bag_indices(input, weight._shape[0], mode)
     if input.ndim == 2:
         if offsets is not None:
