@@ -63,7 +63,7 @@ def bessel_i(x: Tensor, nu: int, scaled: bool) -> Tensor:
     big = where(small, _I_SERIES_UP_TO + 1, a)
     asym = _ie_asymptotic(big, nu)
     out = where(small, series * exp(-a), asym) if scaled else where(small, series, asym * exp(big))
-    out = where(a == math.inf, 0.0 if scaled else math.inf, out)
+    out = where(a == math.inf, 0.0 if scaled else math.nan, out)  # PyTorch: i0(inf) is nan
     return copysign(out, x) if nu else out
 
 

@@ -1,6 +1,7 @@
 """Decompositions of the inverse trigonometric functions and the complex parts into primitives.
 
-Half-precision inputs are computed in float32 (``run_composite`` casts the result back).
+Half and single precision are computed in float64 where the device has it (``run_composite``
+casts the result back).
 """
 
 from __future__ import annotations
@@ -23,8 +24,12 @@ _TAN_PI_8 = math.tan(math.pi / 8)
 
 
 def work_dtype(x: Tensor) -> Tensor:
-    """``x`` in a dtype worth computing a series in: half precision goes to float32."""
-    return x.to(D.float32) if x.dtype in (D.float16, D.bfloat16) else x
+    """``x`` in the dtype to compute a series in: float64 where the device has it (a float32
+    result then rounds once, as a libm's does), else at least float32."""
+    if x.dtype not in (D.float16, D.bfloat16, D.float32):
+        return x
+    wide = D.float64 if D.float64 in x._be.backend.dtypes else D.float32
+    return x if x.dtype is wide else x.to(wide)
 
 
 def _atan_small(v: Tensor) -> Tensor:

@@ -1,0 +1,264 @@
+"""Every composite on a primitives-only backend: a declared decomposition runs there (with the
+fallback policy ``error``) and matches the CPU backend's kernel; an undeclared one is a CPU
+fallback, refused under ``error`` and listed by the registry (so ``ember info`` and the
+conformance suite say so)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import ember
+import numpy as np
+import pytest
+from ember.backends import COMPOSITES, registry
+
+F = ember.nn.functional
+RNG = np.random.default_rng(20)
+
+
+def _x(*shape: int, lo: float = -3.0, hi: float = 3.0) -> np.ndarray:
+    return RNG.uniform(lo, hi, shape)
+
+
+def _edges(values: np.ndarray, extra: list[float]) -> np.ndarray:
+    return np.concatenate([values, np.array(extra)])
+
+
+WIDE = _edges(_x(60, lo=-40, hi=40), [0.0, -0.0, 1.0, 2.0, -1.0, 0.5, 19.99, 20.01, 25.01, 1e-8, np.nan])
+ANY = _edges(_x(40), [0.0, -0.0, np.inf, -np.inf, np.nan, 2.0, -2.0])
+UNIT = _edges(_x(40, lo=-1, hi=1), [0.0, -0.0, 0.5, -0.5, 0.99999, -0.9999999, 1.0, -1.0, 1.5, np.nan])
+PROB = _edges(_x(40, lo=0, hi=1), [0.0, 1.0, 1e-300, 1e-12, 0.5, 1 - 1e-12, np.nan])
+POS = _edges(_x(40, lo=0.01, hi=60), [1e-8, 1.0, 2.0, 1e6, np.inf])
+GAMMA = _edges(_x(40, lo=-8, hi=8), [-0.5, -2.5, 0.0, -0.0, -1.0, -3.0, np.inf, np.nan])
+WELL = _x(2, 4, 4, lo=-1, hi=1) + 4 * np.eye(4)
+SPD = (lambda b: b @ b.transpose(0, 2, 1) + 4 * np.eye(4))(_x(2, 4, 4, lo=-1, hi=1))
+TALL = _x(5, 3, lo=-1, hi=1)
+CPLX = _x(2, 3, 3, lo=-1, hi=1) + 1j * _x(2, 3, 3, lo=-1, hi=1) + 3 * np.eye(3)
+IDX = np.array([0, 2, 2, 1])
+SCATTER = (_x(3, 4), RNG.integers(0, 3, (4, 4)), _x(4, 4))
+
+
+def _t(e: Any, dev: str, a: Any, **kw: Any) -> Any:
+    return e.tensor(a, device=dev, **kw)
+
+
+def _sgd(e: Any, dev: str) -> Any:
+    p = _t(e, dev, _x(3, 4), requires_grad=True)
+    opt = e.optim.SGD([p], lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)
+    for _ in range(2):
+        p.grad = _t(e, dev, _x(3, 4))
+        opt.step()
+    return p.detach()
+
+
+def _adam(e: Any, dev: str) -> Any:
+    p = _t(e, dev, _x(3, 4), requires_grad=True)
+    opt = e.optim.AdamW([p], lr=0.1, amsgrad=True)
+    for _ in range(2):
+        p.grad = _t(e, dev, _x(3, 4))
+        opt.step()
+    return p.detach()
+
+
+def _index_put(e: Any, dev: str) -> Any:
+    x = _t(e, dev, _x(5, 3))
+    return x.index_put_((_t(e, dev, IDX),), _t(e, dev, _x(4, 3)), accumulate=True)
+
+
+def _scatter_reduce(reduce: str) -> Callable[[Any, str], Any]:
+    def call(e: Any, dev: str) -> Any:
+        x, i, s = SCATTER
+        return _t(e, dev, x).scatter_reduce(0, _t(e, dev, i), _t(e, dev, s), reduce)
+
+    return call
+
+
+def _unary(fn: Callable[[Any, Any], Any], values: np.ndarray) -> Callable[[Any, str], Any]:
+    def call(e: Any, dev: str) -> Any:
+        return fn(e, _t(e, dev, values))
+
+    return call
+
+
+# op -> (call(ember, device) -> tensor or tuple, rtol): one frontend call that reaches the composite.
+CALLS: dict[str, tuple[Callable[[Any, str], Any], float]] = {
+    "clone": (_unary(lambda e, x: x.clone(), ANY), 0),
+    "ceil": (_unary(lambda e, x: x.ceil(), ANY), 0),
+    "trunc": (_unary(lambda e, x: x.trunc(), ANY), 0),
+    "round": (_unary(lambda e, x: x.round(), ANY), 0),
+    "sign": (_unary(lambda e, x: x.sign(), ANY), 0),
+    "sigmoid": (_unary(lambda e, x: x.sigmoid(), ANY), 1e-15),
+    "log1p": (_unary(lambda e, x: x.abs().log1p(), ANY), 1e-15),
+    "expm1": (_unary(lambda e, x: x.expm1(), ANY), 1e-15),
+    "remainder": (lambda e, d: _t(e, d, _x(3, 4)) % 1.5, 1e-15),
+    "amin": (lambda e, d: _t(e, d, _x(3, 4)).amin(1), 0),
+    "argmin": (lambda e, d: _t(e, d, _x(3, 4)).argmin(1), 0),
+    "softmax": (lambda e, d: e.softmax(_t(e, d, _x(3, 4)), 1), 1e-15),
+    "log_softmax": (lambda e, d: e.log_softmax(_t(e, d, _x(3, 4)), 1), 1e-15),
+    "index": (lambda e, d: _t(e, d, _x(5, 3))[_t(e, d, IDX)], 0),
+    "index_put": (_index_put, 1e-15),
+    "nonzero": (lambda e, d: e.nonzero(_t(e, d, _x(3, 4)) > 0), 0),
+    "conv2d": (lambda e, d: F.conv2d(_t(e, d, _x(2, 3, 6, 6)), _t(e, d, _x(4, 3, 3, 3)), padding=1), 1e-13),
+    "max_pool2d": (lambda e, d: F.max_pool2d(_t(e, d, _x(2, 3, 6, 6)), 2), 0),
+    "avg_pool2d": (lambda e, d: F.avg_pool2d(_t(e, d, _x(2, 3, 6, 6)), 2), 1e-15),
+    "sgd_update": (_sgd, 1e-15),
+    "adam_update": (_adam, 1e-14),
+    "atan": (_unary(lambda e, x: x.atan(), WIDE), 1e-15),
+    "atan2": (lambda e, d: e.atan2(_t(e, d, _x(3, 4)), _t(e, d, _x(3, 4))), 1e-15),
+    "asin": (_unary(lambda e, x: x.asin(), UNIT), 1e-15),
+    "acos": (_unary(lambda e, x: x.acos(), UNIT), 1e-15),
+    "erfc": (_unary(lambda e, x: e.special.erfc(x), WIDE), 1e-13),
+    "erfinv": (_unary(lambda e, x: e.special.erfinv(x), UNIT), 1e-13),
+    "erfcx": (_unary(lambda e, x: e.special.erfcx(x), WIDE), 1e-13),
+    "lgamma": (_unary(lambda e, x: e.lgamma(x), GAMMA), 1e-13),
+    "digamma": (_unary(lambda e, x: e.digamma(x), _edges(POS, [-0.5, -2.5, -7.3, 0.0])), 1e-13),
+    "polygamma": (_unary(lambda e, x: e.polygamma(2, x), POS[:-1]), 1e-13),
+    "zeta": (
+        lambda e, d: e.special.zeta(_t(e, d, _x(20, lo=1.1, hi=8)), _t(e, d, _x(20, lo=0.1, hi=9))),
+        1e-13,
+    ),
+    "ndtri": (_unary(lambda e, x: e.special.ndtri(x), PROB), 1e-13),
+    "log_ndtr": (_unary(lambda e, x: e.special.log_ndtr(x), WIDE), 1e-13),
+    "i0": (_unary(lambda e, x: e.special.i0(x), WIDE), 1e-13),
+    "i0e": (_unary(lambda e, x: e.special.i0e(x), WIDE), 1e-13),
+    "i1": (_unary(lambda e, x: e.special.i1(x), WIDE), 1e-13),
+    "i1e": (_unary(lambda e, x: e.special.i1e(x), WIDE), 1e-13),
+    "bessel_j0": (_unary(lambda e, x: e.special.bessel_j0(x), WIDE), 1e-12),
+    "bessel_j1": (_unary(lambda e, x: e.special.bessel_j1(x), WIDE), 1e-12),
+    "cumprod": (lambda e, d: _t(e, d, _x(3, 5)).cumprod(1), 1e-15),
+    "cummax": (lambda e, d: tuple(_t(e, d, _x(3, 5)).cummax(1)), 0),
+    "cummin": (lambda e, d: tuple(_t(e, d, _x(3, 5)).cummin(1)), 0),
+    "scatter_reduce": (_scatter_reduce("amax"), 0),
+    "real": (lambda e, d: _t(e, d, CPLX).real.clone(), 0),
+    "imag": (lambda e, d: _t(e, d, CPLX).imag.clone(), 0),
+    "complex": (lambda e, d: e.complex(_t(e, d, _x(3, 4)), _t(e, d, _x(3, 4))), 0),
+    "linalg_det": (lambda e, d: e.linalg.det(_t(e, d, WELL)), 1e-13),
+    "linalg_slogdet": (lambda e, d: tuple(e.linalg.slogdet(_t(e, d, WELL))), 1e-13),
+    "linalg_inv": (lambda e, d: e.linalg.inv(_t(e, d, CPLX)), 1e-13),
+    "linalg_solve": (lambda e, d: e.linalg.solve(_t(e, d, WELL), _t(e, d, _x(2, 4, 3))), 1e-13),
+    "linalg_lstsq": (lambda e, d: e.linalg.lstsq(_t(e, d, TALL), _t(e, d, _x(5, 2))).solution, 1e-12),
+    "linalg_cholesky": (lambda e, d: e.linalg.cholesky(_t(e, d, SPD), upper=True), 1e-13),
+    "linalg_qr": (lambda e, d: tuple(e.linalg.qr(_t(e, d, TALL), mode="complete")), 1e-13),
+    "linalg_eig": (lambda e, d: e.linalg.eigvals(_t(e, d, WELL)).abs().sort().values, 1e-12),
+    "linalg_eigh": (lambda e, d: e.linalg.eigvalsh(_t(e, d, SPD)), 1e-12),
+    "linalg_svd": (lambda e, d: e.linalg.svdvals(_t(e, d, TALL)), 1e-12),
+    "linalg_matrix_exp": (lambda e, d: e.linalg.matrix_exp(_t(e, d, CPLX)), 1e-12),
+    "linalg_householder_product": (
+        lambda e, d: e.linalg.householder_product(_t(e, d, TALL), _t(e, d, _x(3, lo=0, hi=1.5))),
+        1e-13,
+    ),
+}
+
+DECOMPOSED = sorted(registry.decomposed())
+NOT_DECOMPOSED = sorted(set(COMPOSITES) - registry.decomposed())
+
+
+def _host(out: Any) -> list[np.ndarray]:
+    outs = out if isinstance(out, tuple) else (out,)
+    return [o.to("cpu").numpy() for o in outs]
+
+
+def _both(op: str, device: str) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    call, _ = CALLS[op]
+    state = RNG.bit_generator.state
+    want = _host(call(ember, "cpu"))
+    RNG.bit_generator.state = state  # the same random inputs on both devices
+    got = _host(call(ember, device))
+    return got, want
+
+
+def test_every_composite_has_a_call_here() -> None:
+    assert sorted(CALLS) == sorted(COMPOSITES)
+
+
+@pytest.mark.parametrize("op", DECOMPOSED)
+def test_decomposition_runs_on_the_device_and_matches_the_cpu_kernel(
+    op: str, cpu_prims: str, fallback_policy: Callable[[str], None]
+) -> None:
+    fallback_policy("error")  # a CPU round trip would raise FallbackError
+    got, want = _both(op, cpu_prims)
+    rtol = CALLS[op][1]
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol * 0.1, equal_nan=True)
+
+
+@pytest.mark.parametrize("op", NOT_DECOMPOSED)
+def test_composite_without_decomposition_is_a_cpu_fallback(
+    op: str, cpu_prims: str, fallback_policy: Callable[[str], None]
+) -> None:
+    fallback_policy("error")
+    # linalg wraps the FallbackError (a RuntimeError) in its LinAlgError, keeping the text
+    with pytest.raises(RuntimeError, match=f"{op}: backend 'cpu_prims' has no kernel"):
+        CALLS[op][0](ember, cpu_prims)
+    fallback_policy("silent")
+    got, want = _both(op, cpu_prims)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-13)
+
+
+def test_registry_lists_composite_fallbacks(cpu_prims: str) -> None:
+    lb = registry.get(cpu_prims)
+    assert lb.composite_fallbacks() == [op for op in COMPOSITES if op in NOT_DECOMPOSED]
+    assert lb.decomposed_composites() == [op for op in COMPOSITES if op in DECOMPOSED]
+    row = next(r for r in registry.status() if r["name"] == cpu_prims)
+    assert row["composite_fallbacks"] == lb.composite_fallbacks() and row["fallbacks"] == []
+    assert registry.get("cpu").composite_fallbacks() == []
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda e, d: e.linalg.inv(_t(e, d, np.ones((2, 3, 3)))), "Singular matrix"),
+        (
+            lambda e, d: e.linalg.solve(_t(e, d, np.zeros((2, 2))), _t(e, d, np.ones((2, 1)))),
+            "Singular matrix",
+        ),
+        (lambda e, d: e.linalg.cholesky(_t(e, d, -np.eye(3))), "not positive definite"),
+    ],
+)
+def test_decomposed_linalg_raises_like_the_cpu_kernel(call: Any, message: str, cpu_prims: str) -> None:
+    for device in ("cpu", cpu_prims):
+        with pytest.raises(ember.linalg.LinAlgError, match=message):
+            call(ember, device)
+
+
+def test_singular_det_and_slogdet_are_zero(cpu_prims: str) -> None:
+    a = _t(ember, cpu_prims, np.ones((3, 3)))
+    assert ember.linalg.det(a).item() == 0.0
+    sign, logabs = ember.linalg.slogdet(a)
+    assert sign.item() == 0.0 and logabs.item() == -np.inf
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_decompositions_keep_the_dtype_and_compute_halves_in_float32(dtype: str, cpu_prims: str) -> None:
+    dt = getattr(ember, dtype)
+    x = ember.tensor(UNIT[:40], dtype=dt)
+    for fn in (ember.special.erfinv, ember.atan, ember.lgamma, ember.special.i0e):
+        got, want = fn(x.to(cpu_prims)), fn(x)
+        assert got.dtype is dt
+        tol = {"float32": 2e-6, "float16": 1e-3, "bfloat16": 8e-3}[dtype]
+        np.testing.assert_allclose(got.float().cpu().numpy(), want.float().numpy(), rtol=tol, atol=tol)
+
+
+def test_decompositions_differentiate_through_the_frontend_rules(cpu_prims: str) -> None:
+    x = ember.tensor([0.3, -0.7, 1.9], device=cpu_prims, requires_grad=True)
+    (ember.special.erfinv(x * 0.5).sum() + ember.lgamma(x.abs() + 1).sum()).backward()
+    y = ember.tensor([0.3, -0.7, 1.9], requires_grad=True)
+    (ember.special.erfinv(y * 0.5).sum() + ember.lgamma(y.abs() + 1).sum()).backward()
+    np.testing.assert_allclose(x.grad.cpu().numpy(), y.grad.numpy(), rtol=1e-6)
+
+
+def test_decompositions_give_pytorchs_values_at_the_edges(cpu_prims: str) -> None:
+    inf, nan = np.inf, np.nan
+    x = ember.tensor([-inf, inf, 0.0, -0.0, -1.0, nan], dtype=ember.float64, device=cpu_prims)
+    expected = {  # torch 2.13 on these inputs
+        ember.lgamma: [inf, inf, inf, inf, inf, nan],
+        ember.digamma: [nan, inf, -inf, inf, nan, nan],
+        ember.special.i0e: [0.0, 0.0, 1.0, 1.0, 0.46575960759364043, nan],
+    }
+    for fn, want in expected.items():
+        np.testing.assert_allclose(fn(x).cpu().numpy(), want, rtol=1e-15)
+    p = ember.tensor([0.0, 1.0, nan], dtype=ember.float64, device=cpu_prims)
+    np.testing.assert_array_equal(ember.special.ndtri(p).cpu().numpy(), [-inf, inf, nan])
