@@ -234,8 +234,9 @@ def gather(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
 
 def scatter(x: np.ndarray, dim: int, index: np.ndarray, src: Any, reduce: str | None) -> np.ndarray:
     out = x.copy()
-    if x.ndim == 0:
+    if x.ndim == 0:  # a 0-d src too: it is the one value written
         out, index = out.reshape(1), index.reshape(-1)
+        src = src.reshape(1) if isinstance(src, np.ndarray) else src
     if isinstance(src, np.ndarray):
         src = src[tuple(slice(0, s) for s in index.shape)]
     if index.size == 0:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
-from .dtypes import ALL, BOOL, COMPLEX, FLOATS, INTS, REAL, UNSIGNED
+from .dtypes import ALL, BOOL, COMPLEX, FLOATS, INTS, REAL, UNSIGNED, np_dtype
 from .philox_ref import philox_words
 from .records import INDEX, D, OpCase, Sample
-from .samples import contig, layout_variants, scalar, strided, transposed, values
+from .samples import contig, edge_values, large, layout_variants, scalar, strided, transposed, values
 
 __all__ = ["RECORDS"]
 
@@ -70,15 +71,80 @@ def _cast_source(rng: np.random.Generator, dtype: str, target: str) -> np.ndarra
 
 
 def _cast_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
-    """To every dtype from a contiguous input, then every layout to one target."""
+    """To every dtype from a tame and a full-range input, then every layout to one target."""
     out = [Sample(f"to_{t}", (contig(_cast_source(rng, dtype, t)), D(t)), out_dtype=t) for t in ALL]
+    for t in ALL:
+        v = _range_values(rng, dtype, t)
+        if v is not None:
+            out.append(Sample(f"range_to_{t}", (contig(v), D(t)), out_dtype=t))
     if dtype in COMPLEX:  # a purely imaginary number is true
         v = np.array([0j, 1j, 2 + 0j, -1j], dtype=dtype)
         out.append(Sample("imag_to_bool", (contig(v), D("bool")), out_dtype="bool"))
     target = "complex64" if dtype in COMPLEX else "float32"
     for label, t in layout_variants(rng, dtype, "any")[1:]:
         out.append(Sample(f"{label}_to_{target}", (t, D(target)), out_dtype=target))
+    out.append(Sample(f"large_to_{target}", (large(rng, dtype), D(target)), out_dtype=target))
     return out
+
+
+# Extra candidates for float -> int64 beyond int32's range (exactly representable in float32).
+_BEYOND_INT32 = [3e9, -5e9, 2.0**40 + 0.5, -(2.0**40) - 0.5, 2.0**62, -(2.0**62), 9.2e18, -9.2e18, -(2.0**63)]
+# Binary exponent range, subnormals included, of each float target.
+_EXPONENTS = {"float16": (-26, 17), "bfloat16": (-135, 129), "float32": (-151, 129), "float64": (-60, 60)}
+
+
+def _range_values(rng: np.random.Generator, src: str, target: str) -> np.ndarray | None:
+    """Values of ``src`` spread over ``target``'s whole range, or None where that is undefined
+    (float or complex out of an integer target's range is undefined behaviour in C and PyTorch)."""
+    if src in INTS + BOOL:
+        return edge_values(src)
+    if src in COMPLEX:
+        if target in INTS:
+            return None
+        return edge_values(src)
+    if target in INTS:
+        return _float_to_int_values(src, target)
+    if target in FLOATS + COMPLEX:
+        return _float_to_float_values(
+            rng, src, {"complex64": "float32", "complex128": "float64"}.get(target, target)
+        )
+    return edge_values(src)  # to bool: NaN is true, -0.0 false
+
+
+def _float_to_int_values(src: str, target: str) -> np.ndarray:
+    """Integers' limits and their neighbours, halves (truncated toward zero) and, for int64,
+    values beyond int32's range; only those ``src`` holds inside ``target``'s range."""
+    info = np.iinfo(target)
+    lo, hi = float(info.min), float(info.max)
+    cand = [lo, hi, hi + 0.5, hi - 0.5, lo - 0.5, lo + 0.5, 0.5, -0.5, 1.5, -1.5, 2.5, -2.75, 0.0, -0.0]
+    cand += _BEYOND_INT32 if target == "int64" else []
+    sd = np_dtype(src)
+    with np.errstate(all="ignore"):
+        v = np.array(cand).astype(sd)
+        v = np.concatenate([v, [np.nextafter(np.float64(hi + 1.0).astype(sd), sd.type(0))]]).astype(sd)
+        wide = v.astype(np.float64)
+    keep = np.isfinite(wide) & (np.trunc(wide) >= lo) & (np.trunc(wide) < hi + 1)  # 2**63 - 1 is 2**63 here
+    return v[keep]
+
+
+def _float_to_float_values(rng: np.random.Generator, src: str, target: str) -> np.ndarray:
+    """``target``'s limits, ties between two of its values (round half to even), values that
+    overflow or underflow it, and random mantissas over its whole exponent range."""
+    fi = ml_dtypes.finfo(np_dtype(target))
+    big, tiny, sub, eps = (float(fi.max), float(fi.tiny), float(fi.smallest_subnormal), float(fi.eps))
+    ulp_max = big * eps / 2  # the spacing just below max
+    cand = [big, big + ulp_max / 2, big + ulp_max / 4, big * 2, tiny, sub, sub / 2, sub * 1.5, sub * 2.5]
+    cand += [1 + eps / 2, 1 + eps * 1.5, 1 + eps / 4, 1 - eps / 4, 0.0, -0.0, np.inf, -np.inf, np.nan]
+    cand = cand + [-c for c in cand[:13]]
+    lo, hi = _EXPONENTS[target]
+    spread = rng.choice([-1.0, 1.0], 512) * np.exp2(rng.uniform(lo, hi, 512)) * rng.uniform(1, 2, 512)
+    v = np.concatenate([cand, spread])
+    with np.errstate(all="ignore"):
+        if src == "float64" and target in ("float16", "bfloat16"):
+            # PyTorch converts float64 to a half type through float32 (two roundings), which
+            # NumPy and ml_dtypes do not: stay on float32 values, where both agree.
+            v = v.astype(np.float32)
+        return v.astype(np_dtype(src))
 
 
 def _cast_ref(x: np.ndarray, target: str) -> np.ndarray:

@@ -6,7 +6,7 @@ import numpy as np
 
 from .dtypes import ALL, BOOL, FLOATS, NUMERIC, REAL
 from .records import OpCase, Sample
-from .samples import contig, expanded, scalar, strided, transposed, values
+from .samples import LARGE_ROW, contig, edge_values, expanded, large, scalar, strided, transposed, values
 
 __all__ = ["RECORDS", "index_samples", "reduction_samples"]
 
@@ -27,7 +27,13 @@ def reduction_samples(domain: str = "any", empty_dims: tuple[int, ...] = (0,), n
             Sample("broadcast", (expanded(values(rng, (1, 4), dtype, domain), (3, 4)), (0,), True)),
             Sample("transposed", (transposed(values(rng, (3, 4), dtype, domain)), (1,), False)),
             Sample("strided", (strided(values(rng, (3, 4), dtype, domain)), (0, 1), True)),
+            Sample("large-rows", (large(rng, dtype, domain), (1,), False)),
+            Sample("large-all", (large(rng, dtype, domain, LARGE_ROW), (0, 1), False)),
         ]
+        if dtype in ("float16", "bfloat16"):
+            # Positive rows of 4097: a float16/bfloat16 accumulator stalls far from the sum
+            # (ops.py: half inputs are accumulated in at least float32).
+            out.append(Sample("long-row-half", (contig(values(rng, (2, 4097), dtype, "pos")), (1,), False)))
         if nan and dtype in FLOATS:
             v = values(rng, (2, 5), dtype, domain)
             v[1, 2] = np.nan
@@ -73,6 +79,7 @@ def _cumsum_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
         Sample("strided", (strided(x), 0)),
         Sample("broadcast", (expanded(values(rng, (1, 4), dtype), (3, 4)), 0)),
         Sample("empty", (contig(values(rng, (0, 3), dtype)), 0)),
+        Sample("large-row", (large(rng, dtype, "any", LARGE_ROW), 1)),
     ]
 
 
@@ -87,6 +94,8 @@ def _matmul_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
         Sample("n=0", (contig(v(0, 4)), contig(v(4, 2)))),
         Sample("transposed", (transposed(v(3, 4)), strided(v(4, 2)))),
         Sample("broadcast-batch", (expanded(v(1, 3, 4), (2, 3, 4)), contig(v(2, 4, 3)))),
+        Sample("1x1", (contig(v(1, 1)), contig(v(1, 1)))),
+        Sample("large-odd", (strided(v(67, 263)), contig(v(263, 129)))),
     ]
 
 
@@ -163,6 +172,20 @@ def _scatter_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
             "empty-index",
             (contig(x), 0, contig(index_samples(rng, 3, (0, 4))), contig(values(rng, (0, 4), dtype)), None),
         ),
+        Sample(
+            "0-d",
+            (
+                contig(values(rng, (), dtype)),
+                0,
+                contig(np.zeros((), np.int64)),
+                contig(values(rng, (), dtype)),
+                None,
+            ),
+        ),
+        Sample(
+            "0-d-scalar-src",
+            (contig(values(rng, (), dtype)), 0, contig(np.zeros((), np.int64)), scalar(rng, dtype), None),
+        ),
     ]
     if dtype != "bool":
         out.append(
@@ -181,6 +204,9 @@ def _scatter_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
 
 
 def _scatter_ref(x: np.ndarray, dim: int, index: np.ndarray, src: object, reduce: str | None) -> np.ndarray:
+    if x.ndim == 0:  # as a 1-element 1-d array
+        src = src.reshape(1) if isinstance(src, np.ndarray) else src
+        return _scatter_ref(x.reshape(1), 0, index.reshape(1), src, reduce).reshape(())
     out = x.copy()
     grid = list(np.ogrid[tuple(slice(0, s) for s in index.shape)])
     grid[dim] = index
@@ -194,25 +220,42 @@ def _scatter_ref(x: np.ndarray, dim: int, index: np.ndarray, src: object, reduce
 
 
 def _sort_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
-    """Stable sorts both ways on every layout (no 0-d: the frontend answers that itself)."""
+    """Stable sorts both ways on every layout, with ties, NaNs and the dtype's limits (no 0-d:
+    the frontend answers that itself)."""
     x = values(rng, (3, 5), dtype, "small")
     if dtype in FLOATS:
         x[:, ::2] = x[:, 1::2][:, :1]  # ties, to prove stability
-    return [
-        Sample("dim1", (contig(x), 1, False)),
-        Sample("dim1-descending", (contig(x), 1, True)),
-        Sample("dim0-descending", (contig(x), 0, True)),
-        Sample("transposed", (transposed(x), 0, False)),
-        Sample("strided", (strided(x), 1, True)),
-        Sample("empty", (contig(values(rng, (0, 3), dtype)), 0, False)),
-    ]
+    out = []
+    for descending in (False, True):
+        way = "-descending" if descending else ""
+        out += [
+            Sample(f"dim1{way}", (contig(x), 1, descending)),
+            Sample(f"dim0{way}", (contig(x), 0, descending)),
+            Sample(f"transposed{way}", (transposed(x), 0, descending)),
+            Sample(f"strided{way}", (strided(x), 1, descending)),
+            Sample(f"limits{way}", (contig(np.tile(edge_values(dtype), (2, 2))), 1, descending)),
+            Sample(f"large-row{way}", (large(rng, dtype, "any", LARGE_ROW), 1, descending)),
+        ]
+        if dtype in FLOATS:  # NaN sorts last ascending, first descending (PyTorch)
+            v = values(rng, (2, 9), dtype, "small")
+            v[:, ::3] = np.nan
+            v[1, 4] = v[1, 5]
+            out.append(Sample(f"nan{way}", (contig(v), 1, descending)))
+    return out + [Sample("empty", (contig(values(rng, (0, 3), dtype)), 0, False))]
 
 
 def _sort_ref(x: np.ndarray, dim: int, descending: bool) -> tuple[np.ndarray, np.ndarray]:
     if x.ndim == 0:
         return x.copy(), np.zeros((), np.int64)
-    keys = x.astype(np.float64) if x.dtype != np.complex128 else x
-    idx = np.argsort(-keys if descending else keys, axis=dim, kind="stable")
+    keys = np.moveaxis(x, dim, -1)
+    # Stable: ties keep their order either way; NaN after everything ascending, first descending.
+    # ~ reverses integers (and bool) without overflowing at the minimum.
+    if descending:
+        nan = np.isnan(keys) if keys.dtype.kind == "f" else np.zeros(keys.shape, bool)
+        idx = np.lexsort((-keys if keys.dtype.kind == "f" else ~keys, ~nan))
+    else:
+        idx = np.argsort(keys, axis=-1, kind="stable")
+    idx = np.moveaxis(idx, -1, dim)
     return np.take_along_axis(x, idx, axis=dim), idx
 
 
