@@ -117,7 +117,7 @@ def bessel_j(x: Tensor, nu: int) -> Tensor:
 
 
 def _register(op: str, fn: object) -> None:
-    decomposition(op)(fn)  # type: ignore[arg-type]
+    decomposition(op, keeps_dtype=True)(fn)  # type: ignore[arg-type]
 
 
 _register("i0", lambda x: bessel_i(work_dtype(x), 0, False))

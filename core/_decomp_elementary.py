@@ -62,14 +62,14 @@ def _complex_log_form(z: Tensor, name: str) -> Tensor:
     return asin if name == "asin" else math.pi / 2 - asin
 
 
-@decomposition("atan")
+@decomposition("atan", keeps_dtype=True)
 def atan(x: Tensor) -> Tensor:
     if x.dtype.is_complex:
         return _complex_log_form(x, "atan")
     return _atan_real(work_dtype(x))
 
 
-@decomposition("asin")
+@decomposition("asin", keeps_dtype=True)
 def asin(x: Tensor) -> Tensor:
     if x.dtype.is_complex:
         return _complex_log_form(x, "asin")
@@ -78,7 +78,7 @@ def asin(x: Tensor) -> Tensor:
     return _atan2_real(x, sqrt((1 - x) * (1 + x)))
 
 
-@decomposition("acos")
+@decomposition("acos", keeps_dtype=True)
 def acos(x: Tensor) -> Tensor:
     if x.dtype.is_complex:
         return _complex_log_form(x, "acos")
@@ -103,7 +103,7 @@ def _atan2_real(y: Tensor, x: Tensor) -> Tensor:
     return where(nan, y + x, copysign(base, y))
 
 
-@decomposition("atan2")
+@decomposition("atan2", keeps_dtype=True)
 def atan2(y: Tensor, x: Tensor) -> Tensor:
     return _atan2_real(work_dtype(y), work_dtype(x))
 

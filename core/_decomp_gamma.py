@@ -74,7 +74,7 @@ def lgamma(x: Tensor) -> Tensor:
     return where(abs(x) == math.inf, math.inf, out)
 
 
-@decomposition("lgamma")
+@decomposition("lgamma", keeps_dtype=True)
 def _lgamma(x: Tensor) -> Tensor:
     return lgamma(work_dtype(x))
 
@@ -103,7 +103,7 @@ def digamma(x: Tensor) -> Tensor:
     return where(x == 0, copysign(x * 0 + math.inf, -x), out)  # digamma(+-0) = -+inf
 
 
-@decomposition("digamma")
+@decomposition("digamma", keeps_dtype=True)
 def _digamma(x: Tensor) -> Tensor:
     return digamma(work_dtype(x))
 
@@ -143,13 +143,13 @@ def _terms_for(q: Tensor) -> int:
     return 10 + math.ceil(-low)
 
 
-@decomposition("zeta")
+@decomposition("zeta", keeps_dtype=True)
 def _zeta(s: Tensor, q: Tensor) -> Tensor:
     s, q = work_dtype(s), work_dtype(q)
     return zeta(s, q, _terms_for(q))
 
 
-@decomposition("polygamma")
+@decomposition("polygamma", keeps_dtype=True)
 def _polygamma(x: Tensor, n: int) -> Tensor:
     x = work_dtype(x)
     if n == 0:

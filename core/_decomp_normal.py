@@ -45,18 +45,18 @@ def erfc(x: Tensor) -> Tensor:
     return where(x >= _CF_FROM, tail, 1 - erf(x))
 
 
-@decomposition("erfc")
+@decomposition("erfc", keeps_dtype=True)
 def _erfc(x: Tensor) -> Tensor:
     return erfc(work_dtype(x))
 
 
-@decomposition("erfcx")
+@decomposition("erfcx", keeps_dtype=True)
 def _erfcx(x: Tensor) -> Tensor:
     x = work_dtype(x)
     return where(x >= _CF_FROM, _cf(_safe_big(x)) / _SQRT_PI, exp(x * x) * (1 - erf(x)))
 
 
-@decomposition("log_ndtr")
+@decomposition("log_ndtr", keeps_dtype=True)
 def _log_ndtr(x: Tensor) -> Tensor:
     x = work_dtype(x)
     y = -x / _SQRT2
@@ -93,7 +93,7 @@ def _erfinv_small(y: Tensor) -> Tensor:
     return x
 
 
-@decomposition("erfinv")
+@decomposition("erfinv", keeps_dtype=True)
 def _erfinv(y: Tensor) -> Tensor:
     y = work_dtype(y)
     a = abs(y)
@@ -104,7 +104,7 @@ def _erfinv(y: Tensor) -> Tensor:
     return where(a > 1, math.nan, copysign(out, y))
 
 
-@decomposition("ndtri")
+@decomposition("ndtri", keeps_dtype=True)
 def _ndtri(p: Tensor) -> Tensor:
     p = work_dtype(p)
     low = p < 0.5

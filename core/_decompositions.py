@@ -11,7 +11,15 @@ fallback policy ``error``, so this list cannot claim a decomposition that is not
 
 from __future__ import annotations
 
-from . import _decomp_bessel, _decomp_elementary, _decomp_gamma, _decomp_linalg, _decomp_normal
+from . import (
+    _decomp_bessel,
+    _decomp_elementary,
+    _decomp_gamma,
+    _decomp_jacobi,
+    _decomp_linalg,
+    _decomp_normal,
+    _decomp_scatter,
+)
 from ._ops._composite import declare_inline
 
 __all__ = ["INLINE"]
@@ -44,4 +52,12 @@ INLINE = (
 )
 
 declare_inline(*INLINE)
-_MODULES = (_decomp_bessel, _decomp_elementary, _decomp_gamma, _decomp_linalg, _decomp_normal)
+_MODULES = (
+    _decomp_bessel,
+    _decomp_elementary,
+    _decomp_gamma,
+    _decomp_jacobi,
+    _decomp_linalg,
+    _decomp_normal,
+    _decomp_scatter,
+)

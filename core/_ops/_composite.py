@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 from ember.backends import COMPOSITES, DTYPES_BY_NAME, DType, FallbackError, get_fallback_policy, registry
-from ember.backends import device as _device
 
+from .._device import canonical
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 
@@ -34,19 +34,29 @@ __all__ = [
 DECOMPOSITIONS: dict[str, Callable[..., Any]] = {}
 
 
-def decomposition(op: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def decomposition(op: str, keeps_dtype: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register ``fn`` as composite ``op``'s decomposition into ember ops (and tell the registry).
 
     ``fn`` takes the composite's tensor arguments as Tensors then its parameters, in the order
-    of ``ember.backends.ops``, and returns Tensors of the dtypes the composite promises.
+    of ``ember.backends.ops``, and returns Tensors of the dtypes the composite promises;
+    ``keeps_dtype``: the result is cast back to the first input's dtype (``fn`` may widen).
     """
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-        DECOMPOSITIONS[op] = fn
+        DECOMPOSITIONS[op] = _cast_back(fn) if keeps_dtype else fn
         registry.declare_decomposition(op, lambda lb: decomposed_kernel(lb, op))
         return fn
 
     return register
+
+
+def _cast_back(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def run(x: Tensor, *rest: Any) -> Tensor:
+        out = fn(x, *rest)
+        return out if out.dtype is x.dtype else out.to(x.dtype)
+
+    run.__name__, run.__doc__ = fn.__name__, fn.__doc__
+    return run
 
 
 def declare_inline(*ops: str) -> None:
@@ -190,7 +200,7 @@ def decomposed_kernel(lb: Any, op: str) -> Callable[..., Any]:
 
 def _as_tensor(lb: Any, data: Any) -> Tensor:
     host = lb.backend.to_numpy(data)
-    dev = _device(lb.name, lb.backend.index_of(data))
+    dev = canonical(lb.name, lb.backend.index_of(data))
     return wrap(data, lb, dev, DTYPES_BY_NAME[host.dtype.name], tuple(int(s) for s in host.shape))
 
 
