@@ -20,7 +20,7 @@ from ._ops.select import where
 from ._ops.unary import abs, log, sqrt
 from ._tensor import Tensor
 
-__all__ = ["geqrf_q", "lu_diagonal", "solve"]
+__all__ = ["geqrf_q", "lu_diagonal", "qr_complete", "solve"]
 
 _TAYLOR_TERMS = 18  # for ||A|| <= 1/2: 0.5^19 / 19! ~ 2e-23
 
@@ -187,6 +187,12 @@ def _geqrf(A: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     if not k:
         return R, A[..., :, :0], zeros(A._shape[:-2] + (0,), dtype=A.dtype, device=A._device)
     return R, cat(vs, -1), cat(taus, -1)
+
+
+def qr_complete(A: Tensor) -> tuple[Tensor, Tensor]:
+    """(Q, R) of A's Householder QR, Q square."""
+    R, V, tau = _geqrf(A)
+    return _householder(V, tau, A._shape[-2]), R.triu()  # type: ignore[attr-defined]
 
 
 def geqrf_q(A: Tensor, cols: int) -> Tensor:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from . import (
     _decomp_bessel,
+    _decomp_eig,
     _decomp_elementary,
     _decomp_gamma,
     _decomp_jacobi,
@@ -54,6 +55,7 @@ INLINE = (
 declare_inline(*INLINE)
 _MODULES = (
     _decomp_bessel,
+    _decomp_eig,
     _decomp_elementary,
     _decomp_gamma,
     _decomp_jacobi,

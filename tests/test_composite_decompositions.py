@@ -11,6 +11,7 @@ from typing import Any
 import ember
 import numpy as np
 import pytest
+from ember._ops._composite import DECOMPOSITIONS
 from ember.backends import COMPOSITES, registry
 
 F = ember.nn.functional
@@ -152,7 +153,6 @@ CALLS: dict[str, tuple[Callable[[Any, str], Any], float]] = {
 }
 
 DECOMPOSED = sorted(registry.decomposed())
-NOT_DECOMPOSED = sorted(set(COMPOSITES) - registry.decomposed())
 
 
 def _host(out: Any) -> list[np.ndarray]:
@@ -185,10 +185,23 @@ def test_decomposition_runs_on_the_device_and_matches_the_cpu_kernel(
         np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol * 0.1, equal_nan=True)
 
 
-@pytest.mark.parametrize("op", NOT_DECOMPOSED)
+@pytest.fixture
+def without_decomposition(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
+    """Factory: forget composite ``op``'s decomposition for one test (as if it had none)."""
+
+    def drop(op: str) -> None:
+        monkeypatch.delitem(DECOMPOSITIONS, op)
+        monkeypatch.delitem(registry._decomposed, op)
+
+    return drop
+
+
+@pytest.mark.parametrize("op", ["erfc", "linalg_eig", "scatter_reduce"])
 def test_composite_without_decomposition_is_a_cpu_fallback(
-    op: str, cpu_prims: str, fallback_policy: Callable[[str], None]
+    op: str, cpu_prims: str, fallback_policy: Callable[[str], None], without_decomposition: Any
 ) -> None:
+    without_decomposition(op)
+    assert registry.get(cpu_prims).composite_fallbacks() == [op]
     fallback_policy("error")
     # linalg wraps the FallbackError (a RuntimeError) in its LinAlgError, keeping the text
     with pytest.raises(RuntimeError, match=f"{op}: backend 'cpu_prims' has no kernel"):
@@ -196,16 +209,22 @@ def test_composite_without_decomposition_is_a_cpu_fallback(
     fallback_policy("silent")
     got, want = _both(op, cpu_prims)
     for g, w in zip(got, want):
-        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-13)
+        np.testing.assert_array_equal(g, w)  # the CPU kernel itself, copied back
 
 
-def test_registry_lists_composite_fallbacks(cpu_prims: str) -> None:
-    lb = registry.get(cpu_prims)
-    assert lb.composite_fallbacks() == [op for op in COMPOSITES if op in NOT_DECOMPOSED]
-    assert lb.decomposed_composites() == [op for op in COMPOSITES if op in DECOMPOSED]
-    row = next(r for r in registry.status() if r["name"] == cpu_prims)
-    assert row["composite_fallbacks"] == lb.composite_fallbacks() and row["fallbacks"] == []
-    assert registry.get("cpu").composite_fallbacks() == []
+def test_ember_info_labels_both_kinds_of_fallback(
+    cpu_prims: str, without_decomposition: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ember.cli import main
+
+    without_decomposition("linalg_eig")
+    assert main(["info", "--backend", cpu_prims]) == 0
+    out = capsys.readouterr().out
+    assert "primitive fallbacks (no kernel; run on the CPU and copied back): none" in out
+    assert (
+        "composite fallbacks (no kernel, no decomposition; run on the CPU and copied back): linalg_eig" in out
+    )
+    assert "composites decomposed into primitives on the device: clone, ceil," in out
 
 
 @pytest.mark.parametrize(

@@ -190,12 +190,26 @@ def decomposed_kernel(lb: Any, op: str) -> Callable[..., Any]:
     n = COMPOSITES[op].inputs
 
     def kernel(*args: Any) -> Any:
-        tensors = tuple(_as_tensor(lb, a) for a in args[:n])
+        tensors = _tensor_args(lb, args[:n])
         with NoRecord():
             out = fn(*tensors, *args[n:])
         return tuple(o._data for o in out) if isinstance(out, tuple) else out._data
 
     return kernel
+
+
+def _tensor_args(lb: Any, args: tuple) -> tuple[Tensor, ...]:
+    """Native arrays as Tensors; a Python scalar in an array's place (elementwise kernels allow
+    it) becomes a tensor of the first array's shape and dtype."""
+    like = next(_as_tensor(lb, a) for a in args if isinstance(a, lb.backend.array_type))
+    return tuple(
+        _as_tensor(lb, a) if isinstance(a, lb.backend.array_type) else _filled(like, a) for a in args
+    )
+
+
+def _filled(like: Tensor, value: Any) -> Tensor:
+    data = like._be.k["full"](like._shape, value, like.dtype, like._device.index or 0)
+    return wrap(data, like._be, like._device, like.dtype, like._shape)
 
 
 def _as_tensor(lb: Any, data: Any) -> Tensor:
