@@ -16,7 +16,7 @@ from ..autograd.graph import record
 from ._common import broadcast_shape, norm_dim, same_device
 from ._composite import NoRecord, run_composite
 from .convert import _pt
-from .indexing import INDEX_DTYPES, Bounded, first_outside, getitem, index_put, nonzero
+from .indexing import INDEX_DTYPES, Bounded, first_outside, getitem, index_put, nonzero, select_rows
 from .indexing import _checked_index as checked_index
 from .indexing import _gather_checked as gather_checked
 
@@ -154,7 +154,7 @@ def index_reduce(
     full = idx.reshape(shape).expand(source._shape)  # type: ignore[attr-defined]
     return scatter_reduce(x, d, full.contiguous(), source, reduce, include_self=include_self).reshape(
         input._shape
-    )  # checks the (already checked) index again: index_reduce_ is rare, scatter_reduce keeps one door
+    )
 
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
@@ -213,7 +213,7 @@ def flat_index(name: str, flat: Tensor, index: Tensor) -> Bounded:
 def take(input: Tensor, index: Tensor) -> Tensor:
     """Elements of the flattened ``input`` at ``index`` (negative indices count from the end)."""
     flat = input.reshape(-1)
-    return getitem(flat, flat_index("take", flat, index)[0])  # checked twice only on small ``take``s
+    return select_rows(flat, flat_index("take", flat, index)[0])
 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
