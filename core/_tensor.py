@@ -221,8 +221,11 @@ class Tensor:
         return tensor_repr(self)
 
     def __format__(self, spec: str) -> str:
-        if self.dim() == 0 and spec:
+        # PyTorch: a plain 0-d tensor formats as its number (f"{t}" == "2.5"), others as str
+        if self.dim() == 0 and type(self) is Tensor:
             return format(self.item(), spec)
+        if spec:
+            raise TypeError(f"unsupported format string passed to {type(self).__name__}.__format__")
         return repr(self)
 
     def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
