@@ -26,6 +26,7 @@ from ember.backends.dtypes import (
 
 from . import _methods, accelerator, autograd, backends, cuda, fft, linalg, special, testing
 from . import _decompositions  # noqa: F401 - declares the composites' decompositions
+from . import _kernel_check  # noqa: F401 - EMBER_CHECK_KERNELS=1 turns kernel-result checks on
 from ._creation import (
     arange,
     as_tensor,

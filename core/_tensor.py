@@ -7,6 +7,7 @@ table, so each op's code lives once, in its ``_ops`` module, beside its derivati
 from __future__ import annotations
 
 import threading
+from types import FunctionType
 from typing import Any
 
 import numpy as np
@@ -277,6 +278,19 @@ def wrap(data: Any, be: LoadedBackend, dev: device, dtype: DType, shape: tuple[i
     t._grad = None
     t._meta = {"inference": True} if _inference_users and _mode.inference else None
     return t
+
+
+# Kernel-result checks (``_kernel_check``): while they are on, ``wrap.__code__`` is
+# ``_checked_wrap``'s, so every module that imported ``wrap`` gets them and, off, the hot
+# path runs the code above unchanged. ``_plain_wrap`` keeps that code for both.
+_plain_wrap = FunctionType(wrap.__code__, globals(), "wrap")
+_result_check: Any = None
+
+
+def _checked_wrap(data: Any, be: LoadedBackend, dev: device, dtype: DType, shape: tuple[int, ...]) -> Tensor:
+    """``wrap`` with the kernel's result checked against the shape and dtype it claims."""
+    _result_check(data, be, dtype, shape)
+    return _plain_wrap(data, be, dev, dtype, shape)
 
 
 # How many ``inference_mode`` blocks are open in any thread: while none is, ``wrap`` skips the

@@ -17,7 +17,7 @@ from ember.backends import ALL_OPS, DTYPES_BY_NAME, LoadedBackend
 from .catalog import CASES
 from .compare import compare, compare_close
 from .dtypes import upcast
-from .properties import check_call, snapshot
+from .properties import check_call, inputs_unchanged, snapshot
 from .records import INDEX, D, OpCase, Sample, T, rng_for
 
 __all__ = ["case_id", "device_arg", "op_cases", "reference_of", "run_sample", "samples_for", "to_host"]
@@ -114,12 +114,15 @@ def to_host(lb: LoadedBackend, x: Any) -> np.ndarray:
 def run_sample(lb: LoadedBackend, record: OpCase, dtype: str, sample: Sample, index: int) -> dict[str, Any]:
     """Run one sample; a verdict dict (status ok/fail/error, message, worst error).
 
-    Values first, then the properties every call must have (``properties.py``), the last of
-    them a second run on fresh copies of the inputs."""
+    Inputs unchanged, then values, then the other properties every call must have
+    (``properties.py``), the last of them a second run on fresh copies of the inputs."""
     try:
         args = _device_args(lb, record, sample, index)
         before = snapshot(lb, args)
         out = _call(lb, record, args)
+        clobbered = inputs_unchanged(record.op, lb, before)
+        if clobbered:
+            return {"status": "fail", "message": clobbered}
         verdict = _check(lb, record, dtype, sample, out)
         if verdict["status"] != "ok" or out is None:
             return verdict

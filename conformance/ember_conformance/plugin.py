@@ -135,6 +135,10 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.stash[STATE] = st
     config.add_cleanup(pool.close)
+    from ember._kernel_check import set_kernel_checks
+
+    set_kernel_checks(True)  # frontend-level tests: every kernel result checked as it is wrapped
+    config.add_cleanup(lambda: set_kernel_checks(False))
 
 
 def _ours(item: pytest.Item) -> bool:

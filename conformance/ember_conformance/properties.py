@@ -32,6 +32,7 @@ __all__ = [
     "WRITES",
     "check_call",
     "device_leaves",
+    "inputs_unchanged",
     "is_c_contiguous",
     "shares_storage",
     "snapshot",
@@ -106,9 +107,12 @@ def is_c_contiguous(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
     return True
 
 
-def _inputs_unchanged(
+def inputs_unchanged(
     op: str, lb: LoadedBackend, before: list[tuple[int, str, Any, np.ndarray]]
 ) -> str | None:
+    """Checked before the values are compared: a kernel that clobbers an input may get its
+    own later steps wrong too (an optimizer record runs several), and the clobbered input is
+    the finding to report."""
     written = WRITES.get(op, ())
     for pos, label, x, host in before:
         if pos in written:
@@ -253,14 +257,15 @@ def check_call(
     view_ref: Callable[..., Any] | None,
     rerun: Callable[[], Any],
 ) -> str | None:
-    """Every property of one call whose values already matched; the first broken one.
+    """The other properties of one call whose inputs stayed unchanged and whose values
+    matched; the first broken one.
 
     ``call`` is (the sample's arguments, the device arguments, the result); ``view_ref``
     the NumPy view function for view ops (None otherwise)."""
     sample_args, args, out = call
     outs = _outputs(out)
     first = [_host(lb, o) for o in outs]
-    msg = _types_and_dtypes(op, lb, outs, dtypes) or _inputs_unchanged(op, lb, before)
+    msg = _types_and_dtypes(op, lb, outs, dtypes)
     if msg:
         return msg
     if ALL_OPS[op].kind == "view":
