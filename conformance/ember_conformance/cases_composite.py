@@ -11,7 +11,7 @@ import numpy as np
 from .cases_reduce import _argmax_ref, _argmax_samples, _red, reduction_samples
 from .dtypes import ALL, BOOL, FLOATS, REAL, SIGNED
 from .records import OpCase, Sample
-from .samples import binary_samples, contig, layout_variants, unary_samples, values
+from .samples import binary_samples, contig, layout_variants, transposed, unary_samples, values
 
 
 def _sign_ref(x: np.ndarray) -> np.ndarray:
@@ -36,6 +36,10 @@ def _softmax_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
     ]
     out.append(Sample("0-d", (contig(values(rng, (), dtype)), 0)))
     out.append(Sample("dim0", (contig(values(rng, (3, 4), dtype)), 0)))
+    # Rows of 2049: a float16/bfloat16 sum of exp() stalls far from the row's total, far
+    # outside the relative tolerance of ``dtypes``' normalized family.
+    out.append(Sample("long-row", (contig(values(rng, (2, 2049), dtype, "pos")), 1)))
+    out.append(Sample("long-column-transposed", (transposed(values(rng, (1031, 3), dtype, "pos")), 0)))
     return out
 
 

@@ -29,24 +29,32 @@ def _index_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
 
 
 def _index_put_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
+    """One, two and three index arrays, each with accumulate False (distinct points: which
+    duplicate wins is unspecified) and True (duplicates, which must all add up)."""
     x = values(rng, (3, 4), dtype)
     rows = rng.permutation(3)[:2].astype(np.int64)
     out = [
         Sample("rows", (contig(x), (contig(rows),), contig(values(rng, (2, 4), dtype)), False)),
         Sample(
-            "points", (contig(x), (contig(rows), contig(rows + 1)), contig(values(rng, (2,), dtype)), False)
-        ),
-        Sample(
             "transposed-dst", (transposed(x), (None, contig(rows)), contig(values(rng, (3, 2), dtype)), False)
         ),
     ]
-    if dtype in NUMERIC:
-        dup = index_samples(rng, 3, (6,))
+    shape = (3, 4, 5)
+    for arity in (1, 2, 3):
+        x = values(rng, shape[:arity] if arity > 1 else (5, 4), dtype)
+        flat = rng.permutation(int(np.prod(x.shape[:arity])))[:4]
+        unique = np.unravel_index(flat, x.shape[:arity])
+        dup = tuple(index_samples(rng, n, (9,)) for n in x.shape[:arity])
+        dup = tuple(np.concatenate([d, d[:3]]) for d in dup)  # points 9..11 repeat 0..2
+        rest = x.shape[arity:]
+        key_u = tuple(contig(i.astype(np.int64)) for i in unique)
         out.append(
-            Sample(
-                "accumulate-duplicates", (contig(x), (contig(dup),), contig(values(rng, (6, 4), dtype)), True)
-            )
+            Sample(f"{arity}-arrays", (contig(x), key_u, contig(values(rng, (4, *rest), dtype)), False))
         )
+        if dtype in NUMERIC:
+            key_d = tuple(contig(d) for d in dup)
+            vals = contig(values(rng, (12, *rest), dtype))
+            out.append(Sample(f"{arity}-arrays-accumulate-duplicates", (contig(x), key_d, vals, True)))
     return out
 
 
@@ -87,6 +95,8 @@ RECORDS = [
         ALL,
         "every dtype; accumulate for numbers",
         call=_index_put_call,
+        # duplicates add up in the result's dtype, in any order
+        magnitude=lambda x, i, v, acc: _index_put_ref(np.abs(x), i, np.abs(v), acc),
     ),
     OpCase("nonzero", _nonzero_samples, lambda x: np.argwhere(x), ALL, "every dtype", out_dtype=_int64),
 ]

@@ -34,6 +34,8 @@ def _conv_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
         Sample("dilation", (contig(v(1, 2, 7, 7)), contig(v(2, 2, 2, 3)), (1, 1), (0, 1), (2, 2), 1)),
         Sample("groups", (contig(v(2, 4, 4, 4)), contig(v(6, 2, 3, 3)), (1, 1), (1, 1), (1, 1), 2)),
         Sample("strided-input", (strided(v(1, 2, 4, 4)), contig(v(2, 2, 2, 2)), (1, 1), (0, 0), (1, 1), 1)),
+        Sample("batch-0", (contig(v(0, 3, 5, 5)), contig(v(4, 3, 3, 3)), (1, 1), (1, 1), (1, 1), 1)),
+        Sample("1x1-odd", (contig(v(1, 3, 17, 13)), contig(v(5, 3, 1, 1)), (1, 1), (0, 0), (1, 1), 1)),
     ]
 
 
@@ -120,8 +122,20 @@ def _pool_samples(dtype: str, rng: np.random.Generator, avg: bool) -> list[Sampl
         Sample("ceil-mode", (contig(v(1, 1, 5, 7)), (2, 3), (2, 2), (0, 1), *tail_ceil)),
         Sample("strided-input", (strided(v(1, 2, 4, 4)), (2, 2), (1, 1), (0, 0), *tail)),
     ]
-    if not avg:
-        out.append(Sample("dilation", (contig(v(1, 2, 7, 7)), (2, 2), (1, 2), (1, 0), (2, 2), False)))
+    out.append(Sample("batch-0", (contig(v(0, 2, 4, 4)), (2, 2), (2, 2), (0, 0), *tail)))
+    # every combination of the boolean parameters, on a size where ceil_mode adds a window
+    if avg:
+        for ceil, include_pad in ((a, b) for a in (False, True) for b in (False, True)):
+            x = contig(v(1, 2, 6, 7))
+            out.append(
+                Sample(
+                    f"ceil={ceil}-include_pad={include_pad}", (x, (3, 2), (2, 2), (1, 1), ceil, include_pad)
+                )
+            )
+    else:
+        for ceil in (False, True):
+            x = contig(v(1, 2, 7, 8))
+            out.append(Sample(f"dilation-ceil={ceil}", (x, (2, 2), (2, 3), (1, 0), (2, 2), ceil)))
     return out
 
 

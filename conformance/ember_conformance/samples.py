@@ -27,6 +27,7 @@ __all__ = [
     "contig",
     "edge_values",
     "expanded",
+    "large",
     "layout_variants",
     "scalar",
     "strided",
