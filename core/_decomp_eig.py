@@ -122,8 +122,8 @@ def _eig(A: Tensor) -> tuple[Tensor, Tensor]:
     ct = D.complex128 if A.dtype in (D.float64, D.complex128) else D.complex64
     shape, n = A._shape, A._shape[-1]
     if A.numel() == 0:
-        empty = A.to(ct)
-        return empty.diagonal(0, -2, -1).contiguous(), empty  # type: ignore[attr-defined]
+        empty = A.to(ct).clone()  # type: ignore[attr-defined]  # new memory, never A itself
+        return empty.diagonal(0, -2, -1).clone(), empty  # type: ignore[attr-defined]
     flat = A.to(ct).reshape(-1, n, n)  # type: ignore[attr-defined]
     T, Q = schur(flat)
     V = _normalised(Q @ _triangular_vectors(T))

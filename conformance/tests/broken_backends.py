@@ -14,7 +14,8 @@ from typing import Any
 
 import ember.backends as eb
 import numpy as np
-from ember.backends import ALL_DTYPES, hookimpl
+from ember.backends import ALL_DTYPES, hookimpl, registry
+from ember.backends.ops import ALL_OPS, VIEWS
 
 
 class _Renamed:
@@ -144,12 +145,31 @@ def _scalar_result(k: dict[str, Any]) -> dict[str, Any]:
     return {"exp": exp}
 
 
+class NoDecomposition(BrokenPlugin):
+    """The CPU kernels without ``op``'s, under a frontend that has no decomposition for ``op``
+    (dropped when the backend loads, in the pytest process and in the worker alike)."""
+
+    def __init__(self, name: str, op: str) -> None:
+        super().__init__(name, drop=(op,))
+        self.op = op
+
+    @hookimpl
+    def ember_backend(self) -> Any:
+        registry._decomposed.pop(self.op, None)
+        return _Renamed(self.name)
+
+
 wrong_value = BrokenPlugin("broken_value", _wrong_value)
 view_copies = BrokenPlugin("broken_view", _view_copies)
 wrong_dtype = BrokenPlugin("broken_dtype", _wrong_dtype)
 crash_on_empty = BrokenPlugin("broken_crash", _crash_on_empty)
 hangs = BrokenPlugin("broken_hang", _hangs)
 missing_kernels = BrokenPlugin("broken_missing", drop=("tanh", "erf"))
+# No compute kernel at all: only the views and assign (which cannot fall back) are its own.
+views_only = BrokenPlugin(
+    "broken_views_only", drop=tuple(op for op in ALL_OPS if op not in (*VIEWS, "assign"))
+)
+no_eig = NoDecomposition("broken_no_eig", "linalg_eig")
 no_index_error = BrokenPlugin("broken_index", _no_index_error)
 out_ignored = BrokenPlugin("broken_out", _out_ignored)
 scalar_result = BrokenPlugin("broken_scalar", _scalar_result)

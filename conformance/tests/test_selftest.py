@@ -189,16 +189,75 @@ def test_cli_main_runs_the_suite(tmp_path: Path) -> None:
     assert "--ember-certify" in args and args[-1] == "-x" and "m.toml" in args
 
 
-def test_missing_kernel_is_fallback_not_failure(tmp_path: Path) -> None:
+def test_missing_kernel_is_fallback_not_failure_but_the_run_is_not_green(tmp_path: Path) -> None:
+    args = ("-k", "test_op and (tanh- or erf-)")
+    rc, data, out = run_suite(tmp_path, "broken_missing", *args, plugin="broken_backends:missing_kernels")
+    assert rc == 1, out  # two fallbacks, more than the default --ember-max-fallbacks 0
+    assert data["matrix"]["tanh"]["float32"] == "fallback" and data["fallbacks"] == ["tanh", "erf"]
+    assert "PASSED with 2 fallbacks" in out and "run on the CPU: tanh, erf" in out
+    assert "2 ops run through the CPU fallback, more than --ember-max-fallbacks 0 allows" in out
+    assert data["verdict"] == "PASSED with 2 fallbacks" and data["result"] == "FAILED"
     rc, data, out = run_suite(
         tmp_path,
         "broken_missing",
-        "-k",
-        "test_op and (tanh- or erf-)",
+        *args,
+        "--ember-max-fallbacks",
+        "2",
         plugin="broken_backends:missing_kernels",
     )
     assert rc == 0, out
-    assert data["matrix"]["tanh"]["float32"] == "fallback" and data["fallbacks"] == ["tanh", "erf"]
+    assert "PASSED with 2 fallbacks" in out and data["fallback_count"] == 2
+
+
+def test_backend_with_only_views_and_assign_is_not_green(tmp_path: Path) -> None:
+    """No compute kernel at all: every test passes through the CPU, and the run says so."""
+    args = ("-k", "test_op and (add-float32 or exp-float32 or erfc-float32 or softmax)")
+    rc, data, out = run_suite(tmp_path, "broken_views_only", *args, plugin="broken_backends:views_only")
+    assert rc == 1, out
+    n = len(data["fallbacks"])
+    assert n == 39 and data["composite_fallbacks"] == [], data["fallbacks"]
+    assert f"PASSED with {n} fallbacks" in out, out[-2000:]
+    assert "run on the CPU: full, arange, philox, cast, neg" in out
+    assert data["matrix"]["add"]["float32"] == "fallback" and data["matrix"]["erfc"]["float32"] == "pass"
+    rc, data, out = run_suite(
+        tmp_path,
+        "broken_views_only",
+        *args,
+        "--ember-max-fallbacks",
+        "1000",
+        plugin="broken_backends:views_only",
+    )
+    assert rc == 0, out
+    assert f"PASSED with {n} fallbacks" in out
+
+
+def test_certify_names_a_composite_without_kernel_or_decomposition(tmp_path: Path) -> None:
+    args = ("-k", "test_composite_runs_on_the_device")
+    rc, data, out = run_suite(
+        tmp_path, "broken_no_eig", *args, "--ember-certify", plugin="broken_backends:no_eig"
+    )
+    assert rc == 1, out
+    assert "composites without a kernel or a decomposition run on the CPU: ['linalg_eig']" in out
+    row = _row(data, "test_composite_runs_on_the_device[linalg_eig]")
+    assert row["status"] == "fail" and "certify mode allows no fallbacks" in row["message"]
+    assert _row(data, "test_composite_runs_on_the_device[linalg_svd]")["status"] == "pass"
+    assert data["composite_fallbacks"] == ["linalg_eig"]
+    # Without certify: a declared composite fallback is allowed under --ember-max-fallbacks.
+    manifest = tmp_path / "m.toml"
+    manifest.write_text('fallbacks = ["linalg_eig"]\n')
+    rc, data, out = run_suite(
+        tmp_path,
+        "broken_no_eig",
+        *args,
+        "--ember-manifest",
+        str(manifest),
+        "--ember-max-fallbacks",
+        "1",
+        plugin="broken_backends:no_eig",
+    )
+    assert rc == 0, out
+    assert "PASSED with 1 fallback " in out and "run on the CPU: linalg_eig" in out
+    assert _row(data, "test_composite_runs_on_the_device[linalg_eig]")["status"] == "fallback"
 
 
 def test_fallback_fails_certify_and_undeclared_fallback_fails_manifest(tmp_path: Path) -> None:
@@ -295,4 +354,8 @@ def test_minimal_backend_passes_certify(tmp_path: Path) -> None:
     )
     assert rc == 0, out[-3000:]
     assert data["summary"]["fail"] == 0 and data["summary"]["crash"] == 0 and data["fallbacks"] == []
-    assert "composite: not overridden" in (tmp_path / "report.md").read_text()
+    assert data["composite_fallbacks"] == [] and data["verdict"] == "PASSED"
+    md = (tmp_path / "report.md").read_text()
+    assert "composite: not overridden" in md
+    # The decompositions ran on the minimal device, cell by cell, and passed.
+    assert data["matrix"]["linalg_eig"]["float64"] == "pass" and data["matrix"]["erfinv"]["float32"] == "pass"
