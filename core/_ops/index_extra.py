@@ -189,7 +189,7 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     if count > source.numel():
         raise RuntimeError("masked_scatter: Number of elements of source < number of ones in mask")
     vals = source.reshape(-1)[:count]
-    return index_put(x, list(where_), vals).reshape(shape)
+    return index_put(x, Bounded(enumerate(where_)), vals).reshape(shape)  # nonzero's are in range
 
 
 def argwhere(input: Tensor) -> Tensor:
