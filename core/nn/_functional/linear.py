@@ -14,6 +14,7 @@ from ..._ops.matmul import matmul
 from ..._ops.select import where
 from ..._random import rand
 from ..._tensor import Tensor, wrap
+from ...autograd.grad_mode import no_grad
 from ...autograd.grad_mode import state as _grad
 from ...autograd.graph import record
 
@@ -234,8 +235,6 @@ def check_embedding_indices(input: Tensor, op: str) -> None:
 def embedding_rows(input: Tensor, weight: Tensor, max_norm: float | None, norm_type: float) -> Tensor:
     """The lookup behind ``embedding``/``embedding_bag`` for indices already checked in range."""
     if max_norm is not None:
-        from ...autograd.grad_mode import no_grad
-
         with no_grad():
             flat = input.reshape(-1)  # type: ignore[attr-defined]
             rows = select_rows(weight, flat)
