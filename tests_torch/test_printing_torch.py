@@ -261,6 +261,13 @@ def test_parameter_and_metadata_reprs_match_torch():
 def test_str_and_format_match_torch():
     e, t = _pair("float32", (), "randn", np.random.default_rng(5))
     assert str(e) == str(t)
-    assert f"{e:.3f}" == f"{t:.3f}"
+    assert f"{e:.3f}" == f"{t:.3f}" and f"{e}" == f"{t}" and f"{e:>12}" == f"{t:>12}"
+    p, q = ember.nn.Parameter(e), torch.nn.Parameter(t)
+    assert f"{p}" == f"{q}".replace("torch.", "ember.")
+    with pytest.raises(TypeError) as got:
+        f"{p:.2f}"
+    with pytest.raises(TypeError) as want:
+        f"{q:.2f}"
+    assert str(got.value) == str(want.value) == "unsupported format string passed to Parameter.__format__"
     v, w = _pair("float32", (3,), "randn", np.random.default_rng(5))
     assert str(v) == str(w) and f"{v}" == f"{w}"
