@@ -16,13 +16,20 @@ from ..autograd.graph import record
 from ._common import broadcast_shape, norm_dim, same_device
 from ._composite import NoRecord, run_composite
 from .convert import _pt
-from .indexing import INDEX_DTYPES, Bounded, first_outside, getitem, index_put, nonzero, select_rows
-from .indexing import _checked_index as checked_index
-from .indexing import _gather_checked as gather_checked
+from .indexing import (
+    INDEX_DTYPES,
+    Bounded,
+    checked_index,
+    first_outside,
+    gather_checked,
+    getitem,
+    index_put,
+    nonzero,
+    select_rows,
+)
 
 __all__ = [
     "argwhere",
-    "flat_index",
     "index_add",
     "index_copy",
     "index_fill",

@@ -21,19 +21,14 @@ from .select import where
 from .views import basic_slice
 
 __all__ = [
-    "INDEX_DTYPES",
-    "Bounded",
-    "first_outside",
     "gather",
     "getitem",
     "index_put",
     "index_put_",
     "index_select",
-    "legacy_type_name",
     "masked_fill",
     "nonzero",
     "scatter",
-    "select_rows",
     "setitem",
 ]
 
@@ -313,7 +308,7 @@ def _index_decomposed(view: Tensor, indices: tuple, dims: list[int], bshape: tup
     n = numel(bshape)
     flat = v2.reshape((numel(tuple(adv_sizes)),) + rest_shape)
     idx = lin.reshape((n,) + (1,) * len(rest_shape)).expand((n,) + rest_shape)  # type: ignore[union-attr]
-    got = _gather_checked(flat, 0, idx).reshape(bshape + rest_shape)  # type: ignore[arg-type]
+    got = gather_checked(flat, 0, idx).reshape(bshape + rest_shape)  # type: ignore[arg-type]
     if _moved_in_place(dims):  # consecutive advanced dims not at the front: move them back
         first = dims[0]
         nb = len(bshape)
@@ -548,7 +543,7 @@ def _stack_cols(cols: list[Tensor]) -> Tensor:
 
 
 # -- gather / scatter ----------------------------------------------------------------------
-def _checked_index(input: Tensor, dim: int, index: Tensor, name: str) -> tuple[int, Tensor]:
+def checked_index(input: Tensor, dim: int, index: Tensor, name: str) -> tuple[int, Tensor]:
     """``(dim, int64 index)`` for gather/scatter: int32 or int64, in ``[0, size)`` (no negatives)."""
     if not isinstance(index, Tensor) or index.dtype not in INDEX_DTYPES:
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
@@ -573,11 +568,11 @@ def _gather_rule(n: Any, g: Tensor) -> tuple:
 
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and alike for other dims)."""
-    d, index = _checked_index(input, dim, index, "gather")
-    return _gather_checked(input, d, index)
+    d, index = checked_index(input, dim, index, "gather")
+    return gather_checked(input, d, index)
 
 
-def _gather_checked(input: Tensor, d: int, index: Tensor) -> Tensor:
+def gather_checked(input: Tensor, d: int, index: Tensor) -> Tensor:
     """``gather`` on an int64 ``index`` already known to lie in ``[0, size)``."""
     data = input._be.k["gather"](input._data, d, index._data)
     out = wrap(data, input._be, input._device, input.dtype, index._shape)
@@ -597,7 +592,7 @@ def scatter(
     input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None, reduce: str | None = None
 ) -> Tensor:
     """A copy of ``input`` with ``src`` (tensor or scalar) written at ``index`` along ``dim``."""
-    d, index = _checked_index(input, dim, index, "scatter")
+    d, index = checked_index(input, dim, index, "scatter")
     if src is None:
         src = value
     if reduce == "multiply":
