@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Any
 
-from ember.backends import DType
+from ember.backends import DType, registry
 from ember.backends.registry import LoadedBackend
 
 from . import _tensor
@@ -26,7 +26,7 @@ __all__ = ["kernel_checks_enabled", "set_kernel_checks"]
 class _Recording(dict):  # type: ignore[type-arg]
     """A backend's kernel table that remembers the op last looked up (to name it in errors)."""
 
-    last = "?"
+    last = "an op"
 
     def __getitem__(self, op: str) -> Any:
         self.last = op
@@ -40,13 +40,19 @@ class _Recording(dict):  # type: ignore[type-arg]
 _recording: list[LoadedBackend] = []
 
 
+def _record(be: LoadedBackend) -> None:
+    if type(be.k) is not _Recording:
+        be.k = _Recording(be.k)
+        _recording.append(be)
+
+
 def _op_of(be: LoadedBackend) -> str:
     """The op whose result is being wrapped (the last kernel looked up on ``be``) and the
     frontend function wrapping it."""
     frame = sys._getframe(3)
     where = f"{frame.f_globals.get('__name__', '?')}.{frame.f_code.co_qualname}"
     k = be.k
-    return f"{k.last if type(k) is _Recording else 'an op'} (in {where})"
+    return f"{getattr(k, 'last', 'an op')} (in {where})"
 
 
 def _shape_and_dtype(data: Any, be: LoadedBackend) -> tuple[tuple[int, ...], Any]:
@@ -57,8 +63,7 @@ def _shape_and_dtype(data: Any, be: LoadedBackend) -> tuple[tuple[int, ...], Any
 def check_result(data: Any, be: LoadedBackend, dtype: DType, shape: tuple[int, ...]) -> None:
     """Raise RuntimeError if ``data`` is not an array of ``shape`` and ``dtype``."""
     if type(be.k) is not _Recording:  # the first result seen from this backend: record from now on
-        be.k = _Recording(be.k)
-        _recording.append(be)
+        _record(be)
     kind = be.backend.array_type
     if not isinstance(data, kind):
         raise RuntimeError(  # noqa: TRY004 - a broken backend, not a user's wrong argument type
@@ -83,7 +88,11 @@ def set_kernel_checks(enabled: bool) -> None:
     """Turn kernel-result checks on or off (process-wide)."""
     _tensor._result_check = check_result
     _tensor.wrap.__code__ = (_tensor._checked_wrap if enabled else _tensor._plain_wrap).__code__
-    if not enabled:
+    if enabled:
+        # Backends loaded so far record from now on (later ones at their first result).
+        for be in list(registry._loaded.values()):
+            _record(be)
+    else:
         for be in _recording:  # plain dict lookups again on the hot path
             be.k = dict(be.k)
         _recording.clear()
