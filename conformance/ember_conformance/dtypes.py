@@ -87,8 +87,35 @@ _SIGNED_ZERO_OPS = (
 )
 SIGNED_ZERO = frozenset(_SIGNED_ZERO_OPS.split())
 
-# float64 special functions: (rtol, atol) set from measurements (see the comment above it).
-_SPECIAL_F64: dict[str, tuple[float, float]] = {}
+# float64 special functions: (rtol, atol) no tighter than what established libraries achieve.
+# Measured at this suite's float64 sample points (up to 1564 per op) against mpmath at 60
+# digits, as the rtol each needs under err <= rtol * (|ref| + 0.1) (the default's atol/rtol):
+#
+#   op           SciPy 1.17   PyTorch 2.13   PyTorch vs SciPy (the suite's reference)
+#   erfc         8.3e-16      2.0e-16        8.3e-16
+#   erfinv       3.6e-16      1.5e-16        3.6e-16
+#   erfcx        9.2e-16      9.2e-16        0
+#   lgamma       2.7e-15      1.7e-16        2.7e-15
+#   digamma      3.2e-16      5.3e-15        5.4e-15
+#   polygamma n=0 0           2.8e-15        2.8e-15
+#   polygamma n=1 5.3e-16     4.5e-10        4.5e-10
+#   polygamma n=2 3.8e-16     3.8e-16        0
+#   zeta         6.5e-16      6.5e-16        0
+#   ndtri        4.9e-16      5.5e-16        4.0e-16
+#   log_ndtr     4.8e-16      4.6e-16        6.0e-16
+#   i0 / i0e     6.0e-16 / 5.1e-16  5.4e-16 / 3.3e-16  6.1e-16 / 5.5e-16
+#   i1 / i1e     5.4e-16 / 4.4e-16  5.0e-16 / 3.5e-16  6.5e-16 / 4.4e-16
+#   bessel_j0    9.0e-16      1.5e-11        1.5e-11
+#   bessel_j1    4.6e-16      5.4e-12        5.4e-12
+#
+# The records' default (rtol 4e-12 = 1e-12 x tol_scale 4) covers both libraries everywhere
+# except PyTorch's polygamma(1, x) and Bessel J0/J1; those get twice PyTorch's error against
+# the SciPy reference, so a kernel as good as PyTorch's is certified rather than dropped.
+_SPECIAL_F64: dict[str, tuple[float, float]] = {
+    "polygamma": (1e-9, 1e-10),
+    "bessel_j0": (4e-11, 4e-12),
+    "bessel_j1": (2e-11, 2e-12),
+}
 
 
 def np_dtype(name: str) -> np.dtype:
