@@ -70,7 +70,9 @@ def set_printoptions(
     """
     if profile is not None:
         if profile not in _PROFILES:
-            raise ValueError(f"set_printoptions: unknown profile {profile!r}; expected one of {list(_PROFILES)}")
+            raise ValueError(
+                f"set_printoptions: unknown profile {profile!r}; expected one of {list(_PROFILES)}"
+            )
         p = _PROFILES[profile]
         PRINT_OPTS.precision, PRINT_OPTS.threshold, PRINT_OPTS.edgeitems, PRINT_OPTS.linewidth = p
     if precision is not None:
