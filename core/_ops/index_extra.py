@@ -25,6 +25,7 @@ from .indexing import (
     getitem,
     index_put,
     nonzero,
+    scatter_checked,
     select_rows,
 )
 
@@ -308,13 +309,13 @@ def _scatter_sum_mean(
     """The decomposition for sum and mean: the ``scatter`` primitive's add mode, no host copy."""
     from .._creation import ones, zeros_like
 
-    base = x if include_self else x.scatter(d, index, 0)  # type: ignore[attr-defined]
-    total = base.scatter_add(d, index, src[tuple(slice(0, s) for s in index._shape)] if src.ndim else src)  # type: ignore[attr-defined]
+    base = x if include_self else scatter_checked(x, d, index, 0, None)
+    part = src[tuple(slice(0, s) for s in index._shape)] if src.ndim else src
+    total = scatter_checked(base, d, index, part, "add")
     if reduce == "sum":
         return total
-    hits = zeros_like(x, dtype=D.int64).scatter_add(
-        d, index, ones(index._shape, dtype=D.int64, device=x._device)
-    )  # type: ignore[attr-defined]
+    ones_ = ones(index._shape, dtype=D.int64, device=x._device)
+    hits = scatter_checked(zeros_like(x, dtype=D.int64), d, index, ones_, "add")
     count = (hits + 1 if include_self else hits).clamp(min=1)  # type: ignore[attr-defined]
     if x.dtype.category < 2:
         return (total // count).to(x.dtype)
@@ -367,11 +368,12 @@ def _scatter_reduce_checked(
 
 
 def scatter_multiply(input: Tensor, dim: int, index: Tensor, src: Any) -> Tensor:
-    """``scatter(..., reduce='multiply')``: multiply ``input`` at ``index`` by ``src``."""
+    """``scatter(..., reduce='multiply')`` (``index`` checked by ``scatter``): multiply ``input`` at
+    ``index`` by ``src``."""
     from .._creation import full
 
     if not isinstance(src, Tensor):
         src = full(index._shape, src, dtype=input.dtype, device=input._device)
     else:
         src = src[tuple(slice(0, s) for s in index._shape)] if src.ndim else src.expand(index._shape)  # type: ignore[attr-defined]
-    return scatter_reduce(input, dim, index, src.to(input.dtype), "prod", include_self=True)
+    return _scatter_reduce_checked(input, dim, index, src.to(input.dtype), "prod", True)

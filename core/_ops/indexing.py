@@ -603,6 +603,11 @@ def scatter(
         raise RuntimeError(
             f"reduce argument must be either add or multiply, got {reduce} (only 'add' is supported yet)"
         )
+    return scatter_checked(input, d, index, src, reduce)
+
+
+def scatter_checked(input: Tensor, d: int, index: Tensor, src: Any, reduce: str | None) -> Tensor:
+    """``scatter`` (``reduce`` None or "add") on an int64 ``index`` known to lie in ``[0, size)``."""
     if isinstance(src, Tensor):
         same_device(input, src, "scatter")
         s = src._data if src.dtype is input.dtype else src.to(input.dtype)._data
