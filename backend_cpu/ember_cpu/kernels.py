@@ -80,6 +80,10 @@ def cast(x: np.ndarray, dtype: Any) -> np.ndarray:
     if x.dtype.kind == "c" and nd.kind != "c":
         x = x.real
     with np.errstate(invalid="ignore", over="ignore"):
+        if nd in HALF and x.dtype.kind in "fiu" and x.dtype.itemsize > 4:
+            # PyTorch rounds float64/int64 to a half type through float32 (c10::Half and
+            # BFloat16 are built from a float): two roundings, which NumPy would do in one.
+            x = x.astype(_F32)
         return x.astype(nd)
 
 
