@@ -282,7 +282,9 @@ def _advanced(view: Tensor, adv: dict[int, Tensor]) -> Tensor:
         data = _index_decomposed(view, indices, dims, bshape, shape)
     out = wrap(data, view._be, view._device, view.dtype, shape)
     if _grad.enabled and view.requires_grad:
-        record("IndexBackward0", _index_rule, out, (view,), (), (view._shape, indices, adv))
+        be, dev = view._be, view._device
+        seen = Bounded({d: wrap(indices[d], be, dev, D.int64, bshape) for d in dims})  # backward: no re-check
+        record("IndexBackward0", _index_rule, out, (view,), (), (view._shape, indices, seen))
     return out
 
 
