@@ -154,6 +154,8 @@ def unary_samples(
 
     def make(dtype: str, rng: np.random.Generator) -> list[Sample]:
         out = [Sample(label, (t,)) for label, t in layout_variants(rng, dtype, domain)]
+        out.append(Sample("one", (contig(values(rng, (1,), dtype, domain)),)))
+        out.append(Sample("odd-transposed", (transposed(values(rng, (7, 5), dtype, domain)),)))
         out.append(Sample("broadcast-col", (expanded(values(rng, (5, 1), dtype, domain), (5, 3)),)))
         out.append(Sample("large", (large(rng, dtype, domain),)))
         if special:
@@ -180,6 +182,10 @@ def binary_samples(
             if b[0] in ("0-d", "empty") and label not in ("0-d", "empty"):
                 b = second[3]  # keep shapes equal: use the broadcast variant
             out.append(Sample(f"{label}+{b[0]}", (a, b[1])))
+        one = (contig(values(rng, (1,), dtype, dom_a)), contig(values(rng, (1,), dtype, dom_b)))
+        out.append(Sample("one", one))
+        col = expanded(values(rng, (7, 1), dtype, dom_b), (7, 5))
+        out.append(Sample("odd-strided+broadcast-col", (strided(values(rng, (7, 5), dtype, dom_a)), col)))
         out.append(
             Sample("large", (large(rng, dtype, dom_a, LARGE_ROW), large(rng, dtype, dom_b, LARGE_ROW)))
         )
