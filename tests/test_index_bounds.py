@@ -317,5 +317,7 @@ def test_empty_and_zero_dim_indices(device):
     assert F.embedding(t([]), x).shape == (0, 4)
     assert F.embedding_bag(t([]), x, t([0]), mode="sum").tolist() == [[0.0, 0.0, 0.0, 0.0]]
     assert ember.take(x, t(-1)).item() == 11.0
+    with pytest.raises(RuntimeError, match=r"^index_select\(\): self indexing axis dim should be positive$"):
+        F.embedding(t([0]), ember.zeros(0, 4, device=device))
     with pytest.raises(IndexError, match=r"^take\(\): tried to take from an empty tensor$"):
         ember.take(ember.zeros(0, device=device), t([0]))

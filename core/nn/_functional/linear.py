@@ -27,7 +27,6 @@ __all__ = [
     "dropout2d",
     "dropout3d",
     "embedding",
-    "embedding_rows",
     "interpolate",
     "linear",
     "normalize",
@@ -211,10 +210,10 @@ def embedding(
     """
     check_embedding_indices(input, "embedding")
     n = weight._shape[0]
-    if first_outside(input, 0, n) is not None:
-        raise IndexError("index out of range in self")
     if n == 0 and input.numel():
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    if first_outside(input, 0, n) is not None:
+        raise IndexError("index out of range in self")
     out = embedding_rows(input, weight, max_norm, norm_type)
     if padding_idx is not None and out.requires_grad:
         # rows looked up at padding_idx pass no gradient to the table
