@@ -9,7 +9,7 @@ import numpy as np
 
 from .dtypes import COMPLEX, FLOATS, INTS, REAL
 from .records import OpCase, Sample
-from .samples import binary_samples, contig, layout_variants, transposed, unary_samples, values
+from .samples import binary_samples, contig, layout_variants, strided, transposed, unary_samples, values
 
 __all__ = ["RECORDS"]
 
@@ -44,16 +44,22 @@ def _zeta(x: np.ndarray, q: np.ndarray) -> np.ndarray:
     return sp.zeta(x, q)
 
 
-def _cum_samples(domain: str):  # type: ignore[no-untyped-def]
+def _cum_samples(domain: str, nan: bool = False):  # type: ignore[no-untyped-def]
     def make(dtype: str, rng: np.random.Generator) -> list[Sample]:
         x = values(rng, (3, 4), dtype, domain)
-        return [
+        out = [
             Sample("dim0", (contig(x), 0)),
             Sample("dim1", (contig(x), 1)),
             Sample("transposed", (transposed(x), 1)),
+            Sample("strided", (strided(x), 0)),
             Sample("empty", (contig(values(rng, (0, 3), dtype, domain)), 0)),
             Sample("ties", (contig(np.round(values(rng, (2, 6), dtype, "small"))), 1)),
         ]
+        if nan and dtype in FLOATS:  # NaN takes over and stays; each later NaN moves the index
+            v = values(rng, (2, 7), dtype, domain)
+            v[0, 2] = v[0, 5] = v[1, 0] = np.nan
+            out.append(Sample("nan", (contig(v), 1)))
+        return out
 
     return make
 
@@ -65,7 +71,7 @@ def _cum_extreme(take):  # type: ignore[no-untyped-def]
         xs = np.moveaxis(x, dim, 0)
         vals, idx = np.empty_like(xs), np.zeros(xs.shape, np.int64)
         for i in range(xs.shape[0]):
-            move = np.ones(xs.shape[1:], bool) if i == 0 else take(xs[i], vals[i - 1])
+            move = np.ones(xs.shape[1:], bool) if i == 0 else take(xs[i], vals[i - 1]) | np.isnan(xs[i])
             vals[i] = np.where(move, xs[i], vals[i - 1] if i else xs[i])
             idx[i] = np.where(move, i, idx[i - 1] if i else 0)
         return np.moveaxis(vals, 0, dim), np.moveaxis(idx, 0, dim)
@@ -160,7 +166,7 @@ RECORDS = [
     ),
     OpCase(
         "cummax",
-        _cum_samples("small"),
+        _cum_samples("small", nan=True),
         _cum_extreme(np.greater_equal),
         REAL,
         "ordered types; ties take the last index",
@@ -168,7 +174,7 @@ RECORDS = [
     ),
     OpCase(
         "cummin",
-        _cum_samples("small"),
+        _cum_samples("small", nan=True),
         _cum_extreme(np.less_equal),
         REAL,
         "ordered types; ties take the last index",
