@@ -28,7 +28,7 @@ from ._creation import from_numpy
 from ._device import resolve
 from ._ops.views import as_strided
 from ._tensor import Size, Tensor
-from ._unpickler import WeightsUnpickler, unsafe_hint, user_globals
+from ._unpickler import WeightsUnpickler, brief, unsafe_hint, user_globals
 from .backends import device as Device
 from .backends import dtypes as D
 from .nn.parameter import Parameter
@@ -164,7 +164,7 @@ def _prefix(z: zipfile.ZipFile, label: str) -> str:
 
 
 # -- storages --------------------------------------------------------------------------------
-def _target(map_location: Any, location: str) -> Any:
+def _target(map_location: Any, location: str, label: str) -> Any:
     """Where a storage saved at ``location`` goes: ``map_location`` as PyTorch reads it."""
     if isinstance(map_location, dict):
         location = map_location.get(location, location)
@@ -172,10 +172,10 @@ def _target(map_location: Any, location: str) -> Any:
         return map_location
     elif map_location is not None:
         return str(map_location)
-    return _available(location)
+    return _available(location, label)
 
 
-def _available(location: str) -> str:
+def _available(location: str, label: str) -> str:
     """``location`` itself, or PyTorch's kind of error when its device is not here."""
     if location == "cpu":
         return location
@@ -183,7 +183,7 @@ def _available(location: str) -> str:
         resolve(location)
     except Exception as e:  # noqa: BLE001 (any reason a device is unusable)
         raise RuntimeError(
-            f"Attempting to deserialize object on device '{location}', which is not available here "
+            f"ember.load: {label}: Attempting to deserialize object on device '{location}', which is not available here "
             f"({e}). Use ember.load with map_location='cpu' (or another device) to map the storages."
         ) from None
     return location
@@ -201,10 +201,10 @@ class _Storages:
 
     def load(self, pid: tuple) -> LoadedStorage:
         if len(pid) != 5 or not isinstance(pid[1], StorageType):
-            raise pickle.UnpicklingError(unsafe_hint(self._label) + f"unexpected storage record {pid!r:.200}")
+            raise pickle.UnpicklingError(unsafe_hint(self._label) + f"unexpected storage record {brief(pid)}")
         _, stype, key, location, numel = pid
         if type(key) is not str or type(location) is not str or type(numel) is not int or numel < 0:
-            raise RuntimeError(f"ember.load: {self._label}: invalid storage record {pid!r:.200}")
+            raise RuntimeError(f"ember.load: {self._label}: invalid storage record {brief(pid)}")
         cached = self._cache.get(key)
         if cached is None:
             storage = self._read(key, stype.dtype, numel, location)
@@ -232,13 +232,13 @@ class _Storages:
         return LoadedStorage(self._place(from_numpy(arr), location), self._label, key)
 
     def _place(self, t: Tensor, location: str) -> Tensor:
-        target = _target(self._map_location, location)
+        target = _target(self._map_location, location, self._label)
         if not callable(target):
             return t if target == "cpu" else t.to(target)
         moved = target(t, location)
         if not isinstance(moved, Tensor) or moved.shape != t.shape or moved.dtype != t.dtype:
             raise RuntimeError(
-                f"ember.load: map_location returned {type(moved).__name__}, not the storage it got"
+                f"ember.load: {self._label}: map_location returned {type(moved).__name__}, not the storage it got"
             )
         return moved if moved.is_contiguous() and moved.storage_offset() == 0 else moved.clone()
 
@@ -257,8 +257,8 @@ def _check_record(storage: Any, offset: Any, size: Any, stride: Any) -> None:
     label, numel = storage.label, storage.tensor.shape[0]
     if type(offset) is not int or not _is_ints(size) or not _is_ints(stride) or len(size) != len(stride):
         raise RuntimeError(
-            f"ember.load: {label}: invalid tensor record: offset {offset!r:.40}, size {size!r:.80}, "
-            f"stride {stride!r:.80}"
+            f"ember.load: {label}: invalid tensor record: offset {brief(offset)}, size {brief(size)}, "
+            f"stride {brief(stride)}"
         )
     if offset < 0 or any(v < 0 for v in (*size, *stride)):
         raise RuntimeError(
@@ -287,7 +287,9 @@ def rebuild_tensor_v2(
     """``torch._utils._rebuild_tensor_v2``: a leaf tensor viewing ``storage`` (as ``set_`` makes one)."""
     _check_record(storage, storage_offset, size, stride)
     if type(requires_grad) is not bool:
-        raise RuntimeError(f"ember.load: {storage.label}: requires_grad is {requires_grad!r:.40}, not a bool")
+        raise RuntimeError(
+            f"ember.load: {storage.label}: requires_grad is {brief(requires_grad)}, not a bool"
+        )
     out = as_strided(storage.tensor, size, stride, storage_offset)
     out._base = None  # a loaded tensor is a leaf over a shared storage, as PyTorch's set_() makes it
     if requires_grad:
@@ -308,7 +310,7 @@ def rebuild_parameter(data: Any, requires_grad: Any, backward_hooks: Any = None)
 def rebuild_from_type_v2(func: Any, new_type: Any, args: Any, state: Any) -> Any:
     """A tensor saved with Python attributes or as a subclass; ember keeps its data (slots hold no extras)."""
     if func not in (rebuild_tensor_v2, rebuild_parameter) or new_type not in (Tensor, Parameter):
-        raise pickle.UnpicklingError(f"ember.load: unexpected rebuild of {new_type!r:.80} by {func!r:.80}")
+        raise pickle.UnpicklingError(f"ember.load: unexpected rebuild of {brief(new_type)} by {brief(func)}")
     if type(args) is not tuple:
         raise pickle.UnpicklingError(
             f"ember.load: rebuild arguments are a {type(args).__name__}, not a tuple"
@@ -324,7 +326,7 @@ def _encode(text: Any, encoding: Any = "utf-8") -> bytes:
     """``_codecs.encode`` as protocol-2 pickles use it for ``bytes``: only latin1 text."""
     if type(text) is not str or encoding != "latin1":
         raise pickle.UnpicklingError(
-            f"ember.load: _codecs.encode is allowed for latin1 text only, not {encoding!r:.40}"
+            f"ember.load: _codecs.encode is allowed for latin1 text only, not {brief(encoding)}"
         )
     return _codecs.encode(text, "latin1")
 
@@ -339,8 +341,7 @@ def _bytearray(*args: Any) -> bytearray:
     return bytearray(*args)
 
 
-def default_globals() -> tuple[dict[str, Any], list[Any]]:
-    """What a weights-only load may name (PyTorch's and ember's spellings), and which of it may be called."""
+def _build_globals() -> tuple[dict[str, Any], list[Any]]:
     callables: dict[str, Any] = {
         "collections.OrderedDict": collections.OrderedDict,
         "collections.Counter": collections.Counter,
@@ -369,7 +370,12 @@ def default_globals() -> tuple[dict[str, Any], list[Any]]:
     return table, list(callables.values())
 
 
-_TABLE, _CALLABLES = default_globals()
+_TABLE, _CALLABLES = _build_globals()
+
+
+def default_globals() -> tuple[dict[str, Any], list[Any]]:
+    """What a weights-only load may name (PyTorch's and ember's spellings), and which of it may be called."""
+    return dict(_TABLE), list(_CALLABLES)
 
 
 class _FullUnpickler(pickle.Unpickler):

@@ -35,6 +35,7 @@ from typing import Any
 __all__ = [
     "WeightsUnpickler",
     "add_safe_globals",
+    "brief",
     "clear_safe_globals",
     "get_safe_globals",
     "safe_globals",
@@ -111,6 +112,21 @@ def _unsupported_global(full: str) -> str:
     )
 
 
+def brief(obj: Any, depth: int = 0) -> str:
+    """A short description of an untrusted object for an error message: never a deep or huge repr."""
+    if isinstance(obj, (str, bytes, bytearray)):
+        return repr(obj[:60]) + ("..." if len(obj) > 60 else "")
+    if type(obj) in (int, bool, float, complex, type(None)):
+        text = repr(obj)
+        return text if len(text) <= 60 else text[:60] + "..."
+    if isinstance(obj, tuple) and depth < 2:
+        items = ", ".join(brief(x, depth + 1) for x in obj[:4])
+        return f"({items}{', ...' if len(obj) > 4 else ''})"
+    if isinstance(obj, type) or callable(obj) and hasattr(obj, "__qualname__"):
+        return f"{getattr(obj, '__module__', '?')}.{obj.__qualname__}"
+    return f"<{type(obj).__name__}>"
+
+
 class _Malformed(Exception):
     """Internal: the stream is not a well-formed pickle (turned into UnpicklingError with the file)."""
 
@@ -122,6 +138,12 @@ class _Refused(Exception):
 # -- the interpreter -------------------------------------------------------------------------
 _MUTABLE_CONTAINERS = (dict, collections.OrderedDict, collections.Counter)
 _MAX_GLOBAL_LINE = 1024
+# Tuples nested deeper than this would overflow C's stack when hashed (Python's tuple hash
+# recurses without a guard: a 1 MB pickle of nested TUPLE1s kills the process).
+_MAX_TUPLE_DEPTH = 1000
+# Work units a load may spend per byte of pickle on copying arguments and hashing keys: bounds
+# quadratic and exponential inputs (one big string encoded 10**5 times, tuples sharing halves).
+_WORK_PER_BYTE = 64
 
 
 class WeightsUnpickler:
@@ -149,12 +171,20 @@ class WeightsUnpickler:
         self._memo: dict[int, Any] = {}
         self._stack: list[Any] = []
         self._marks: list[list[Any]] = []
+        self._tuples: dict[
+            int, tuple[tuple, int, int]
+        ] = {}  # id -> (tuple, depth, size counted with repeats)
+        self._work_left = _WORK_PER_BYTE * len(data) + (1 << 20)
 
     def load(self) -> Any:
         try:
             return self._run()
         except _Refused as e:
             raise pickle.UnpicklingError(unsafe_hint(self._label) + str(e)) from None
+        except pickle.UnpicklingError as e:  # from a rebuild function, which does not know the file
+            if self._label in str(e):
+                raise
+            raise pickle.UnpicklingError(f"ember.load: {self._label}: {e}") from None
         except _Malformed as e:
             raise pickle.UnpicklingError(f"ember.load: {self._label}: malformed data.pkl: {e}") from None
         except (
@@ -215,6 +245,46 @@ class WeightsUnpickler:
         items, self._stack = self._stack, self._marks.pop()
         return items
 
+    # -- bounding the work -------------------------------------------------------------------
+    def tuple_made(self, items: tuple) -> tuple:
+        """Record ``items``'s nesting depth and expanded size (its tree size, shared parts counted again)."""
+        depth, size = 1, 1
+        for x in items:
+            if isinstance(x, tuple):
+                _, d, n = self._weigh(x)
+                depth, size = max(depth, d + 1), size + n
+            else:
+                size += 1
+        if depth > _MAX_TUPLE_DEPTH:
+            raise _Refused(f"tuples nested {depth} deep (the limit is {_MAX_TUPLE_DEPTH})")
+        self._tuples[id(items)] = (items, depth, size)
+        return items
+
+    def _weigh(self, t: tuple) -> tuple[tuple, int, int]:
+        known = self._tuples.get(id(t))
+        if known is not None and known[0] is t:
+            return known
+        self.tuple_made(t)  # a tuple an allowlisted callable returned
+        return self._tuples[id(t)]
+
+    def cost(self, obj: Any) -> int:
+        """Work to copy ``obj`` shallowly and hash what it holds."""
+        if isinstance(obj, tuple):
+            return self._weigh(obj)[2]
+        if isinstance(obj, (list, set)):
+            return 1 + len(obj) + sum(self._weigh(x)[2] for x in obj if isinstance(x, tuple))
+        if isinstance(obj, (str, bytes, bytearray, dict)):
+            return 1 + len(obj)
+        return 1
+
+    def charge(self, units: int, what: str) -> None:
+        self._work_left -= units
+        if self._work_left < 0:
+            raise _Refused(
+                f"{what}: the pickle asks for more work than {_WORK_PER_BYTE} units per byte of its "
+                f"{len(self._data)} bytes (repeated copies of large arguments or hashing of shared tuples)"
+            )
+
     def _make(self, obj: Any) -> Any:
         self._made[id(obj)] = obj
         return obj
@@ -236,10 +306,13 @@ class WeightsUnpickler:
 
     def call(self, func: Any, args: Any) -> Any:
         if id(func) not in self._callable_ids:
-            raise _Refused(f"Trying to call reduce for unrecognized function {func!r}")
+            raise _Refused(f"Trying to call reduce for unrecognized function {brief(func)}")
         if type(args) is not tuple:
             raise _Malformed(f"REDUCE arguments are a {type(args).__name__}, not a tuple")
+        self.charge(1 + sum(self.cost(a) for a in args), f"calling {brief(func)}")
         result = func(*args)
+        if isinstance(result, tuple):
+            self.tuple_made(result)
         if isinstance(func, type) and (func in _MUTABLE_CONTAINERS or id(func) in self._user_class_ids):
             self._make(result)
         return result
@@ -252,8 +325,9 @@ class WeightsUnpickler:
         if id(cls) not in self._user_class_ids:
             raise _Refused(
                 "Can only create new object for nn.Parameter or classes allowlisted via `add_safe_globals` "
-                f"but got {cls!r}"
+                f"but got {brief(cls)}"
             )
+        self.charge(1 + sum(self.cost(a) for a in args), f"creating {brief(cls)}")
         return self._make(cls.__new__(cls, *args))
 
     def build(self, inst: Any, state: Any) -> None:
@@ -330,7 +404,7 @@ def _mark(u: WeightsUnpickler) -> None:
 
 
 def _tuple(u: WeightsUnpickler) -> None:
-    items = tuple(u._pop_mark())  # before naming u._stack: popping the mark replaces it
+    items = u.tuple_made(tuple(u._pop_mark()))  # before naming u._stack: popping the mark replaces it
     u._stack.append(items)
 
 
@@ -338,7 +412,7 @@ def _tuple_n(n: int) -> Callable[[WeightsUnpickler], None]:
     def handler(u: WeightsUnpickler) -> None:
         if len(u._stack) < n:
             raise _Malformed(f"stack underflow at byte {u._pos - 1}")
-        items = tuple(u._stack[-n:])
+        items = u.tuple_made(tuple(u._stack[-n:]))
         del u._stack[-n:]
         u._stack.append(items)
 
@@ -379,6 +453,7 @@ def _set_items(u: WeightsUnpickler, target: Any, items: list[Any]) -> None:
         )
     if len(items) % 2:
         raise _Malformed("SETITEMS with an odd number of items")
+    u.charge(sum(u.cost(k) for k in items[::2]), "hashing dict keys")
     for i in range(0, len(items), 2):
         try:
             target[items[i]] = items[i + 1]
@@ -389,7 +464,7 @@ def _set_items(u: WeightsUnpickler, target: Any, items: list[Any]) -> None:
 def _persid(u: WeightsUnpickler) -> None:
     pid = u._pop()
     if type(pid) is not tuple or not pid or pid[0] != "storage":
-        raise _Refused(f"Only persistent_load of storage is allowed, but got persistent id {pid!r:.80}")
+        raise _Refused(f"Only persistent_load of storage is allowed, but got persistent id {brief(pid)}")
     storage = u._persistent_load(pid)
     u._stack.append(storage)
 

@@ -20,6 +20,7 @@ import ember.backends
 import numpy as np
 from ember import nn
 from ember import serialization as S
+from ember._checkpoint_zip import default_globals
 from ember._safetensors import _safetensors_bytes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -90,8 +91,16 @@ DATA_TYPES = (
 )
 
 
+ALLOWED_GLOBALS = {id(g) for g in default_globals()[0].values()}
+
+
 def _is_data(obj: object) -> bool:
-    """Only what a weights-only load may build: containers of numbers, strings, tensors, dtypes."""
+    """Only what a weights-only load may build: containers of numbers, strings, tensors, dtypes.
+
+    An allowlisted global itself (the ``Size`` class, a storage type) may come back as a value too.
+    """
+    if id(obj) in ALLOWED_GLOBALS:
+        return True
     if isinstance(obj, dict):
         return type(obj) in (dict, collections.OrderedDict, collections.Counter) and all(
             _is_data(k) and _is_data(v) for k, v in obj.items()

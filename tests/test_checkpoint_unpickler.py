@@ -10,6 +10,8 @@ import collections
 import io
 import pickle
 import struct
+import subprocess
+import sys
 import zipfile
 
 import ember
@@ -238,3 +240,49 @@ def test_malformed_pickles_raise_unpickling_error(pkl: bytes, what: str) -> None
 def test_truncated_pickles_raise_unpickling_error(pkl: bytes) -> None:
     with pytest.raises(pickle.UnpicklingError, match="pickle data was truncated"):
         ember.load(_archive(pkl, stop=b""))
+
+
+# -- work and memory bounded by the file's size ------------------------------------------------
+DEEP_TUPLE = r"""
+import io, pickle, sys, zipfile
+import ember
+pkl = b"\x80\x02}" + b")" + b"\x85" * 10**6 + b"K\x01s."  # {((((...)))): 1}, a million tuples deep
+buf = io.BytesIO()
+with zipfile.ZipFile(buf, "w") as z:
+    z.writestr("a/data.pkl", pkl)
+buf.seek(0)
+try:
+    ember.load(buf)
+except pickle.UnpicklingError as e:
+    print(str(e).rsplit(": ", 1)[-1][:60])
+"""
+
+
+def test_deeply_nested_tuples_are_refused_not_a_crash() -> None:
+    """Hashing a million-deep tuple overflows C's stack (a segfault); the loader refuses first."""
+    done = subprocess.run(
+        [sys.executable, "-c", DEEP_TUPLE], check=False, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-500:]
+    assert "tuples nested 1001 deep (the limit is 1000)" in done.stdout
+
+
+def test_tuples_sharing_halves_cannot_make_hashing_exponential() -> None:
+    """t(k+1) = (t(k), t(k)): 70 levels are 2**70 leaves to hash, from 300 bytes."""
+    pkl = P.EMPTY_DICT + P.MARK + P.EMPTY_TUPLE + P.BINPUT + b"\x00"
+    for _ in range(70):
+        pkl += P.BINGET + b"\x00" + P.BINGET + b"\x00" + P.TUPLE2 + P.BINPUT + b"\x00"
+    pkl += P.TUPLE + _i(1) + P.SETITEM  # {(t0, t1, ..., t70): 1}
+    assert len(pkl) < 1000
+    with pytest.raises(pickle.UnpicklingError, match="more work than 64 units per byte"):
+        ember.load(_archive(pkl))
+
+
+def test_repeated_copies_of_a_large_argument_are_bounded() -> None:
+    """One 1 MB string encoded 100,000 times would be 100 GB of bytes objects from a 1.5 MB file."""
+    args = P.MARK + _s("x" * 2**20) + _s("latin1") + P.TUPLE + P.BINPUT + b"\x01"
+    func = _g("_codecs", "encode") + P.BINPUT + b"\x00"
+    call = P.BINGET + b"\x00" + P.BINGET + b"\x01" + P.REDUCE
+    pkl = P.EMPTY_LIST + func + args + P.REDUCE + P.APPEND + (call + P.APPEND) * 100_000
+    with pytest.raises(pickle.UnpicklingError, match=r"calling _codecs.encode|calling .*_encode"):
+        ember.load(_archive(pkl))
