@@ -57,6 +57,18 @@ REFUSED = [
         "index out of range in self",
     ),
     (
+        "index_reduce_ sum",
+        lambda x, t: x.clone().index_reduce_(0, t([0]), ember.ones(1, 4, device=x.device), "sum"),
+        RuntimeError,
+        "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got sum.",
+    ),
+    (
+        "index_reduce_ float64 source",
+        lambda x, t: x.clone().index_reduce_(0, t([0]), ember.ones(1, 4, device=x.device).double(), "prod"),
+        RuntimeError,
+        "index_reduce_(): self (Float) and source (Double) must have the same scalar type",
+    ),
+    (
         "index_fill_ -4",
         lambda x, t: x.clone().index_fill_(1, t([-5]), 0.0),
         IndexError,

@@ -120,6 +120,10 @@ OPS = {
     "index_fill_": (4, _inplace("index_fill_", lambda lib, i: (1, i, -1.0))),
     "index_fill": (3, lambda lib, x, i: lib.index_fill(x, 0, i, -1.0)),
     "index_reduce_": (3, _inplace("index_reduce_", lambda lib, i: (0, i, _rows(lib, i, 0) * 2, "prod"))),
+    "index_reduce_mean": (
+        3,
+        _inplace("index_reduce_", lambda lib, i: (0, i, _rows(lib, i, 0) * 3, "mean"), include_self=False),
+    ),
     "gather": (3, lambda lib, x, i: lib.gather(x, 0, _col(lib, i))),
     "scatter_value": (3, lambda lib, x, i: x.clone().scatter_(0, _col(lib, i), -1.0)),
     "scatter_src": (3, lambda lib, x, i: lib.scatter(x, 0, _col(lib, i), -lib.ones(_col(lib, i).shape))),

@@ -154,15 +154,22 @@ def index_reduce(
     input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *, include_self: bool = True
 ) -> Tensor:
     """``scatter_reduce`` of whole slices: ``source``'s slice i reduces into ``input``'s slice index[i]."""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(
+            f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}."
+        )
     _index_dtype("index_reduce_", index)
     x, d, idx = _vector("index_reduce_", input, dim, index)
     _reduce_bounds(x, d, idx)
+    same_device(x, source, "index_reduce_")
+    if source.dtype is not x.dtype:
+        raise RuntimeError(
+            f"index_reduce_(): self ({_pt(x.dtype)}) and source ({_pt(source.dtype)}) must have the same scalar type"
+        )
     shape = [1] * x.ndim
     shape[d] = idx.numel()
-    full = idx.reshape(shape).expand(source._shape)  # type: ignore[attr-defined]
-    return scatter_reduce(x, d, full.contiguous(), source, reduce, include_self=include_self).reshape(
-        input._shape
-    )
+    full = idx.to(D.int64).reshape(shape).expand(source._shape).contiguous()  # type: ignore[attr-defined]
+    return _scatter_reduce_checked(x, d, full, source, reduce, include_self).reshape(input._shape)
 
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
