@@ -6,7 +6,7 @@ from typing import Any
 
 from . import functional, graph
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
-from .engine import run_backward
+from .engine import check_root_grad, run_backward
 from .function import Function, FunctionCtx
 from .grad_mode import (
     enable_grad,
@@ -52,6 +52,8 @@ def _root_grads(outputs: list, grads: list, create_graph: bool) -> list:
 
     out = []
     for i, t in enumerate(outputs):
+        if grads and i >= len(grads):
+            raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
         g = grads[i] if i < len(grads) else None
         if g is None:
             if t.numel() != 1:
@@ -61,11 +63,8 @@ def _root_grads(outputs: list, grads: list, create_graph: bool) -> list:
                     f"grad can be implicitly created only for real scalar outputs but got {t.dtype}"
                 )
             g = ones_like(t)
-        elif g._shape != t._shape:
-            raise RuntimeError(
-                f"Mismatch in shape: grad_output[{i}] has a shape of ember.Size({list(g._shape)}) and "
-                f"output[{i}] has a shape of ember.Size({list(t._shape)})."
-            )
+        else:
+            g = check_root_grad(i, g, t)
         out.append(g)
     return out
 

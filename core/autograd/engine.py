@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .._ops._common import sum_to
+from .._tensor import Tensor
 from . import anomaly
 from .grad_mode import set_grad_enabled
 from .graph import AccumulateGrad, Node
 
-__all__ = ["run_backward"]
+__all__ = ["check_function_grads", "check_hook_result", "check_root_grad", "run_backward"]
 
 
 def _topo_order(roots: list[Node]) -> list[Node]:
@@ -44,40 +46,46 @@ def _run_pre_hooks(node: Node, g: Any) -> Any:
     for hook in node._pre_hooks or ():
         r = hook(g)
         if r is not None:
-            g = r
+            g = check_hook_result(hook, g, r)
     return g
 
 
-def _check_shape(node: Node, i: int, g: Any, like: Any) -> None:
-    if g._shape != like._shape:
-        raise RuntimeError(
-            f"Function {node.name()} returned an invalid gradient at index {i} - got "
-            f"{list(g._shape)} but expected shape compatible with {list(like._shape)}"
-        )
+def _run_post_hooks(node: Node, grads: tuple, g: Any) -> tuple:
+    """``hook(grad_inputs, grad_outputs)`` after a node ran; a returned tuple replaces grad_inputs."""
+    for hook in node._hooks or ():
+        r = hook(grads, (g,))
+        if r is not None:
+            grads = _check_hook_tuple(hook, tuple(grads), r)
+    return grads
 
 
 def _apply(node: Node, g: Any) -> tuple:
+    # ember's own rules are trusted (their shapes hold by construction): user code that hands
+    # gradients back (custom Functions, hooks) is checked where it returns, not here.
     grads = node.rule(node, g)
     if len(grads) != len(node.next_functions):
         raise RuntimeError(
             f"Function {node.name()} returned an incorrect number of gradients "
             f"(expected {len(node.next_functions)}, got {len(grads)})"
         )
-    for hook in node._hooks or ():
-        hook(grads, (g,))
+    if node._hooks:
+        grads = _run_post_hooks(node, grads, g)
     if anomaly.is_anomaly_enabled():
         anomaly.check(node, grads)
     return grads
 
 
-def _leaf_accumulate(node: AccumulateGrad, g: Any, create_graph: bool) -> None:
-    leaf = node.variable
-
-    m = leaf._meta or {}
-    for hook in m.get("hooks", ()):
+def _leaf_hooks(leaf: Any, g: Any) -> Any:
+    """The leaf's tensor hooks, which see (and may replace) its gradient before it is used."""
+    for hook in (leaf._meta or {}).get("hooks", ()):
         r = hook(g)
         if r is not None:
-            g = r
+            g = check_hook_result(hook, g, r)
+    return g
+
+
+def _leaf_accumulate(node: AccumulateGrad, g: Any, create_graph: bool) -> None:
+    leaf = node.variable
     if not create_graph:
         g = g.detach()
     if leaf._grad is None:
@@ -86,8 +94,15 @@ def _leaf_accumulate(node: AccumulateGrad, g: Any, create_graph: bool) -> None:
         leaf._grad = leaf._grad + g
     else:
         leaf._grad.add_(g)
-    for hook in m.get("post_acc_hooks", ()):
+    for hook in (leaf._meta or {}).get("post_acc_hooks", ()):
         hook(leaf)
+
+
+def _reach_leaf(node: AccumulateGrad, g: Any, wanted: bool) -> Any:
+    """The gradient a leaf receives: its real part for a real leaf, then the leaf's hooks if it is used."""
+    if g.dtype.is_complex and not node.variable.dtype.is_complex:
+        g = g.real  # a real input gets the real part, as in PyTorch
+    return _leaf_hooks(node.variable, g) if wanted else g
 
 
 def run_backward(
@@ -115,8 +130,8 @@ def run_backward(
             if g is None:
                 continue
             g = _run_pre_hooks(node, g)
-            if isinstance(node, AccumulateGrad) and g.dtype.is_complex and not node.variable.dtype.is_complex:
-                g = g.real  # a real input gets the real part, as in PyTorch
+            if isinstance(node, AccumulateGrad):
+                g = _reach_leaf(node, g, accumulate or (capture is not None and id(node) in capture))
             if capture is not None and id(node) in capture:
                 captured[capture[id(node)]] = g
             if isinstance(node, AccumulateGrad):
@@ -157,3 +172,118 @@ def _leaf_node(t: Any) -> Node:
     if n is None:
         raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
     return n
+
+
+# Checks at the boundaries where user code hands gradients to the engine: a custom Function's
+# backward, a hook, the grad_outputs of backward()/grad(). Types and messages are PyTorch's.
+
+_COMPLEX_GRAD = (
+    "Expected isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex) to be true, "
+    "but got false.  (Could this error message be improved?  If so, please report an enhancement "
+    "request to ember.)"
+)
+# dtypes that have a legacy tensor-type name (``ember.FloatTensor``); the rest print as ``CPUBoolType``.
+_LEGACY = frozenset(("Float", "Double", "Half", "Long", "Int", "Short", "Char", "Byte"))
+_BACKEND = {"cpu": "CPU", "cuda": "CUDA", "opencl": "OpenCL"}
+
+
+def _type_name(t: Any) -> str:
+    """PyTorch's name of a tensor's type: ``ember.FloatTensor``, ``ember.cuda.HalfTensor``, ``CPUBoolType``."""
+    scalar = t.type()[len("ember.") : -len("Tensor")]  # the one dtype-name table lives behind .type()
+    kind = t._device.type
+    if scalar in _LEGACY and kind in ("cpu", "cuda"):
+        return f"ember.{'' if kind == 'cpu' else 'cuda.'}{scalar}Tensor"
+    return f"{_BACKEND.get(kind, kind)}{scalar}Type"
+
+
+def check_hook_result(hook: Any, original: Any, result: Any) -> Any:
+    """What a tensor hook returned in place of ``original``: a Tensor of the same type and size."""
+    if not isinstance(result, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    name = getattr(hook, "__name__", "<unknown>")
+    was, got = _type_name(original), _type_name(result)
+    if was != got:
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {was} got {got})")
+    if result._shape != original._shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    return result
+
+
+def _check_hook_tuple(hook: Any, original: tuple, result: Any) -> tuple:
+    """What a node hook returned in place of the tuple ``original``: as many values, each checked."""
+    if not isinstance(result, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
+    if len(result) != len(original):
+        raise RuntimeError(
+            f"hook '{getattr(hook, '__name__', '<unknown>')}' has returned an incorrect number of values "
+            f"(got {len(result)}, but expected {len(original)})"
+        )
+    out = list(original)
+    for i, (was, r) in enumerate(zip(original, result)):
+        if r is None:
+            continue
+        if was is None:
+            raise RuntimeError("can't replace a None gradient with a non-None value")
+        out[i] = check_hook_result(hook, was, r)
+    return tuple(out)
+
+
+def _expandable(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
+    """Whether ``shape`` broadcasts to ``to`` (then a gradient of shape ``to`` sums back to it)."""
+    if len(shape) > len(to):
+        return False
+    return all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(to)))
+
+
+def _conform(g: Any, i: int, dtype: Any, device: Any, prefix: str) -> Any:
+    """A gradient cast to its input's dtype and checked to be on its device (PyTorch's validate_outputs)."""
+    if not (g.dtype.is_floating_point or dtype.is_complex == g.dtype.is_complex):
+        raise RuntimeError(_COMPLEX_GRAD)
+    if g.dtype != dtype:
+        g = g.to(dtype)
+    if g._device != device:
+        if g.ndim != 0:  # PyTorch moves a 0-d gradient, whatever its device
+            raise RuntimeError(
+                f"{prefix}invalid gradient at index {i} - expected device {device} but got {g._device}"
+            )
+        g = g.to(device)
+    return g
+
+
+def check_function_grads(name: str, inputs: tuple, grads: tuple) -> tuple:
+    """A custom Function's gradients against its inputs' ``(shape, dtype, device)`` (falsy: not differentiated).
+
+    A gradient broadcastable from the input's shape is summed down to it, as in PyTorch.
+    """
+    out = list(grads)
+    for i, (meta, g) in enumerate(zip(inputs, grads)):
+        if not meta or g is None:
+            continue
+        shape, dtype, device = meta
+        if g._shape != shape:
+            if not _expandable(shape, g._shape):
+                raise RuntimeError(
+                    f"Function {name} returned an invalid gradient at index {i} - got {list(g._shape)} "
+                    f"but expected shape compatible with {list(shape)}"
+                )
+            g = sum_to(g, shape)
+        out[i] = _conform(g, i, dtype, device, f"Function {name} returned an ")
+    return tuple(out)
+
+
+def check_root_grad(i: int, g: Any, out: Any) -> Any:
+    """``grad_outputs[i]`` (or ``gradient``) for output ``out``, checked once per call and cast to its dtype."""
+    if not isinstance(g, Tensor):
+        raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
+    if g._shape != out._shape:
+        raise RuntimeError(
+            f"Mismatch in shape: grad_output[{i}] has a shape of ember.Size({list(g._shape)}) and "
+            f"output[{i}] has a shape of ember.Size({list(out._shape)})."
+        )
+    if g.dtype.is_complex != out.dtype.is_complex:
+        raise RuntimeError(
+            "For complex Tensors, both grad_output and output are required to have the same dtype. "
+            f"Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and output[{i}] has a dtype of "
+            f"{out.dtype}."
+        )
+    return _conform(g, i, out.dtype, out._device, "")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._tensor import Tensor
+from .engine import check_function_grads
 from .grad_mode import no_grad, state
 from .graph import record
 
@@ -61,8 +63,6 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any) -> Any:
-        from .._tensor import Tensor
-
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         with no_grad():
@@ -75,13 +75,22 @@ class Function:
             if isinstance(o, Tensor) and id(o) not in ctx.non_differentiable:
                 if o._base is not None or any(o is a for a in args):
                     o = o.view_as(o) if hasattr(o, "view_as") else o
-                record(cls.__name__ + "Backward", _rule(cls, ctx, i, len(outs), outs), o, args, (), ctx)
+                record(cls.__name__ + "Backward", _rule(cls, ctx, i, outs, _metas(args)), o, args, (), ctx)
                 if isinstance(out, tuple):
                     outs = outs[:i] + (o,) + outs[i + 1 :]
         return outs if isinstance(out, tuple) else outs[0]
 
 
-def _rule(cls: type, ctx: FunctionCtx, index: int, n_out: int, outs: tuple) -> Any:
+def _metas(args: tuple) -> tuple:
+    """Per argument: ``(shape, dtype, device)`` of a tensor requiring grad, False for another tensor,
+    None for a non-tensor. Not the tensors themselves, which the graph must not keep alive."""
+    return tuple(
+        ((a._shape, a.dtype, a._device) if a.requires_grad else False) if isinstance(a, Tensor) else None
+        for a in args
+    )
+
+
+def _rule(cls: type, ctx: FunctionCtx, index: int, outs: tuple, metas: tuple) -> Any:
     def rule(node: Any, g: Any) -> tuple:
         from .._creation import zeros_like
 
@@ -90,16 +99,29 @@ def _rule(cls: type, ctx: FunctionCtx, index: int, n_out: int, outs: tuple) -> A
                 raise RuntimeError(node._modified_message(t, v))
         grads = [g if i == index else zeros_like(o) for i, o in enumerate(outs)]
         res = cls.backward(ctx, *grads)  # type: ignore[attr-defined]
-        res = res if isinstance(res, tuple) else (res,)
-        n = len(node.next_functions)
-        if len(res) < n:
-            res = res + (None,) * (n - len(res))
-        if len(res) > n:
-            if any(r is not None for r in res[n:]):
-                raise RuntimeError(
-                    f"function {cls.__name__}Backward returned an incorrect number of gradients (expected {n}, got {len(res)})"
-                )
-            res = res[:n]
-        return res
+        return _checked(cls.__name__ + "Backward", res, metas)
 
     return rule
+
+
+def _checked(name: str, res: Any, metas: tuple) -> tuple:
+    """What ``backward`` returned, checked as PyTorch does: one gradient (or None) per forward argument."""
+    res = res if isinstance(res, tuple) else (res,)
+    n = len(metas)
+    if len(res) > n and all(r is None for r in res[n:]):
+        res = res[:n]  # extra Nones are allowed
+    if len(res) != n:
+        raise RuntimeError(
+            f"function {name} returned an incorrect number of gradients (expected {n}, got {len(res)})"
+        )
+    for i, (r, meta) in enumerate(zip(res, metas)):
+        if r is None:
+            continue
+        if meta is None:
+            raise RuntimeError(
+                f"function {name} returned a gradient different than None at position {i + 1}, but the "
+                "corresponding forward input was not a Variable"
+            )
+        if not isinstance(r, Tensor):
+            raise RuntimeError(f"expected Variable or None (got {type(r).__name__})")  # noqa: TRY004 - as PyTorch
+    return check_function_grads(name, metas, res)
