@@ -129,9 +129,14 @@ def inputs_unchanged(
 def _first_difference(a: np.ndarray, b: np.ndarray) -> str:
     if a.shape != b.shape or a.dtype != b.dtype:
         return f" (now {b.dtype}{b.shape}, was {a.dtype}{a.shape})"
-    bad = np.argwhere(a.view(np.uint8).reshape(a.shape + (-1,)) != b.view(np.uint8).reshape(b.shape + (-1,)))
-    at = tuple(int(i) for i in bad[0][:-1]) if bad.size else ()
-    return f"; first at {at}: was {a[at]!r}, now {b[at]!r}" if bad.size else ""
+    n = a.size
+    ra = np.ascontiguousarray(a).reshape(-1).view(np.uint8).reshape(n, a.itemsize)
+    rb = np.ascontiguousarray(b).reshape(-1).view(np.uint8).reshape(n, b.itemsize)
+    rows = np.flatnonzero((ra != rb).any(axis=1))
+    if not rows.size:
+        return ""
+    at = tuple(int(i) for i in np.unravel_index(int(rows[0]), a.shape))
+    return f"; first at {at}: was {a[at]!r}, now {b[at]!r}"
 
 
 def _outputs(out: Any) -> list[Any]:
