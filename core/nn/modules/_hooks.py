@@ -104,4 +104,9 @@ class BackwardHookRunner:
             r = hook(self.module, grad_input if result is None else result, tuple(self.grad_output))
             if r is not None:
                 result = tuple(r)
+                if len(result) != len(grad_input):
+                    raise RuntimeError(
+                        f"Backward hook returned an invalid number of grad_input, got {len(result)}, "
+                        f"but expected {len(grad_input)}"
+                    )
         return result
