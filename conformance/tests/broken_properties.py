@@ -13,6 +13,7 @@ from typing import Any
 import ember.backends as eb
 import numpy as np
 from broken_backends import BrokenPlugin
+from ember.backends import hookimpl
 
 
 def _log_softmax_in_place(k: dict[str, Any]) -> dict[str, Any]:
@@ -133,12 +134,27 @@ def _byte_swapped(k: dict[str, Any]) -> dict[str, Any]:
     return {"neg": neg}
 
 
+class _Declares(BrokenPlugin):
+    """Not broken: the same kernels, with ``ops`` declared nondeterministic."""
+
+    def __init__(self, name: str, replace: Any, ops: frozenset[str]) -> None:
+        super().__init__(name, replace)
+        self.ops = ops
+
+    @hookimpl
+    def ember_backend(self) -> Any:
+        be = super().ember_backend()
+        be.nondeterministic = self.ops
+        return be
+
+
 log_softmax_in_place = BrokenPlugin("broken_log_softmax", _log_softmax_in_place)
 clone_returns_input = BrokenPlugin("broken_clone_alias", _clone_returns_input)
 cat_one_returns_it = BrokenPlugin("broken_cat_alias", _cat_one_returns_it)
 scatter_into_x = BrokenPlugin("broken_scatter_x", _scatter_into_x)
 sgd_changes_grad = BrokenPlugin("broken_sgd_grad", _sgd_changes_grad)
 scatter_random_order = BrokenPlugin("broken_scatter_order", _scatter_random_order)
+scatter_order_declared = _Declares("scatter_order_declared", _scatter_random_order, frozenset({"scatter"}))
 clone_keeps_strides = BrokenPlugin("broken_clone_strides", _clone_keeps_strides)
 reshape_copies_3d = BrokenPlugin("broken_reshape_3d", _reshape_copies_3d)
 out_ignored_0d = BrokenPlugin("broken_out_0d", _out_ignored_0d)

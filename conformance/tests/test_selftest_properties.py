@@ -59,6 +59,18 @@ def test_undeclared_nondeterminism_fails(tmp_path: Path) -> None:
     assert "add-duplicates" in failed[0]["case"]
 
 
+def test_declared_nondeterminism_is_exempt(tmp_path: Path) -> None:
+    _, data, out = run_suite(
+        tmp_path,
+        "scatter_order_declared",
+        "-k",
+        "test_op and scatter-",
+        plugin="broken_properties:scatter_order_declared",
+    )
+    rows = _op_rows(data, "scatter")
+    assert len(rows) == 12 and all(r["status"] == "pass" for r in rows), out[-3000:]
+
+
 def test_writes_out_ignoring_a_0d_out_fails(tmp_path: Path) -> None:
     rc, data, out = run_suite(
         tmp_path,
