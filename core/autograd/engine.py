@@ -9,7 +9,7 @@ from .._ops._common import sum_to
 from .._tensor import Tensor
 from . import anomaly
 from .grad_mode import set_grad_enabled
-from .graph import AccumulateGrad, Node
+from .graph import AccumulateGrad, Node, edge
 
 __all__ = ["check_function_grads", "check_hook_result", "check_root_grad", "run_backward"]
 
@@ -166,8 +166,6 @@ def _feeds_capture(node: Node, capture: dict[int, int], _memo: dict[int, bool] |
 
 
 def _leaf_node(t: Any) -> Node:
-    from .graph import edge
-
     n, _ = edge(t)
     if n is None:
         raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._creation import zeros_like
 from .._tensor import Tensor
 from .engine import check_function_grads
 from .grad_mode import no_grad, state
@@ -92,8 +93,6 @@ def _metas(args: tuple) -> tuple:
 
 def _rule(cls: type, ctx: FunctionCtx, index: int, outs: tuple, metas: tuple) -> Any:
     def rule(node: Any, g: Any) -> tuple:
-        from .._creation import zeros_like
-
         for t, v in ctx.saved_versions:
             if t._vc[0] != v:
                 raise RuntimeError(node._modified_message(t, v))
