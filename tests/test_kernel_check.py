@@ -29,18 +29,26 @@ def _float64_exp(x: Any) -> Any:
 
 @pytest.fixture
 def bad() -> Iterator[str]:
+    was = kernel_checks_enabled()  # on for the whole run under EMBER_CHECK_KERNELS=1
     name = _register("cpu_bad_kernels", {**KERNELS, "matmul": _flattening_matmul, "exp": _float64_exp})
     yield name
-    set_kernel_checks(False)
+    set_kernel_checks(was)
     ember.backends.unregister(name)
 
 
 def test_off_by_default_wrap_runs_its_own_code() -> None:
-    assert not kernel_checks_enabled()
-    assert _tensor.wrap.__code__ is _tensor._plain_wrap.__code__
+    code = (
+        "from ember import _tensor; from ember._kernel_check import kernel_checks_enabled as on; "
+        "print(on(), _tensor.wrap.__code__ is _tensor._plain_wrap.__code__)"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "EMBER_CHECK_KERNELS"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]
 
 
 def test_off_a_wrong_shape_goes_unnoticed(bad: str) -> None:
+    set_kernel_checks(False)
+    assert _tensor.wrap.__code__ is _tensor._plain_wrap.__code__ and not kernel_checks_enabled()
     a, b = ember.ones(2, 3, 4, device=bad), ember.ones(4, 5, device=bad)
     assert (a @ b).shape == (2, 3, 5)  # what the frontend claims, not what the kernel returned
 
@@ -68,14 +76,12 @@ def test_on_a_wrong_dtype_is_named(bad: str) -> None:
     assert x.exp().dtype == ember.float32  # unchecked again
 
 
-def test_on_the_cpu_backend_everyday_ops_pass() -> None:
+def test_on_the_cpu_backend_everyday_ops_pass(bad: str) -> None:
     set_kernel_checks(True)
-    try:
-        x = ember.arange(12.0).reshape(3, 4)
-        y = (x.t() @ x).softmax(1).sum(0) + ember.randn(4)
-        assert y.shape == (4,) and y.dtype == ember.float32
-    finally:
-        set_kernel_checks(False)
+    x = ember.arange(12.0).reshape(3, 4)
+    y = (x.t() @ x).softmax(1).sum(0) + ember.randn(4)
+    assert y.shape == (4,) and y.dtype == ember.float32
+    set_kernel_checks(False)
     assert ember.backends.get("cpu").k.__class__ is dict  # plain lookups again when off
 
 
