@@ -75,9 +75,9 @@ def _apply(node: Node, g: Any) -> tuple:
     return grads
 
 
-def _leaf_hooks(leaf: Any, g: Any) -> Any:
-    """The leaf's tensor hooks, which see (and may replace) its gradient before it is used."""
-    for hook in (leaf._meta or {}).get("hooks", ()):
+def _leaf_hooks(hooks: list, g: Any) -> Any:
+    """A leaf's tensor hooks, which see and may replace its gradient before it is used."""
+    for hook in hooks:
         r = hook(g)
         if r is not None:
             g = check_hook_result(hook, g, r)
@@ -100,9 +100,12 @@ def _leaf_accumulate(node: AccumulateGrad, g: Any, create_graph: bool) -> None:
 
 def _reach_leaf(node: AccumulateGrad, g: Any, wanted: bool) -> Any:
     """The gradient a leaf receives: its real part for a real leaf, then the leaf's hooks if it is used."""
-    if g.dtype.is_complex and not node.variable.dtype.is_complex:
+    leaf = node.variable
+    if g.dtype.is_complex and not leaf.dtype.is_complex:
         g = g.real  # a real input gets the real part, as in PyTorch
-    return _leaf_hooks(node.variable, g) if wanted else g
+    m = leaf._meta
+    hooks = m.get("hooks") if wanted and m else None
+    return _leaf_hooks(hooks, g) if hooks else g
 
 
 def run_backward(
