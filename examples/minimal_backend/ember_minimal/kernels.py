@@ -96,6 +96,8 @@ def cast(x: MinArray, dtype: Any) -> MinArray:
         return MinArray(a != 0)  # a complex number is true if either part is non-zero
     if a.dtype.kind == "c" and nd.kind != "c":
         a = a.real  # PyTorch discards the imaginary part
+    if nd == np.float16 and a.dtype.kind in "fiu" and a.dtype.itemsize > 4:
+        a = a.astype(np.float32)  # PyTorch rounds float64/int64 to float16 through float32
     with np.errstate(invalid="ignore", over="ignore"):
         return MinArray(a.astype(nd))
 
