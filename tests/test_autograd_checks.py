@@ -224,6 +224,13 @@ def test_hook_returning_a_non_tensor(leaf, value, name):
         _hooked(lambda g: value, leaf)
 
 
+@pytest.mark.parametrize("leaf", [True, False], ids=["leaf", "non-leaf"])
+def test_hook_moving_the_gradient_to_another_device_of_the_same_type(leaf):
+    # PyTorch's type check lets cuda:1 pass for cuda:0; ember refuses, naming both devices.
+    with _raises(RuntimeError, "hook '<lambda>' has changed the device of value (was cpu got cpu:1)"):
+        _hooked(lambda g: g.to("cpu:1"), leaf)
+
+
 class _CallableHook:
     def __call__(self, g):
         return ember.ones(5)

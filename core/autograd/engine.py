@@ -205,6 +205,11 @@ def check_hook_result(hook: Any, original: Any, result: Any) -> Any:
     was, got = _type_name(original), _type_name(result)
     if was != got:
         raise RuntimeError(f"hook '{name}' has changed the type of value (was {was} got {got})")
+    if result._device != original._device:
+        # PyTorch lets cuda:1 pass for cuda:0 here and fails (or not) further on; ember stops it here.
+        raise RuntimeError(
+            f"hook '{name}' has changed the device of value (was {original._device} got {result._device})"
+        )
     if result._shape != original._shape:
         raise RuntimeError(f"hook '{name}' has changed the size of value")
     return result
