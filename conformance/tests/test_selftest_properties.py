@@ -7,7 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
+from ember.backends import ALL_OPS, get
+from ember_conformance.properties import WRITES, is_c_contiguous, shares_storage
 from test_selftest import run_suite
 
 
@@ -103,3 +106,21 @@ def test_frontend_checks_a_batched_matmul_of_the_wrong_shape(tmp_path: Path) -> 
         "RuntimeError: matmul (in ember._ops.matmul._core): backend 'broken_bmm' returned shape (6, 2) "
         "and dtype float32, expected shape (2, 3, 2) and dtype float32 (kernel result check)"
     ) in out
+
+
+def test_writes_names_ops_and_their_array_arguments() -> None:
+    for op, written in WRITES.items():
+        assert op in ALL_OPS and max(written) < ALL_OPS[op].inputs, op
+
+
+def test_contiguity_ignores_strides_of_sizes_0_and_1() -> None:
+    assert is_c_contiguous((2, 3), (3, 1)) and is_c_contiguous((), ())
+    assert is_c_contiguous((2, 1, 3), (3, 99, 1)) and is_c_contiguous((0, 3), (1, 7))
+    assert not is_c_contiguous((2, 3), (1, 2)) and not is_c_contiguous((4,), (2,))
+
+
+def test_shares_storage_on_the_cpu() -> None:
+    lb = get("cpu")
+    a = np.arange(6.0)
+    assert shares_storage(lb, a, a[1:].reshape(1, 5)) and not shares_storage(lb, a, a.copy())
+    assert shares_storage(lb, a, np.frombuffer(a.data, dtype=np.float64))  # another root, one buffer
