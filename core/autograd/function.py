@@ -72,11 +72,12 @@ class Function:
         if not state.enabled or not any(ctx.needs_input_grad):
             return out
         outs = out if isinstance(out, tuple) else (out,)
+        metas = _metas(args)
         for i, o in enumerate(outs):
             if isinstance(o, Tensor) and id(o) not in ctx.non_differentiable:
                 if o._base is not None or any(o is a for a in args):
                     o = o.view_as(o) if hasattr(o, "view_as") else o
-                record(cls.__name__ + "Backward", _rule(cls, ctx, i, outs, _metas(args)), o, args, (), ctx)
+                record(cls.__name__ + "Backward", _rule(cls, ctx, i, outs, metas), o, args, (), ctx)
                 if isinstance(out, tuple):
                     outs = outs[:i] + (o,) + outs[i + 1 :]
         return outs if isinstance(out, tuple) else outs[0]
