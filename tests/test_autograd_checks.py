@@ -419,6 +419,16 @@ def test_fewer_grad_outputs_than_outputs(api):
             ember.autograd.grad(outs, x, [ember.ones(3)])
 
 
+@pytest.mark.parametrize("api", ["backward", "grad"])
+def test_empty_grad_outputs_are_not_none(api):
+    x = ember.ones(3, requires_grad=True)
+    with _raises(RuntimeError, "got 1 tensors and 0 gradients"):
+        if api == "backward":
+            ember.autograd.backward([x.sum()], [])
+        else:
+            ember.autograd.grad([x.sum()], x, [])
+
+
 def test_grad_output_shape_is_checked_before_the_count():
     x = ember.ones(3, requires_grad=True)
     with pytest.raises(RuntimeError, match="^Mismatch in shape: grad_output\\[0\\]"):

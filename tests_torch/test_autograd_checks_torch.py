@@ -200,6 +200,8 @@ CASES: dict[str, Callable] = {
     "backward gradient float64": _grad_outputs(lambda lib: lib.ones(3, dtype=lib.float64), api="backward"),
     "grad_outputs fewer": _grad_outputs(lambda lib: [lib.ones(3)], n_out=2),
     "backward gradients fewer": _grad_outputs(lambda lib: [lib.ones(3)], api="backward", n_out=2),
+    "grad_outputs empty": _grad_outputs(lambda lib: []),
+    "backward gradients empty": _grad_outputs(lambda lib: [], api="backward", n_out=2),
     "grad_outputs more": _grad_outputs(lambda lib: [lib.ones(3), lib.ones(3)]),
     "grad_outputs shape before count": _grad_outputs(lambda lib: [lib.ones(2)], api="backward", n_out=2),
     "leaf gradient float64": _leaf_root,

@@ -47,12 +47,13 @@ def _as_list(x: Any) -> list:
     return [x]
 
 
-def _root_grads(outputs: list, grads: list, create_graph: bool) -> list:
+def _root_grads(outputs: list, given: Any, create_graph: bool) -> list:
     from .._creation import ones_like
 
+    grads = _as_list(given)
     out = []
     for i, t in enumerate(outputs):
-        if grads and i >= len(grads):
+        if given is not None and i >= len(grads):
             raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
         g = grads[i] if i < len(grads) else None
         if g is None:
@@ -85,7 +86,7 @@ def backward(
     """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves (or ``inputs``)."""
     outs = _as_list(tensors)
     _check_requires_grad(outs)
-    grads = _root_grads(outs, _as_list(grad_tensors), create_graph)
+    grads = _root_grads(outs, grad_tensors, create_graph)
     retain = create_graph if retain_graph is None else retain_graph
     if inputs is not None:
         ins = _as_list(inputs)
@@ -126,7 +127,7 @@ def grad(
     for i, t in enumerate(ins):
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    grads = _root_grads(outs, _as_list(grad_outputs), create_graph)
+    grads = _root_grads(outs, grad_outputs, create_graph)
     retain = create_graph if retain_graph is None else retain_graph
     capture = {}
     for i, t in enumerate(ins):
