@@ -409,4 +409,9 @@ def load_archive(fh: Any, label: str, map_location: Any, weights_only: bool) -> 
         data = bytes(_read_into(z, _entry(z, f"{prefix}data.pkl", label), label))
         if not weights_only:
             return _FullUnpickler(data, storages).load()
-        return WeightsUnpickler(data, label, _TABLE, _CALLABLES, storages.load).load()
+        try:
+            return WeightsUnpickler(data, label, _TABLE, _CALLABLES, storages.load).load()
+        except RuntimeError as e:  # an ember op refusing what a record asks (grad on an int tensor)
+            if type(e) is RuntimeError and label in str(e):
+                raise
+            raise RuntimeError(f"ember.load: {label}: {type(e).__name__}: {e}") from None

@@ -20,7 +20,7 @@ import ember.backends
 import numpy as np
 from ember import nn
 from ember import serialization as S
-from ember._checkpoint_zip import default_globals
+from ember._checkpoint_zip import LoadedStorage, default_globals
 from ember._safetensors import _safetensors_bytes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -35,6 +35,7 @@ TORCH_FILES = [
     os.path.join(HERE, "fixtures", "checkpoints", "torch_small_state.pt"),
 ]
 BAD = (RuntimeError, pickle.UnpicklingError)
+P = pickle
 FUZZ = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -75,6 +76,7 @@ def _same(a: object, b: object) -> bool:
     return type(a) is type(b) and a == b
 
 
+ALLOWED_GLOBALS = {id(g) for g in default_globals()[0].values()}
 DATA_TYPES = (
     type(None),
     bool,
@@ -88,26 +90,34 @@ DATA_TYPES = (
     ember.Size,
     ember.device,
     ember.backends.DType,
+    LoadedStorage,  # a storage record's value, as PyTorch returns a TypedStorage
 )
-
-
-ALLOWED_GLOBALS = {id(g) for g in default_globals()[0].values()}
 
 
 def _is_data(obj: object) -> bool:
     """Only what a weights-only load may build: containers of numbers, strings, tensors, dtypes.
 
     An allowlisted global itself (the ``Size`` class, a storage type) may come back as a value too.
+    Iterative, with a visited set: a pickle may hold a list that contains itself.
     """
-    if id(obj) in ALLOWED_GLOBALS:
-        return True
-    if isinstance(obj, dict):
-        return type(obj) in (dict, collections.OrderedDict, collections.Counter) and all(
-            _is_data(k) and _is_data(v) for k, v in obj.items()
-        )
-    if isinstance(obj, (list, tuple, set)) and not isinstance(obj, ember.Size):
-        return type(obj) in (list, tuple, set) and all(_is_data(x) for x in obj)
-    return isinstance(obj, DATA_TYPES)
+    todo, seen = [obj], set()
+    while todo:
+        x = todo.pop()
+        if id(x) in seen or id(x) in ALLOWED_GLOBALS:
+            continue
+        seen.add(id(x))
+        if type(x) in (dict, collections.OrderedDict, collections.Counter):
+            todo.extend(x.keys())
+            todo.extend(x.values())
+        elif type(x) in (list, tuple, set):
+            todo.extend(x)
+        elif (
+            isinstance(x, (dict, list, tuple, set))
+            and not isinstance(x, ember.Size)
+            or not isinstance(x, DATA_TYPES)
+        ):
+            return False
+    return True
 
 
 def _snapshot() -> dict:
@@ -216,3 +226,73 @@ def test_damaged_safetensors_agree_with_the_library(tmp_path_factory, damage: tu
     for name, ref in theirs.items():
         got = ours[name].numpy()
         assert got.dtype == ref.dtype and got.shape == ref.shape and got.tobytes() == ref.tobytes()
+
+
+GLOBALS = [
+    b"torch\nfloat32\n",
+    b"torch\nSize\n",
+    b"torch\ndevice\n",
+    b"torch\nTensor\n",
+    b"torch\nFloatStorage\n",
+    b"torch._utils\n_rebuild_tensor_v2\n",
+    b"torch._utils\n_rebuild_parameter\n",
+    b"torch._tensor\n_rebuild_from_type_v2\n",
+    b"torch.nn.parameter\nParameter\n",
+    b"collections\nOrderedDict\n",
+    b"collections\nCounter\n",
+    b"__builtin__\nset\n",
+    b"__builtin__\ncomplex\n",
+    b"__builtin__\nbytearray\n",
+    b"_codecs\nencode\n",
+    b"__builtin__\nrange\n",
+]
+FRAGMENTS = st.one_of(
+    st.sampled_from(
+        [
+            P.MARK,
+            P.TUPLE,
+            P.TUPLE1,
+            P.TUPLE2,
+            P.TUPLE3,
+            P.EMPTY_TUPLE,
+            P.EMPTY_LIST,
+            P.EMPTY_DICT,
+            P.EMPTY_SET,
+            P.NONE,
+            P.NEWTRUE,
+            P.NEWFALSE,
+            P.REDUCE,
+            P.NEWOBJ,
+            P.BUILD,
+            P.APPEND,
+            P.APPENDS,
+            P.SETITEM,
+            P.SETITEMS,
+            P.BINPERSID,
+            P.BINUNICODE + b"\x07\x00\x00\x00storage",
+            P.BINUNICODE + b"\x03\x00\x00\x00cpu",
+            P.BINUNICODE + b"\x01\x00\x00\x000",
+            P.BINUNICODE + b"\x06\x00\x00\x00latin1",
+        ]
+    ),
+    st.sampled_from(GLOBALS).map(lambda g: P.GLOBAL + g),
+    st.integers(0, 255).map(lambda i: P.BININT1 + bytes([i])),
+    st.integers(-(2**31), 2**31 - 1).map(lambda i: P.BININT + i.to_bytes(4, "little", signed=True)),
+    st.integers(0, 7).map(lambda i: P.BINPUT + bytes([i])),
+    st.integers(0, 7).map(lambda i: P.BINGET + bytes([i])),
+)
+
+
+@FUZZ
+@given(body=st.lists(FRAGMENTS, max_size=60))
+def test_random_opcode_streams_give_data_or_one_error_and_change_nothing(body: list) -> None:
+    """Random programs over the opcodes and globals a checkpoint uses, against a real storage."""
+    before = _snapshot()
+    raw = _with_pickle(SOURCES[0], P.PROTO + b"\x02" + b"".join(body) + P.STOP)
+    try:
+        out = ember.load(io.BytesIO(raw))
+    except BAD as e:
+        assert type(e) in BAD and "<file object>" in str(e), repr(e)
+    else:
+        assert _is_data(out)
+    assert _snapshot() == before
