@@ -36,6 +36,8 @@ def temp_name(path: str) -> str:
 
 
 def _alive(pid: int) -> bool:
+    if os.name == "nt":  # os.kill(pid, 0) would terminate the process there: treat every writer as alive
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -110,7 +112,7 @@ def atomic_write(path: str, write: Callable[[Any], Any]) -> None:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for open()
             with os.fdopen(fd, "wb") as f:
                 if mode is not None:
-                    os.fchmod(f.fileno(), mode)
+                    os.chmod(tmp, mode)
                 write(f)
                 f.flush()
                 os.fsync(f.fileno())

@@ -15,6 +15,7 @@ import _codecs
 import collections
 import contextlib
 import io
+import math
 import pickle
 import struct
 import zipfile
@@ -27,8 +28,9 @@ import numpy as np
 from ._creation import from_numpy
 from ._device import resolve
 from ._ops.views import as_strided
+from ._safe_globals import brief, unsafe_hint, user_globals
 from ._tensor import Size, Tensor
-from ._unpickler import WeightsUnpickler, brief, unsafe_hint, user_globals
+from ._unpickler import WeightsUnpickler
 from .backends import device as Device
 from .backends import dtypes as D
 from .nn.parameter import Parameter
@@ -264,6 +266,11 @@ def _check_record(storage: Any, offset: Any, size: Any, stride: Any) -> None:
         raise RuntimeError(
             f"ember.load: {label}: invalid tensor record: negative offset, size or stride in offset {offset}, "
             f"size {list(size)}, stride {list(stride)}"
+        )
+    if math.prod(size) >= 2**63 or offset >= 2**63 or any(v >= 2**63 for v in stride):
+        raise RuntimeError(
+            f"ember.load: {label}: invalid tensor record: size {brief(size)}, stride {brief(stride)} and offset "
+            f"{offset} exceed 2**63 elements"
         )
     need = 0 if 0 in size else offset + 1 + sum((n - 1) * st for n, st in zip(size, stride))
     if need > numel:

@@ -26,114 +26,22 @@ from __future__ import annotations
 
 import _compat_pickle
 import collections
-import contextlib
 import pickle
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-__all__ = [
-    "WeightsUnpickler",
-    "add_safe_globals",
-    "brief",
-    "clear_safe_globals",
-    "get_safe_globals",
-    "safe_globals",
-    "user_globals",
-]
+from ._safe_globals import (
+    Malformed,
+    Refused,
+    brief,
+    set_state,
+    unsafe_hint,
+    unsupported_global,
+    user_globals,
+)
 
-# -- the user's allowlist --------------------------------------------------------------------
-_user_globals: dict[str, Any] = {}
-
-
-def _qualname(obj: Any) -> str:
-    if isinstance(obj, tuple):
-        return obj[1]
-    return f"{obj.__module__}.{obj.__qualname__}"
-
-
-def add_safe_globals(safe_globals: list[Any]) -> None:
-    """Allow ``load(weights_only=True)`` to build these classes or call these functions.
-
-    Items are objects or ``(object, "module.name")`` pairs.
-    Example: ``ember.serialization.add_safe_globals([MyNet])``.
-    """
-    for g in safe_globals:
-        _user_globals[_qualname(g)] = g[0] if isinstance(g, tuple) else g
-
-
-def get_safe_globals() -> list[Any]:
-    """The objects added with ``add_safe_globals``."""
-    return list(_user_globals.values())
-
-
-def clear_safe_globals() -> None:
-    """Forget every object added with ``add_safe_globals``."""
-    _user_globals.clear()
-
-
-@contextlib.contextmanager
-def safe_globals(safe_globals: list[Any]) -> Iterator[None]:
-    """``with ember.serialization.safe_globals([MyNet]): ember.load(f)`` allowlists only inside."""
-    saved = dict(_user_globals)
-    add_safe_globals(safe_globals)
-    try:
-        yield
-    finally:
-        _user_globals.clear()
-        _user_globals.update(saved)
-
-
-def user_globals() -> dict[str, Any]:
-    return _user_globals
-
-
-# -- messages --------------------------------------------------------------------------------
-def unsafe_hint(label: str) -> str:
-    """PyTorch's preamble for a refused weights-only load, naming the file."""
-    return (
-        f"Weights only load failed for {label}. This file can still be loaded, to do so you have two "
-        "options, do those steps only if you trust the source of the checkpoint.\n\t(1) In ember, "
-        "`weights_only=True` is the default (as in PyTorch 2.6+). Re-running `ember.load` with "
-        "`weights_only` set to `False` will likely succeed, but it can result in arbitrary code execution. "
-        "Do it only if you got the file from a trusted source.\n\t(2) Alternatively, to load with "
-        "`weights_only=True` please check the recommended steps in the following error message.\n\t"
-        "WeightsUnpickler error: "
-    )
-
-
-def _unsupported_global(full: str) -> str:
-    name = full.removeprefix("builtins.")
-    return (
-        f"Unsupported global: GLOBAL {name} was not an allowed global by default. Please use "
-        f"`ember.serialization.add_safe_globals([{name}])` or the "
-        f"`ember.serialization.safe_globals([{name}])` context manager to allowlist this global if you "
-        "trust this class/function."
-    )
-
-
-def brief(obj: Any, depth: int = 0) -> str:
-    """A short description of an untrusted object for an error message: never a deep or huge repr."""
-    if isinstance(obj, (str, bytes, bytearray)):
-        return repr(obj[:60]) + ("..." if len(obj) > 60 else "")
-    if type(obj) in (int, bool, float, complex, type(None)):
-        text = repr(obj)
-        return text if len(text) <= 60 else text[:60] + "..."
-    if isinstance(obj, tuple) and depth < 2:
-        items = ", ".join(brief(x, depth + 1) for x in obj[:4])
-        return f"({items}{', ...' if len(obj) > 4 else ''})"
-    if isinstance(obj, type) or callable(obj) and hasattr(obj, "__qualname__"):
-        return f"{getattr(obj, '__module__', '?')}.{obj.__qualname__}"
-    return f"<{type(obj).__name__}>"
-
-
-class _Malformed(Exception):
-    """Internal: the stream is not a well-formed pickle (turned into UnpicklingError with the file)."""
-
-
-class _Refused(Exception):
-    """Internal: a well-formed pickle asked for something weights-only loading never does."""
-
+__all__ = ["WeightsUnpickler"]
 
 # -- the interpreter -------------------------------------------------------------------------
 _MUTABLE_CONTAINERS = (dict, collections.OrderedDict, collections.Counter)
@@ -164,7 +72,7 @@ class WeightsUnpickler:
     ) -> None:
         self._data, self._pos, self._label = memoryview(data), 0, label
         self._table, self._persistent_load = table, persistent_load
-        self._users = dict(_user_globals)
+        self._users = dict(user_globals())
         self._callable_ids = {id(c) for c in callables} | {id(u) for u in self._users.values()}
         self._user_class_ids = {id(u) for u in self._users.values() if isinstance(u, type)}
         self._made: dict[int, Any] = {}  # objects this load created: the only ones it may mutate
@@ -179,13 +87,13 @@ class WeightsUnpickler:
     def load(self) -> Any:
         try:
             return self._run()
-        except _Refused as e:
+        except Refused as e:
             raise pickle.UnpicklingError(unsafe_hint(self._label) + str(e)) from None
         except pickle.UnpicklingError as e:  # from a rebuild function, which does not know the file
             if self._label in str(e):
                 raise
             raise pickle.UnpicklingError(f"ember.load: {self._label}: {e}") from None
-        except _Malformed as e:
+        except Malformed as e:
             raise pickle.UnpicklingError(f"ember.load: {self._label}: malformed data.pkl: {e}") from None
         except (
             TypeError,
@@ -204,7 +112,7 @@ class WeightsUnpickler:
     def _read(self, n: int) -> memoryview:
         end = self._pos + n
         if end > len(self._data):
-            raise _Malformed("pickle data was truncated")
+            raise Malformed("pickle data was truncated")
         chunk = self._data[self._pos : end]
         self._pos = end
         return chunk
@@ -213,7 +121,7 @@ class WeightsUnpickler:
         rest = self._data[self._pos : self._pos + _MAX_GLOBAL_LINE]
         end = bytes(rest).find(b"\n")
         if end < 0:
-            raise _Malformed("pickle data was truncated (a GLOBAL name without its newline)")
+            raise Malformed("pickle data was truncated (a GLOBAL name without its newline)")
         self._pos += end + 1
         return bytes(rest[:end]).decode("utf-8")
 
@@ -223,7 +131,7 @@ class WeightsUnpickler:
             op = self._read(1)[0]
             handler = ops.get(op)
             if handler is None:
-                raise _Malformed(f"unsupported opcode {bytes([op])!r} at byte {self._pos - 1}")
+                raise Malformed(f"unsupported opcode {bytes([op])!r} at byte {self._pos - 1}")
             if handler is _stop:
                 return self._pop()
             handler(self)
@@ -231,17 +139,17 @@ class WeightsUnpickler:
     # -- the stack ---------------------------------------------------------------------------
     def _pop(self) -> Any:
         if not self._stack:
-            raise _Malformed(f"stack underflow at byte {self._pos - 1}")
+            raise Malformed(f"stack underflow at byte {self._pos - 1}")
         return self._stack.pop()
 
     def _top(self) -> Any:
         if not self._stack:
-            raise _Malformed(f"stack underflow at byte {self._pos - 1}")
+            raise Malformed(f"stack underflow at byte {self._pos - 1}")
         return self._stack[-1]
 
     def _pop_mark(self) -> list[Any]:
         if not self._marks:
-            raise _Malformed(f"no MARK before byte {self._pos - 1}")
+            raise Malformed(f"no MARK before byte {self._pos - 1}")
         items, self._stack = self._stack, self._marks.pop()
         return items
 
@@ -256,7 +164,7 @@ class WeightsUnpickler:
             else:
                 size += 1
         if depth > _MAX_TUPLE_DEPTH:
-            raise _Refused(f"tuples nested {depth} deep (the limit is {_MAX_TUPLE_DEPTH})")
+            raise Refused(f"tuples nested {depth} deep (the limit is {_MAX_TUPLE_DEPTH})")
         self._tuples[id(items)] = (items, depth, size)
         return items
 
@@ -280,7 +188,7 @@ class WeightsUnpickler:
     def charge(self, units: int, what: str) -> None:
         self._work_left -= units
         if self._work_left < 0:
-            raise _Refused(
+            raise Refused(
                 f"{what}: the pickle asks for more work than {_WORK_PER_BYTE} units per byte of its "
                 f"{len(self._data)} bytes (repeated copies of large arguments or hashing of shared tuples)"
             )
@@ -302,13 +210,13 @@ class WeightsUnpickler:
             return self._table[full]
         if full in self._users:
             return self._users[full]
-        raise _Refused(_unsupported_global(full))
+        raise Refused(unsupported_global(full))
 
     def call(self, func: Any, args: Any) -> Any:
         if id(func) not in self._callable_ids:
-            raise _Refused(f"Trying to call reduce for unrecognized function {brief(func)}")
+            raise Refused(f"Trying to call reduce for unrecognized function {brief(func)}")
         if type(args) is not tuple:
-            raise _Malformed(f"REDUCE arguments are a {type(args).__name__}, not a tuple")
+            raise Malformed(f"REDUCE arguments are a {type(args).__name__}, not a tuple")
         self.charge(1 + sum(self.cost(a) for a in args), f"calling {brief(func)}")
         result = func(*args)
         if isinstance(result, tuple):
@@ -319,11 +227,11 @@ class WeightsUnpickler:
 
     def new(self, cls: Any, args: Any) -> Any:
         if type(args) is not tuple:
-            raise _Malformed(f"NEWOBJ arguments are a {type(args).__name__}, not a tuple")
+            raise Malformed(f"NEWOBJ arguments are a {type(args).__name__}, not a tuple")
         if cls is self._table.get("torch.nn.parameter.Parameter"):
             return cls(*args)
         if id(cls) not in self._user_class_ids:
-            raise _Refused(
+            raise Refused(
                 "Can only create new object for nn.Parameter or classes allowlisted via `add_safe_globals` "
                 f"but got {brief(cls)}"
             )
@@ -335,27 +243,12 @@ class WeightsUnpickler:
         if made and type(inst) is collections.OrderedDict and type(state) is dict:
             inst.__dict__.update(state)
         elif made and id(type(inst)) in self._user_class_ids:
-            _set_state(inst, state)
+            set_state(inst, state)
         else:
-            raise _Refused(
+            raise Refused(
                 "Can only build Tensor, Parameter, OrderedDict or types allowlisted via `add_safe_globals`, "
                 f"but got {type(inst)!r}{'' if made else ' that this load did not create'}"
             )
-
-
-def _set_state(inst: Any, state: Any) -> None:
-    """``pickle``'s BUILD for an instance of a user-allowlisted class (the user trusts the class)."""
-    setstate = getattr(inst, "__setstate__", None)
-    if setstate is not None:
-        setstate(state)
-        return
-    slots = None
-    if isinstance(state, tuple) and len(state) == 2:
-        state, slots = state
-    if state:
-        inst.__dict__.update(state)
-    for k, v in (slots or {}).items():
-        setattr(inst, k, v)
 
 
 # -- opcode handlers -------------------------------------------------------------------------
@@ -411,7 +304,7 @@ def _tuple(u: WeightsUnpickler) -> None:
 def _tuple_n(n: int) -> Callable[[WeightsUnpickler], None]:
     def handler(u: WeightsUnpickler) -> None:
         if len(u._stack) < n:
-            raise _Malformed(f"stack underflow at byte {u._pos - 1}")
+            raise Malformed(f"stack underflow at byte {u._pos - 1}")
         items = u.tuple_made(tuple(u._stack[-n:]))
         del u._stack[-n:]
         u._stack.append(items)
@@ -431,7 +324,7 @@ def _appends(u: WeightsUnpickler) -> None:
 
 def _extend(u: WeightsUnpickler, target: Any, items: list[Any]) -> None:
     if not u._owned(target, (list,)):
-        raise _Refused(f"Can only append to lists, but got {type(target)!r}")
+        raise Refused(f"Can only append to lists, but got {type(target)!r}")
     target.extend(items)
 
 
@@ -448,23 +341,23 @@ def _setitems(u: WeightsUnpickler) -> None:
 
 def _set_items(u: WeightsUnpickler, target: Any, items: list[Any]) -> None:
     if not u._owned(target, _MUTABLE_CONTAINERS):
-        raise _Refused(
+        raise Refused(
             f"Can only SETITEMS for dict, collections.OrderedDict, collections.Counter, but got {type(target)!r}"
         )
     if len(items) % 2:
-        raise _Malformed("SETITEMS with an odd number of items")
+        raise Malformed("SETITEMS with an odd number of items")
     u.charge(sum(u.cost(k) for k in items[::2]), "hashing dict keys")
     for i in range(0, len(items), 2):
         try:
             target[items[i]] = items[i + 1]
         except TypeError as e:
-            raise _Malformed(f"dict key {type(items[i]).__name__}: {e}") from None
+            raise Malformed(f"dict key {type(items[i]).__name__}: {e}") from None
 
 
 def _persid(u: WeightsUnpickler) -> None:
     pid = u._pop()
     if type(pid) is not tuple or not pid or pid[0] != "storage":
-        raise _Refused(f"Only persistent_load of storage is allowed, but got persistent id {brief(pid)}")
+        raise Refused(f"Only persistent_load of storage is allowed, but got persistent id {brief(pid)}")
     storage = u._persistent_load(pid)
     u._stack.append(storage)
 
@@ -475,7 +368,7 @@ def _get(width: str) -> Callable[[WeightsUnpickler], None]:
     def handler(u: WeightsUnpickler) -> None:
         (i,) = struct.unpack(width, u._read(size))
         if i not in u._memo:
-            raise _Malformed(f"memo key {i} was never stored")
+            raise Malformed(f"memo key {i} was never stored")
         u._stack.append(u._memo[i])
 
     return handler

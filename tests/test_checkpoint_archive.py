@@ -188,6 +188,7 @@ def test_corrupt_archives_raise_runtime_error_naming_the_file(tmp_path, case: st
             {"a/data.pkl": _tensor_pkl(4, 0, (2,), (-1,)), "a/data/0": bytes(16)},
             "negative offset, size or stride",
         ),
+        ({"a/data.pkl": _tensor_pkl(4, 0, (2**31 - 1,) * 3, (0,) * 3), "a/data/0": bytes(16)}, "exceed 2"),
         ({"x.pkl": b""}, r"not a checkpoint archive \(no <archive>/data.pkl record\)"),
         ({"a/data.pkl": b"", "a/byteorder": b"middle"}, "unknown byteorder record 'middle'"),
     ],
