@@ -4,6 +4,7 @@ weights-only loaders accept and refuse the same crafted files."""
 from __future__ import annotations
 
 import io
+import os
 import pickle
 import struct
 import zipfile
@@ -141,3 +142,26 @@ def test_storage_size_mismatch_raises_runtime_error_in_both() -> None:
         torch.load(io.BytesIO(out.getvalue()), weights_only=True)
     with pytest.raises(RuntimeError, match=r"record size \(8 bytes\)"):
         ember.load(io.BytesIO(out.getvalue()))
+
+
+def _modes_after_saves(save, value, path) -> tuple[int, int, bool]:
+    """The mode of a new file, the mode after an overwrite of a 0640 file, and whether a link survives."""
+    save({"w": value}, path)
+    new_mode = os.stat(path).st_mode & 0o777
+    os.chmod(path, 0o640)
+    save({"w": value}, path)
+    link = path.with_name(path.name + ".link")
+    link.symlink_to(path)
+    save({"w": value}, link)
+    return new_mode, os.stat(path).st_mode & 0o777, link.is_symlink()
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_file_modes_and_symlinks_match_torch_save(tmp_path, umask: int) -> None:
+    old = os.umask(umask)
+    try:
+        theirs = _modes_after_saves(torch.save, torch.ones(1), tmp_path / "torch.pt")
+        ours = _modes_after_saves(ember.save, ember.ones(1), tmp_path / "ember.pt")
+    finally:
+        os.umask(old)
+    assert ours == theirs == (0o666 & ~umask, 0o640, True)
