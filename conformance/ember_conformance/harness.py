@@ -20,7 +20,16 @@ from .dtypes import upcast
 from .properties import check_call, inputs_unchanged, snapshot
 from .records import INDEX, D, OpCase, Sample, T, rng_for
 
-__all__ = ["case_id", "device_arg", "op_cases", "reference_of", "run_sample", "samples_for", "to_host"]
+__all__ = [
+    "case_id",
+    "device_arg",
+    "op_cases",
+    "reference_of",
+    "result_dtypes",
+    "run_sample",
+    "samples_for",
+    "to_host",
+]
 
 
 def case_id(op: str, dtype: str, label: str) -> str:
@@ -36,10 +45,11 @@ def _dtypes_in(arg: Any) -> Iterator[str]:
 
 
 def samples_for(record: OpCase, dtype: str, declared: set[str]) -> list[Sample]:
-    """The record's samples for ``dtype``, minus those naming a dtype the backend lacks."""
+    """The record's samples for ``dtype``, minus those naming a dtype the backend lacks,
+    as an argument or as a result (``complex`` of float32 parts is complex64)."""
     out = []
     for s in record.samples(dtype, rng_for(record.op, dtype)):
-        named = set(_dtypes_in(s.args)) | ({s.out_dtype} if isinstance(s.out_dtype, str) else set())
+        named = set(_dtypes_in(s.args)) | set(_out_dtypes(record, dtype, s))
         if named <= declared:
             out.append(s)
     return out
@@ -163,9 +173,14 @@ def _call(lb: LoadedBackend, record: OpCase, args: list[Any]) -> Any:
     return record.call(kernel, *args) if record.call else kernel(*args)
 
 
-def _out_dtypes(record: OpCase, dtype: str, sample: Sample) -> list[str]:
-    d = sample.out_dtype or record.out_dtype(dtype)
+def _out_dtypes(record: OpCase, dtype: str, sample: Sample | None = None) -> list[str]:
+    d = (sample.out_dtype if sample else None) or record.out_dtype(dtype)
     return list(d) if isinstance(d, (tuple, list)) else [d]
+
+
+def result_dtypes(record: OpCase, dtype: str) -> list[str]:
+    """The dtypes of the record's results for inputs of ``dtype`` (one per result)."""
+    return _out_dtypes(record, dtype)
 
 
 def _check(lb: LoadedBackend, record: OpCase, dtype: str, sample: Sample, out: Any) -> dict[str, Any]:

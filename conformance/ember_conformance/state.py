@@ -12,6 +12,7 @@ from ember.backends import ALL_OPS, COMPOSITES, LoadedBackend
 from .catalog import CASES
 from .checks import Ctx
 from .groups import check_ids
+from .harness import result_dtypes
 from .manifest import Manifest
 from .pool import WorkerPool
 
@@ -36,8 +37,10 @@ class State:
     deselected: int = 0
 
     def op_dtypes(self, op: str) -> list[str]:
-        """The dtypes ``op`` is tested in: its record's, narrowed to those under test."""
-        return [d for d in CASES[op].dtypes if d in self.dtypes]
+        """The dtypes ``op`` is tested in: its record's, narrowed to those under test whose
+        results are under test too (``complex`` of float32 parts gives complex64)."""
+        r = CASES[op]
+        return [d for d in r.dtypes if d in self.dtypes and set(result_dtypes(r, d)) <= set(self.dtypes)]
 
     def op_params(self) -> list[tuple[str, str]]:
         """(op, dtype) pairs for ``test_op``: composites where the backend overrides them or the
