@@ -32,10 +32,11 @@ def _matrix(st: State) -> dict[str, dict[str, str]]:
         if op in COMPOSITES and st.lb.kernel(op) is None:
             continue
         row = {}
+        tested = st.op_dtypes(op)
         for d in ALL:
             if d not in CASES[op].dtypes:
                 continue
-            row[d] = cells.get((op, d), "not-run" if d in st.dtypes else "unsupported")
+            row[d] = cells.get((op, d), "not-run" if d in tested else "unsupported")
         out[op] = row
     return out
 
