@@ -62,7 +62,9 @@ def bessel_i(x: Tensor, nu: int, scaled: bool) -> Tensor:
     series = _i_series(where(small, a, 0.0), nu)
     big = where(small, _I_SERIES_UP_TO + 1, a)
     asym = _ie_asymptotic(big, nu)
-    out = where(small, series * exp(-a), asym) if scaled else where(small, series, asym * exp(big))
+    # asym underflows to 0 where sqrt(2 pi a) overflows (a > 2.8e307): I is inf there, not 0 * inf
+    grown = where(asym == 0, math.inf, asym * exp(big))
+    out = where(small, series * exp(-a), asym) if scaled else where(small, series, grown)
     out = where(a == math.inf, 0.0 if scaled else math.nan, out)  # PyTorch: i0(inf) is nan
     return copysign(out, x) if nu else out
 

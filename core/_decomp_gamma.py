@@ -70,6 +70,7 @@ def lgamma(x: Tensor) -> Tensor:
     r = _reduced(x)
     reflected = math.log(math.pi) - log(abs(sin(math.pi * r))) - right
     out = where(pos, right, reflected)
+    out = where(abs(x) < 1e-300, -log(abs(x)), out)  # sin(pi x) would round in subnormals
     out = where((x <= 0) & (r == 0), math.inf, out)  # poles at 0, -1, -2, ...
     return where(abs(x) == math.inf, math.inf, out)
 

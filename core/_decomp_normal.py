@@ -24,6 +24,7 @@ _SQRT_PI = math.sqrt(math.pi)
 _SQRT2 = math.sqrt(2.0)
 _WINITZKI_A = 0.147
 _HALLEY_STEPS = 3
+_TINY = 1e-290  # below it erfcinv works in logs
 
 
 def _cf(x: Tensor) -> Tensor:
@@ -80,7 +81,19 @@ def erfcinv(c: Tensor) -> Tensor:
         g = erfc(x) - c
         slope = (2 / _SQRT_PI) * exp(-x * x)
         x = x + g / (slope - x * g)
+    tiny = c < _TINY  # erfc(x) and c subnormal: Halley on erfc loses digits, so solve in logs
+    x = where(tiny, _erfcinv_log(where(tiny, c, _TINY)), x)
     return where(c == 0, math.inf, x)
+
+
+def _erfcinv_log(c: Tensor) -> Tensor:
+    """Newton on log(erfc(x)) = log(c), with erfc(x) = exp(-x^2) cf(x) / sqrt(pi) and
+    d/dx log(erfc(x)) = -2 / cf(x)."""
+    x, lc = _winitzki(log(c * (2 - c))), log(c)
+    for _ in range(_HALLEY_STEPS + 1):
+        cf = _cf(_safe_big(x))
+        x = x + (log(cf / _SQRT_PI) - x * x - lc) * cf / 2
+    return x
 
 
 def _erfinv_small(y: Tensor) -> Tensor:

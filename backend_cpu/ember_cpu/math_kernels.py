@@ -32,6 +32,19 @@ def _special(name: str) -> Callable[..., np.ndarray]:
     return k
 
 
+_gammaln = _special("gammaln")
+
+
+def lgamma(x: np.ndarray) -> np.ndarray:
+    """SciPy's gammaln with C's (and PyTorch's) edges: lgamma(-inf) is +inf (gammaln: -inf),
+    and the smallest subnormals give the finite -log|x| (gammaln: inf)."""
+    out = _gammaln(x)
+    with np.errstate(all="ignore"):
+        tiny = (np.abs(x) < 1e-300) & (x != 0)
+        fixed = np.where(np.isneginf(x), np.inf, np.where(tiny, -np.log(np.abs(x)), out))
+    return np.asarray(fixed.astype(out.dtype, copy=False))
+
+
 def _numpy1(fn: Callable[..., np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
     def k(x: np.ndarray) -> np.ndarray:
         if x.dtype in HALF:
@@ -231,7 +244,7 @@ MATH_KERNELS: dict[str, Callable[..., Any]] = {
     "erfc": _special("erfc"),
     "erfinv": _special("erfinv"),
     "erfcx": _special("erfcx"),
-    "lgamma": _special("gammaln"),
+    "lgamma": lgamma,
     "digamma": _special("digamma"),
     "polygamma": polygamma,
     "zeta": zeta,
