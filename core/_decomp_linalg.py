@@ -181,6 +181,7 @@ def _geqrf(A: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         scale = where(trivial, 1.0, alpha - beta.to(A.dtype))
         v = where(ar == j, 1.0, below / scale.unsqueeze(-1))  # type: ignore[attr-defined]
         R = _reflector(v, _conj(tau), R)  # H^H R
+        # Exact zeros below the pivot: later reflectors then leave this column's lower part at 0.
         R = where((ar > j).unsqueeze(-1) & (arange(n, device=A._device) == j), 0.0, R)  # type: ignore[attr-defined]
         vs.append(v.unsqueeze(-1))  # type: ignore[attr-defined]
         taus.append(tau.unsqueeze(-1))  # type: ignore[attr-defined]
