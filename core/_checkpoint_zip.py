@@ -52,6 +52,7 @@ STORAGE_NAMES = {
     "complex128": "ComplexDoubleStorage",
 }
 _CHUNK = 1 << 24  # storages are inflated into their final buffer this many bytes at a time
+_MAX_INFLATE = 1032  # deflate's largest ratio: an entry declaring more is lying about its size
 
 
 def np_dtype(dt: D.DType) -> np.dtype:
@@ -129,7 +130,8 @@ def _open(fh: Any, label: str) -> zipfile.ZipFile:
         return zipfile.ZipFile(fh)
 
 
-def _entry(z: zipfile.ZipFile, name: str, label: str) -> zipfile.ZipInfo:
+def _entry(z: zipfile.ZipFile, name: str, label: str, archive: int) -> zipfile.ZipInfo:
+    """The record ``name``, its declared sizes checked against the archive before anything is read."""
     try:
         info = z.getinfo(name)
     except KeyError:
@@ -138,6 +140,19 @@ def _entry(z: zipfile.ZipFile, name: str, label: str) -> zipfile.ZipInfo:
         ) from None
     if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
         raise _zip_failure(label, f"record {name} uses compression method {info.compress_type}")
+    if info.compress_size > archive:
+        raise _zip_failure(
+            label, f"record {name} declares {info.compress_size} bytes in a {archive}-byte file"
+        )
+    limit = (
+        info.compress_size
+        if info.compress_type == zipfile.ZIP_STORED
+        else _MAX_INFLATE * info.compress_size + 64
+    )
+    if info.file_size > limit:
+        raise _zip_failure(
+            label, f"record {name} declares {info.file_size} bytes from {info.compress_size} stored bytes"
+        )
     return info
 
 
@@ -185,8 +200,9 @@ def _available(location: str, label: str) -> str:
         resolve(location)
     except Exception as e:  # noqa: BLE001 (any reason a device is unusable)
         raise RuntimeError(
-            f"ember.load: {label}: Attempting to deserialize object on device '{location}', which is not available here "
-            f"({e}). Use ember.load with map_location='cpu' (or another device) to map the storages."
+            f"ember.load: {label}: Attempting to deserialize object on device '{location}', which is not "
+            f"available here ({e}). Use ember.load with map_location='cpu' (or another device) to map the "
+            "storages."
         ) from None
     return location
 
@@ -195,9 +211,9 @@ class _Storages:
     """Reads each storage record once, checked against its declared size, and caches it by key."""
 
     def __init__(
-        self, z: zipfile.ZipFile, prefix: str, label: str, map_location: Any, byteorder: str
+        self, z: zipfile.ZipFile, prefix: str, label: str, size: int, map_location: Any, byteorder: str
     ) -> None:
-        self._z, self._prefix, self._label = z, prefix, label
+        self._z, self._prefix, self._label, self._size = z, prefix, label, size
         self._map_location, self._byteorder = map_location, byteorder
         self._cache: dict[str, tuple[D.DType, int, LoadedStorage]] = {}
 
@@ -220,7 +236,7 @@ class _Storages:
         return cached[2]
 
     def _read(self, key: str, dtype: D.DType, numel: int, location: str) -> LoadedStorage:
-        info = _entry(self._z, f"{self._prefix}data/{key}", self._label)
+        info = _entry(self._z, f"{self._prefix}data/{key}", self._label, self._size)
         expected = numel * dtype.itemsize
         if info.file_size != expected:
             raise RuntimeError(
@@ -400,20 +416,27 @@ class _FullUnpickler(pickle.Unpickler):
         return self._storages.load(pid)
 
 
+def _byteorder(z: zipfile.ZipFile, prefix: str, label: str, size: int) -> str:
+    """The ``byteorder`` record (PyTorch writes it since 2.0; absent means little-endian)."""
+    name = f"{prefix}byteorder"
+    if name not in z.namelist():
+        return "little"
+    info = _entry(z, name, label, size)
+    order = bytes(_read_into(z, info, label)).decode("ascii", "replace") if info.file_size <= 8 else "?"
+    if order not in ("little", "big"):
+        raise RuntimeError(f"ember.load: {label}: unknown byteorder record {order!r:.40}")
+    return order
+
+
 def load_archive(fh: Any, label: str, map_location: Any, weights_only: bool) -> Any:
     """Everything ``ember.load`` does once the file is open."""
+    size = fh.seek(0, io.SEEK_END)
     z = _open(fh, label)
     with z:
         with _zip_errors(label, "the central directory"):
             prefix = _prefix(z, label)
-            names = set(z.namelist())
-        order, byteorder = f"{prefix}byteorder", "little"
-        if order in names:
-            byteorder = bytes(_read_into(z, _entry(z, order, label), label)).decode("ascii", "replace")
-        if byteorder not in ("little", "big"):
-            raise RuntimeError(f"ember.load: {label}: unknown byteorder record {byteorder!r:.40}")
-        storages = _Storages(z, prefix, label, map_location, byteorder)
-        data = bytes(_read_into(z, _entry(z, f"{prefix}data.pkl", label), label))
+        storages = _Storages(z, prefix, label, size, map_location, _byteorder(z, prefix, label, size))
+        data = bytes(_read_into(z, _entry(z, f"{prefix}data.pkl", label, size), label))
         if not weights_only:
             return _FullUnpickler(data, storages).load()
         try:

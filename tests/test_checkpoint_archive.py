@@ -209,3 +209,19 @@ def test_big_endian_storages_are_swapped(tmp_path) -> None:
     entries["a/data/0"] = np.array([1.5, -2.0], dtype=">f4").tobytes()
     out, _ = _load_bytes(tmp_path, _zip(entries))
     assert out.tolist() == [1.5, -2.0]
+
+
+def test_declared_sizes_beyond_what_the_file_can_hold_are_refused_before_allocating(tmp_path) -> None:
+    """A 1 KB entry cannot inflate past 1032x (deflate's limit): declaring 2 GiB is a lie, refused up front."""
+    numel = 2**29  # 2 GiB of float32, consistent between the storage record and the zip entry
+    raw = _zip(
+        {"a/data.pkl": _tensor_pkl(numel, 0, (4,), (1,)), "a/data/0": bytes(1024)}, zipfile.ZIP_DEFLATED
+    )
+    for name in (b"a/data/0", b"a/data.pkl"):
+        lying = _patch_declared_size(raw, name, 2**31)
+        tracemalloc.start()
+        with pytest.raises(RuntimeError, match=r"declares 2147483648 bytes from \d+ stored bytes"):
+            _load_bytes(tmp_path, lying)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak < 8 * 2**20
