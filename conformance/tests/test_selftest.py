@@ -189,6 +189,8 @@ def test_cli_main_runs_the_suite(tmp_path: Path) -> None:
     )
     assert args[:4] == ["--pyargs", "ember_conformance", "--ember-backend", "x"]
     assert "--ember-certify" in args and args[-1] == "-x" and "m.toml" in args
+    args = build_pytest_args(_parser().parse_args(["--backend", "x", "--max-fallbacks", "3"]))
+    assert args[args.index("--ember-max-fallbacks") + 1] == "3"
 
 
 def test_missing_kernel_is_fallback_not_failure_but_the_run_is_not_green(tmp_path: Path) -> None:
@@ -332,6 +334,7 @@ def test_undeclared_dtype_must_be_refused(tmp_path: Path) -> None:
         ("broken_x", (), "no_such_module:plugin", "No module named 'no_such_module'"),
         ("cpu", ("--ember-device", "cpu:7"), None, "device 'cpu:7' is missing"),
         ("cpu", ("-k", "matches_nothing_at_all"), None, "no conformance test ran"),
+        ("cpu", ("--ember-max-fallbacks", "-1"), None, "--ember-max-fallbacks must be 0 or more, got -1"),
     ],
 )
 def test_never_silently_green(
