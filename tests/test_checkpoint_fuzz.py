@@ -126,7 +126,9 @@ def _snapshot() -> dict:
 
 
 def _damage(raw: bytes, kind: str, where: int, length: int, value: int) -> bytes:
-    where %= max(len(raw), 1)
+    if not raw:
+        return raw
+    where %= len(raw)
     if kind == "truncate":
         return raw[:where]
     out = bytearray(raw)
