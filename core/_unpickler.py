@@ -79,9 +79,8 @@ class WeightsUnpickler:
         self._memo: dict[int, Any] = {}
         self._stack: list[Any] = []
         self._marks: list[list[Any]] = []
-        self._tuples: dict[
-            int, tuple[tuple, int, int]
-        ] = {}  # id -> (tuple, depth, size counted with repeats)
+        # id -> (tuple, nesting depth, size with shared parts counted again); holds the tuple so ids stay unique
+        self._tuples: dict[int, tuple[tuple, int, int]] = {}
         self._work_left = _WORK_PER_BYTE * len(data) + (1 << 20)
 
     def load(self) -> Any:
@@ -102,6 +101,7 @@ class WeightsUnpickler:
             IndexError,
             OverflowError,
             AttributeError,
+            RecursionError,
             struct.error,
         ) as e:
             raise pickle.UnpicklingError(
