@@ -205,4 +205,7 @@ def load(
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
             return load_archive(fh, _label(f), map_location, weights_only)
-    return load_archive(f, _label(f), map_location, weights_only)
+    label = _label(f)
+    if not f.seekable():  # a pipe or socket: zip needs to seek, so read it all first
+        f = io.BytesIO(f.read())
+    return load_archive(f, label, map_location, weights_only)

@@ -225,3 +225,23 @@ def test_declared_sizes_beyond_what_the_file_can_hold_are_refused_before_allocat
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         assert peak < 8 * 2**20
+
+
+class _Pipe(io.RawIOBase):
+    """A stream that cannot seek, like a pipe or a socket."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = io.BytesIO(data)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        chunk = self._data.read(len(b))
+        b[: len(chunk)] = chunk
+        return len(chunk)
+
+
+def test_loads_from_a_stream_that_cannot_seek() -> None:
+    out = ember.load(io.BufferedReader(_Pipe(_good())))
+    assert out["w"].tolist() == [0.0, 1.0, 2.0, 3.0] and out["b"].tolist() == [1, 1]
