@@ -3,7 +3,8 @@
 ``atomic_write(path, write)`` writes into ``.{name}.{pid}.{random}.tmp`` beside the target,
 fsyncs it and ``os.replace``s it over the target, so a crash at any moment leaves the previous
 file intact. The temporary is removed on any exception and on SIGTERM (a handler installed only
-while writing, in the main thread, which then re-delivers the signal to the previous handler).
+while writing, in the main thread, which removes it before the default action ends the process,
+or calls the previous Python handler, whose exception then triggers the cleanup).
 A SIGKILL cannot be caught: its temporary is removed by the next save to the same path, which
 deletes temporaries whose writer process no longer exists (never a live writer's).
 
@@ -65,16 +66,26 @@ def remove_stale_temporaries(path: str) -> list[str]:
 
 @contextlib.contextmanager
 def _removed_on_sigterm(tmp: str) -> Iterator[None]:
-    """While writing, SIGTERM removes ``tmp`` first, then goes to the handler that was there before."""
-    if threading.current_thread() is not threading.main_thread():
+    """While writing, a SIGTERM that would end the process removes ``tmp`` first.
+
+    With the default action, the handler removes the temporary and re-delivers the signal, so
+    the process still dies of SIGTERM. A Python handler that was there before is called as it
+    would have been: if it raises (``sys.exit``), the write's cleanup removes the temporary; if it
+    returns (a "stop after this epoch" flag), the save goes on and completes. An ignored SIGTERM,
+    a handler installed outside Python, or a thread other than the main one: nothing is installed.
+    """
+    previous = signal.getsignal(signal.SIGTERM)
+    if threading.current_thread() is not threading.main_thread() or previous in (signal.SIG_IGN, None):
         yield
         return
-    previous = signal.getsignal(signal.SIGTERM)
 
     def on_term(signum: int, frame: Any) -> None:
+        if callable(previous):
+            previous(signum, frame)
+            return
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
 
     signal.signal(signal.SIGTERM, on_term)
@@ -82,7 +93,7 @@ def _removed_on_sigterm(tmp: str) -> Iterator[None]:
         yield
     finally:
         if signal.getsignal(signal.SIGTERM) is on_term:
-            signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _existing_mode(path: str) -> int | None:

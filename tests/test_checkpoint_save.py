@@ -29,13 +29,19 @@ if handler == "previous":
         print("previous handler ran", flush=True)
         sys.exit(3)
     signal.signal(signal.SIGTERM, previous)
+elif handler == "flag":  # the graceful-shutdown pattern: note the signal, finish the step, then stop
+    def note(signum, frame):
+        print("stop requested", flush=True)
+    signal.signal(signal.SIGTERM, note)
+elif handler == "ignore":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 write = zipfile.ZipFile.writestr
 
 def paused(self, name, data, *args, **kwargs):
     write(self, name, data, *args, **kwargs)
     if name.endswith("/data/0"):
         print("writing", flush=True)
-        sys.stdin.read()  # the parent signals us here, mid-save
+        sys.stdin.readline()  # the parent signals us here, mid-save, then sends a line to go on
 
 zipfile.ZipFile.writestr = paused
 ember.save({"w": ember.ones(2**22)}, path)
@@ -60,7 +66,7 @@ def _kill_mid_save(tmp_path, path, sig: int, handler: str = "default") -> subpro
     temps = _temporaries(path)
     assert len(temps) == 1 and f".{child.pid}." in temps[0] and os.path.getsize(temps[0]) > 2**24
     child.send_signal(sig)
-    out, _ = child.communicate(timeout=60)
+    out, _ = child.communicate("go on\n", timeout=60)
     return subprocess.CompletedProcess(child.args, child.returncode, out)
 
 
@@ -83,6 +89,16 @@ def test_sigterm_goes_on_to_the_previous_handler(tmp_path) -> None:
     done = _kill_mid_save(tmp_path, path, signal.SIGTERM, handler="previous")
     assert done.returncode == 3 and "previous handler ran" in done.stdout
     assert _temporaries(path) == [] and path.read_bytes() == before
+
+
+@pytest.mark.parametrize("handler", ["flag", "ignore"])
+def test_sigterm_that_does_not_end_the_process_lets_the_save_complete(tmp_path, handler: str) -> None:
+    path = tmp_path / "ckpt.pt"
+    _old_checkpoint(path)
+    done = _kill_mid_save(tmp_path, path, signal.SIGTERM, handler=handler)
+    assert done.returncode == 0 and done.stdout.endswith("saved\n")
+    assert ("stop requested" in done.stdout) == (handler == "flag")
+    assert _temporaries(path) == [] and ember.load(path)["w"].shape == (2**22,)
 
 
 def test_temporaries_of_killed_saves_are_removed_by_the_next_save(tmp_path) -> None:
