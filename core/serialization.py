@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 
 from ._atomic_save import atomic_write
-from ._checkpoint_zip import STORAGE_NAMES, load_archive
+from ._checkpoint_rebuild import STORAGE_NAMES
+from ._checkpoint_zip import load_archive
 from ._safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 from ._safetensors import load_safetensors, save_safetensors
 from ._tensor import Size, Tensor

@@ -20,7 +20,7 @@ import ember.backends
 import numpy as np
 from ember import nn
 from ember import serialization as S
-from ember._checkpoint_zip import LoadedStorage, default_globals
+from ember._checkpoint_rebuild import LoadedStorage, default_globals
 from ember._safetensors import _safetensors_bytes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from ember import nn
 from ember import serialization as S
-from ember._checkpoint_zip import default_globals
+from ember._checkpoint_rebuild import default_globals
 
 P = pickle  # opcode names: P.GLOBAL, P.BUILD, ...
 

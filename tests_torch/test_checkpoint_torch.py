@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 import torch._weights_only_unpickler as torch_wo
-from ember._checkpoint_zip import default_globals
+from ember._checkpoint_rebuild import default_globals
 
 P = pickle
 
