@@ -1,10 +1,16 @@
 """Differential tests against PyTorch's CPU build. They run only in the ``torch-differential``
-tox environment, which installs both ``torch`` and ``ember``; ember itself never imports torch,
-and a missing torch here is an error, not a skip."""
+tox environment, which installs both ``torch`` and ``ember``; ember itself never imports torch.
+Each test module imports torch at its top, so a missing torch there is an error, not a skip.
+
+This conftest must import without torch: pytest loads the conftest of every ``test*`` folder
+beside the directory it starts in, so every run from the repository root (the conformance
+environments') reads this file too.
+"""
+
+import importlib
 
 import numpy as np
 import pytest
-import torch
 
 import ember
 
@@ -12,5 +18,5 @@ import ember
 @pytest.fixture(autouse=True)
 def _seed():
     np.random.seed(0)
-    torch.manual_seed(0)
+    importlib.import_module("torch").manual_seed(0)
     ember.manual_seed(0)
