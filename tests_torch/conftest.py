@@ -9,10 +9,9 @@ environments') reads this file too.
 
 import importlib
 
+import ember
 import numpy as np
 import pytest
-
-import ember
 
 
 @pytest.fixture(autouse=True)
