@@ -24,9 +24,19 @@ from ember.backends.dtypes import (
     bool_ as bool,
 )
 
-from . import _methods, accelerator, autograd, backends, cuda, fft, linalg, special, testing
-from . import _decompositions  # noqa: F401 - declares the composites' decompositions
-from . import _kernel_check  # noqa: F401 - EMBER_CHECK_KERNELS=1 turns kernel-result checks on
+from . import (
+    _decompositions,  # noqa: F401 - declares the composites' decompositions
+    _kernel_check,  # noqa: F401 - EMBER_CHECK_KERNELS=1 turns kernel-result checks on
+    _methods,
+    accelerator,
+    autograd,
+    backends,
+    cuda,
+    fft,
+    linalg,
+    special,
+    testing,
+)
 from ._creation import (
     arange,
     as_tensor,
