@@ -16,7 +16,7 @@ from typing import Any
 from ember.backends import dtypes as D
 
 from ._creation import arange, eye, zeros
-from ._decomp_linalg import geqrf_q
+from ._decomp_linalg import conj_if_complex, geqrf_q, mH, real_part
 from ._ops._composite import decomposition
 from ._ops.join import cat
 from ._ops.select import where
@@ -26,18 +26,6 @@ from ._tensor import Tensor
 __all__ = ["jacobi_eigh", "jacobi_svd"]
 
 _MAX_SWEEPS = 40
-
-
-def _conj(x: Tensor) -> Tensor:
-    return x.conj() if x.dtype.is_complex else x  # type: ignore[attr-defined]
-
-
-def _mH(x: Tensor) -> Tensor:
-    return _conj(x.mT)  # type: ignore[attr-defined]
-
-
-def _real(x: Tensor) -> Tensor:
-    return x.real if x.dtype.is_complex else x  # type: ignore[attr-defined]
 
 
 def _eps(dtype: Any) -> float:
@@ -72,14 +60,14 @@ def _phase(x: Tensor) -> tuple[Tensor, Tensor]:
     """(|x|, conj(x) / |x|) with phase 1 where x is 0 (or x is real: then the sign)."""
     mag = abs(x)
     safe = where(mag == 0, 1.0, mag)
-    return mag, where(mag == 0, 1.0, _conj(x) / safe.to(x.dtype))
+    return mag, where(mag == 0, 1.0, conj_if_complex(x) / safe.to(x.dtype))
 
 
 def _off(A: Tensor) -> float:
     n = A._shape[-1]
     mask = eye(n, dtype=D.bool_, device=A._device)
-    total = (_real(A * _conj(A))).sum((-2, -1))  # type: ignore[attr-defined]
-    off = where(mask, 0.0, _real(A * _conj(A))).sum((-2, -1))  # type: ignore[attr-defined]
+    total = (real_part(A * conj_if_complex(A))).sum((-2, -1))  # type: ignore[attr-defined]
+    off = where(mask, 0.0, real_part(A * conj_if_complex(A))).sum((-2, -1))  # type: ignore[attr-defined]
     return float((off / where(total == 0, 1.0, total)).amax().item()) if off.numel() else 0.0  # type: ignore[attr-defined]
 
 
@@ -93,11 +81,11 @@ def jacobi_eigh(A: Tensor) -> tuple[Tensor, Tensor]:
         for p in range(n - 1):
             for q in range(p + 1, n):
                 b, phase = _phase(A[..., p, q])
-                c, s = _angle(_real(A[..., p, p]), _real(A[..., q, q]), b)
+                c, s = _angle(real_part(A[..., p, p]), real_part(A[..., q, q]), b)
                 G = _rotation(n, p, q, c, s, phase, A)
-                A = _mH(G) @ A @ G
+                A = mH(G) @ A @ G
                 V = V @ G
-    w = _real(A.diagonal(0, -2, -1))  # type: ignore[attr-defined]
+    w = real_part(A.diagonal(0, -2, -1))  # type: ignore[attr-defined]
     order = w.argsort(-1)  # type: ignore[attr-defined]
     w = w.gather(-1, order)  # type: ignore[attr-defined]
     V = V.gather(-1, order.unsqueeze(-2).expand(V._shape))  # type: ignore[attr-defined]
@@ -107,8 +95,8 @@ def jacobi_eigh(A: Tensor) -> tuple[Tensor, Tensor]:
 @decomposition("linalg_eigh")
 def _eigh(A: Tensor, upper: bool) -> tuple[Tensor, Tensor]:
     half = A.triu(1) if upper else A.tril(-1)  # type: ignore[attr-defined]
-    d = _real(A.diagonal(0, -2, -1)).to(A.dtype).diag_embed()  # type: ignore[attr-defined]
-    return jacobi_eigh(half + _mH(half) + d)
+    d = real_part(A.diagonal(0, -2, -1)).to(A.dtype).diag_embed()  # type: ignore[attr-defined]
+    return jacobi_eigh(half + mH(half) + d)
 
 
 def _orthogonalise(U: Tensor) -> tuple[Tensor, Tensor]:
@@ -116,14 +104,14 @@ def _orthogonalise(U: Tensor) -> tuple[Tensor, Tensor]:
     n = U._shape[-1]
     V = eye(n, dtype=U.dtype, device=U._device).expand(U._shape[:-2] + (n, n)).contiguous()  # type: ignore[attr-defined]
     for _ in range(_MAX_SWEEPS):
-        if n < 2 or _off(_mH(U) @ U) < _eps(U.dtype) ** 2:
+        if n < 2 or _off(mH(U) @ U) < _eps(U.dtype) ** 2:
             break
         for p in range(n - 1):
             for q in range(p + 1, n):
                 up, uq = U[..., :, p], U[..., :, q]
-                alpha = _real(up * _conj(up)).sum(-1)  # type: ignore[attr-defined]
-                beta = _real(uq * _conj(uq)).sum(-1)  # type: ignore[attr-defined]
-                g, phase = _phase((_conj(up) * uq).sum(-1))  # type: ignore[attr-defined]
+                alpha = real_part(up * conj_if_complex(up)).sum(-1)  # type: ignore[attr-defined]
+                beta = real_part(uq * conj_if_complex(uq)).sum(-1)  # type: ignore[attr-defined]
+                g, phase = _phase((conj_if_complex(up) * uq).sum(-1))  # type: ignore[attr-defined]
                 c, s = _angle(alpha, beta, g)
                 G = _rotation(n, p, q, c, s, phase, U)
                 U, V = U @ G, V @ G
@@ -134,7 +122,7 @@ def jacobi_svd(A: Tensor, full: bool) -> tuple[Tensor, Tensor, Tensor]:
     """(U, S descending, Vh) of A (..., m, n) with m >= n."""
     m, n = A._shape[-2:]
     U, V = _orthogonalise(A)
-    S = sqrt(_real(U * _conj(U)).sum(-2))  # type: ignore[attr-defined]
+    S = sqrt(real_part(U * conj_if_complex(U)).sum(-2))  # type: ignore[attr-defined]
     order = (-S).argsort(-1)  # type: ignore[attr-defined]
     S = S.gather(-1, order)  # type: ignore[attr-defined]
     U = U.gather(-1, order.unsqueeze(-2).expand(U._shape))  # type: ignore[attr-defined]
@@ -144,7 +132,7 @@ def jacobi_svd(A: Tensor, full: bool) -> tuple[Tensor, Tensor, Tensor]:
     # Columns for zero singular values (and, for full, the rest of C^m): a unitary completion.
     Q = geqrf_q(U, m if full else n)
     U = cat([where(live, U, Q[..., :, :n]), Q[..., :, n:]], -1) if full else where(live, U, Q)
-    return U, S, _mH(V)
+    return U, S, mH(V)
 
 
 @decomposition("linalg_svd")
@@ -152,8 +140,8 @@ def _svd(A: Tensor, full_matrices: bool) -> tuple[Tensor, Tensor, Tensor]:
     m, n = A._shape[-2:]
     if m >= n:
         return jacobi_svd(A, full_matrices)
-    U, S, Vh = jacobi_svd(_mH(A), full_matrices)
-    return _mH(Vh), S, _mH(U)
+    U, S, Vh = jacobi_svd(mH(A), full_matrices)
+    return mH(Vh), S, mH(U)
 
 
 @decomposition("linalg_lstsq")
@@ -166,4 +154,4 @@ def _lstsq(A: Tensor, B: Tensor) -> Tensor:
     cutoff = S[..., :1] * (1e-15 if A.dtype in (D.float64, D.complex128) else 1e-7) * max(m, n)
     keep = S > cutoff
     inv = where(keep, 1 / where(keep, S, 1.0), 0.0).to(A.dtype)
-    return _mH(Vh) @ (inv.unsqueeze(-1) * (_mH(U) @ B))  # type: ignore[attr-defined]
+    return mH(Vh) @ (inv.unsqueeze(-1) * (mH(U) @ B))  # type: ignore[attr-defined]

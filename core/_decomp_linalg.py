@@ -20,7 +20,7 @@ from ._ops.select import where
 from ._ops.unary import abs, log, sqrt
 from ._tensor import Tensor
 
-__all__ = ["geqrf_q", "lu_diagonal", "qr_complete", "solve"]
+__all__ = ["conj_if_complex", "geqrf_q", "lu_diagonal", "mH", "qr_complete", "real_part", "solve"]
 
 _TAYLOR_TERMS = 18  # for ||A|| <= 1/2: 0.5^19 / 19! ~ 2e-23
 
@@ -29,15 +29,15 @@ def _rows(A: Tensor) -> Tensor:
     return arange(A._shape[-2], device=A._device)
 
 
-def _conj(x: Tensor) -> Tensor:
+def conj_if_complex(x: Tensor) -> Tensor:
     return x.conj() if x.dtype.is_complex else x  # type: ignore[attr-defined]
 
 
-def _mH(x: Tensor) -> Tensor:
-    return _conj(x.mT)  # type: ignore[attr-defined]
+def mH(x: Tensor) -> Tensor:
+    return conj_if_complex(x.mT)  # type: ignore[attr-defined]
 
 
-def _real(x: Tensor) -> Tensor:
+def real_part(x: Tensor) -> Tensor:
     return x.real if x.dtype.is_complex else x  # type: ignore[attr-defined]
 
 
@@ -129,20 +129,20 @@ def _cholesky(A: Tensor, upper: bool) -> Tensor:
     L = A * 0
     bad = zeros(A._shape[:-2], dtype=D.bool_, device=A._device)
     for j in range(n):
-        c = A[..., :, j] - (L @ _conj(L[..., j, :]).unsqueeze(-1)).squeeze(-1)  # type: ignore[attr-defined]
-        cj = _real(c[..., j])
+        c = A[..., :, j] - (L @ conj_if_complex(L[..., j, :]).unsqueeze(-1)).squeeze(-1)  # type: ignore[attr-defined]
+        cj = real_part(c[..., j])
         bad = bad | ~(cj > 0)
         d = sqrt(where(cj > 0, cj, 1.0)).to(A.dtype)
         col = where(ar > j, c / d.unsqueeze(-1), where(ar == j, d.unsqueeze(-1), 0.0))  # type: ignore[attr-defined]
         L = where(ar == j, col.unsqueeze(-1), L)  # type: ignore[attr-defined]
     if bad.numel() and bool(bad.any().item()):  # type: ignore[attr-defined]
         raise RuntimeError("linalg: Matrix is not positive definite")
-    return _mH(L).contiguous() if upper else L  # type: ignore[attr-defined]
+    return mH(L).contiguous() if upper else L  # type: ignore[attr-defined]
 
 
 def _reflector(v: Tensor, tau: Tensor, X: Tensor) -> Tensor:
     """(I - tau v v^H) X for vectors v (..., m) and scalars tau (...)."""
-    vh_x = _conj(v).unsqueeze(-2) @ X  # type: ignore[attr-defined]
+    vh_x = conj_if_complex(v).unsqueeze(-2) @ X  # type: ignore[attr-defined]
     return X - (tau.unsqueeze(-1).unsqueeze(-1) * v.unsqueeze(-1)) @ vh_x  # type: ignore[attr-defined]
 
 
@@ -172,15 +172,15 @@ def _geqrf(A: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         x = where(ar >= j, R[..., :, j], 0.0)
         alpha = R[..., j, j]
         below = where(ar > j, x, 0.0)
-        xnorm = sqrt((_real(below * _conj(below))).sum(-1))  # type: ignore[attr-defined]
-        ar_, ai = _real(alpha), (alpha.imag if alpha.dtype.is_complex else alpha * 0)  # type: ignore[attr-defined]
+        xnorm = sqrt((real_part(below * conj_if_complex(below))).sum(-1))  # type: ignore[attr-defined]
+        ar_, ai = real_part(alpha), (alpha.imag if alpha.dtype.is_complex else alpha * 0)  # type: ignore[attr-defined]
         trivial = (xnorm == 0) & (ai == 0)
         beta = -where(ar_ >= 0, 1.0, -1.0) * sqrt(ar_ * ar_ + ai * ai + xnorm * xnorm)
         beta = where(trivial, 1.0, beta)
         tau = where(trivial, 0.0, ((beta - alpha) / beta.to(A.dtype)))
         scale = where(trivial, 1.0, alpha - beta.to(A.dtype))
         v = where(ar == j, 1.0, below / scale.unsqueeze(-1))  # type: ignore[attr-defined]
-        R = _reflector(v, _conj(tau), R)  # H^H R
+        R = _reflector(v, conj_if_complex(tau), R)  # H^H R
         # Exact zeros below the pivot: later reflectors then leave this column's lower part at 0.
         R = where((ar > j).unsqueeze(-1) & (arange(n, device=A._device) == j), 0.0, R)  # type: ignore[attr-defined]
         vs.append(v.unsqueeze(-1))  # type: ignore[attr-defined]
