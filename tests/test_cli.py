@@ -47,6 +47,8 @@ def test_info_json_and_one_backend_in_process(capsys):
     assert main(["info", "--backend", "cpu"]) == 0
     out = capsys.readouterr().out
     assert "    primitive fallbacks (no kernel; run on the CPU and copied back): none" in out
-    assert "    composite fallbacks (no kernel, no decomposition; run on the CPU and copied back): none" in out
+    assert (
+        "    composite fallbacks (no kernel, no decomposition; run on the CPU and copied back): none" in out
+    )
     assert main(["info", "--backend", "nosuch"]) == 2
     assert "no backend named 'nosuch' is installed" in capsys.readouterr().err
