@@ -10,7 +10,7 @@ def _backend(name: str) -> eb.LoadedBackend:
     try:
         return eb.get(name)
     except eb.BackendError as e:
-        pytest.skip(f"backend {name} unavailable: {e}")
+        pytest.fail(f"backend {name} unavailable: {e}", pytrace=False)
 
 
 @pytest.fixture(scope="session")
