@@ -59,6 +59,19 @@ from ._creation import (
 )
 from ._device import get_default_device, set_default_device
 from ._dtype import get_default_dtype, set_default_dtype
+from ._dtype_info import can_cast, finfo, iinfo, result_type
+from ._legacy import (
+    BFloat16Tensor,
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+)
 from ._misc import (
     are_deterministic_algorithms_enabled,
     broadcast_shapes,
@@ -133,7 +146,6 @@ from ._ops.binary import (
     ne,
     pow,
     remainder,
-    result_type,
     sub,
     subtract,
     true_divide,
@@ -488,8 +500,18 @@ moveaxis = movedim
 __version__ = "0.1.0"
 
 __all__ = [
+    "BFloat16Tensor",
+    "BoolTensor",
+    "ByteTensor",
+    "CharTensor",
     "DType",
+    "DoubleTensor",
+    "FloatTensor",
     "Generator",
+    "HalfTensor",
+    "IntTensor",
+    "LongTensor",
+    "ShortTensor",
     "Size",
     "Tensor",
     "abs",
@@ -519,6 +541,7 @@ __all__ = [
     "bmm",
     "bool",
     "broadcast_shapes",
+    "can_cast",
     "cat",
     "cdouble",
     "ceil",
@@ -558,6 +581,7 @@ __all__ = [
     "exp2",
     "expm1",
     "eye",
+    "finfo",
     "flatten",
     "float",
     "float16",
@@ -580,6 +604,7 @@ __all__ = [
     "gt",
     "half",
     "hstack",
+    "iinfo",
     "imag",
     "index_put",
     "index_select",

@@ -8,6 +8,7 @@ from typing import Any
 from ember.backends import dtypes as D
 
 from . import _random
+from ._legacy import tensor_type
 from ._ops import binary as B
 from ._ops import convert as C
 from ._ops import indexing as I
@@ -217,13 +218,6 @@ def new_full(
     return full(size, fill_value, **_new_kwargs(self, dtype, device), requires_grad=requires_grad)
 
 
-def type_(self: Tensor, dtype: Any = None, non_blocking: bool = False) -> Any:
-    """``'ember.FloatTensor'`` without an argument, else a cast to ``dtype``."""
-    if dtype is None:
-        return f"ember.{C._pt(self.dtype)}Tensor"
-    return C.to(self, dtype)
-
-
 def _identity_hash(self: Tensor) -> int:
     return id(self)
 
@@ -421,7 +415,7 @@ _METHODS = {
     "clone": C.clone,
     "contiguous": C.contiguous,
     "to": C.to,
-    "type": type_,
+    "type": tensor_type,
     "new_tensor": new_tensor,
     "new_zeros": _new_filled(0),
     "new_ones": _new_filled(1),

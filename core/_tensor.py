@@ -18,6 +18,9 @@ from ._state import state as _mode
 
 __all__ = ["Size", "Tensor", "wrap"]
 
+# ember._legacy registers the legacy constructor here (it needs creation ops, which need Tensor).
+LEGACY_NEW: dict[str, Any] = {}
+
 
 class Size(tuple):
     """A tensor's shape: a tuple that prints as ``ember.Size([2, 3])``."""
@@ -59,11 +62,10 @@ class Tensor:
         "requires_grad",
     )
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise TypeError(
-            "ember.Tensor cannot be constructed directly; use ember.tensor(data), "
-            "ember.empty(*size) or ember.zeros(*size)"
-        )
+    def __new__(cls, *args: Any, device: Any = None) -> Any:
+        """PyTorch's legacy ``Tensor(data)`` / ``Tensor(2, 3)`` / ``Tensor()``, of the default
+        dtype; the constructor is ``ember._legacy``'s, registered in ``LEGACY_NEW``."""
+        return LEGACY_NEW["default"](args, device)
 
     # -- metadata -------------------------------------------------------------------------
     @property
