@@ -440,10 +440,20 @@ def _key_from(adv: dict[int, Tensor], ndim: int) -> tuple:
 def index_put_(x: Tensor, indices: Any, values: Any, accumulate: bool = False) -> Tensor:
     """In place: ``x[indices] = values`` (``+=`` with ``accumulate``, duplicates summed)."""
     adv = _adv_from(indices)
+    _check_source_dtype(x, values)
     _check_inplace(x)
     _index_put_into(x.detach(), adv, values, accumulate)
     x._vc[0] += 1
     return x
+
+
+def _check_source_dtype(x: Tensor, values: Any) -> None:
+    """index_put(_) never casts a tensor source (``x[i] = v`` does), as in PyTorch."""
+    if isinstance(values, Tensor) and values.dtype != x.dtype:
+        raise RuntimeError(
+            "Index put requires the source and destination dtypes match, "
+            f"got {_pt(x.dtype)} for the destination and {_pt(values.dtype)} for the source."
+        )
 
 
 def _adv_from(indices: Any) -> dict[int, Tensor]:

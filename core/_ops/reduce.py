@@ -157,6 +157,13 @@ def _check_nonempty(name: str, x: Tensor, dims: tuple[int, ...], whole: bool) ->
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
+def _check_given_dims(name: str, x: Tensor, dim: Any) -> None:
+    """amax/amin name the first empty dim as the user wrote it (-1 stays -1), unlike max/argmax."""
+    for d in (dim,) if isinstance(dim, int) else tuple(dim):
+        if x._shape and x._shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
 def _extreme_rule(n: Any, g: Tensor) -> tuple:
     x, out, dims, keepdim = n.ctx
     full = _unreduce(out, x._shape, dims, keepdim)
@@ -170,6 +177,8 @@ def _extreme(op: str, node: str, input: Tensor, dim: Any, keepdim: bool, name: s
         kernel = {"amax": "max_values_cpu", "amin": "min_values_cpu"}[op] if not name else f"{name}_all"
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_pt(input.dtype)}'")
     dims = norm_dims(dim, input.ndim)
+    if not _is_all(dim):
+        _check_given_dims(name or op, input, dim)
     _check_nonempty(name or op, input, dims, _is_all(dim))
     if op == "amin" and input._be.k["amin"] is None:
         with _NoRecord():

@@ -424,8 +424,20 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
     return (input != 0).sum(dim)  # type: ignore[attr-defined]
 
 
+def _check_aminmax_nonempty(input: Tensor, dim: Any) -> None:
+    """PyTorch's own aminmax wording (not amin's) for an empty reduction."""
+    if dim is None and input.numel() == 0:
+        raise RuntimeError(
+            "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity."
+        )
+    d = norm_dim(dim, input.ndim) if dim is not None and input.ndim else None
+    if d is not None and input.shape[d] == 0:
+        raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size.")
+
+
 def aminmax(input: Tensor, *, dim: Any = None, keepdim: bool = False) -> Any:
     """``(min, max)`` over ``dim`` (all elements when None)."""
+    _check_aminmax_nonempty(input, dim)
     if dim is None:
         mn, mx = input.amin(), input.amax()  # type: ignore[attr-defined]
         if keepdim:

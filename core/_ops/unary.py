@@ -264,6 +264,8 @@ def rsqrt(input: Tensor) -> Tensor:
 
 
 def square(input: Tensor) -> Tensor:
+    if input.dtype is D.bool_:  # PyTorch squares bools as int64 (True * True would stay bool)
+        input = input.to(D.int64)
     return relabel(input * input, "PowBackward0")
 
 
