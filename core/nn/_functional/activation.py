@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ..._ops import unary as U
 from ..._ops.select import clamp, where
 from ..._tensor import Tensor
+from ...autograd.grad_mode import no_grad
+from ...autograd.grad_mode import state as _grad
+from ...autograd.graph import record
 
 __all__ = [
     "celu",
@@ -61,21 +65,35 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     return _maybe_inplace(input, where(input > 0, input, input * negative_slope), inplace)
 
 
+def _elu_rule(n: Any, g: Tensor) -> tuple:
+    """PyTorch's: ``alpha * scale * s * exp(s x)`` for ``x <= 0``; the exponent is held at 0 from
+    ``x = 0`` up, so the second derivative at 0 is 0 as in PyTorch's ``elu_backward``."""
+    x, alpha, scale, s = n.ctx
+    neg = U.exp(where(x < 0, x, 0.0) * s) * (alpha * scale * s)
+    return (g * where(x > 0, scale, neg),)
+
+
+def _elu(input: Tensor, alpha: float, scale: float, s: float) -> Tensor:
+    """``scale * x`` if ``x > 0`` else ``scale * alpha * (exp(s x) - 1)``."""
+    with no_grad():
+        neg = U.expm1(clamp(input, max=0.0) * s) * alpha
+        out = where(input > 0, input, neg) * scale if scale != 1.0 else where(input > 0, input, neg)
+    return _smooth("EluBackward0", _elu_rule, out, input, (input, alpha, scale, s))
+
+
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` if ``x > 0`` else ``alpha * (exp(x) - 1)``."""
-    neg = U.expm1(clamp(input, max=0.0)) * alpha
-    return _maybe_inplace(input, where(input > 0, input, neg), inplace)
+    return _maybe_inplace(input, _elu(input, alpha, 1.0, 1.0), inplace)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """``scale * elu(x, alpha)`` with the self-normalising constants."""
-    return _maybe_inplace(input, elu(input, _SELU_ALPHA) * _SELU_SCALE, inplace)
+    return _maybe_inplace(input, _elu(input, _SELU_ALPHA, _SELU_SCALE, 1.0), inplace)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
-    neg = U.expm1(clamp(input, max=0.0) / alpha) * alpha
-    return _maybe_inplace(input, where(input > 0, input, neg), inplace)
+    return _maybe_inplace(input, _elu(input, alpha, 1.0, 1.0 / alpha), inplace)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -102,11 +120,27 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     return _maybe_inplace(input, input * U.sigmoid(input), inplace)
 
 
+def _smooth(name: str, rule: Any, out: Tensor, input: Tensor, ctx: tuple) -> Tensor:
+    """Record ``out`` (computed without a graph) with its own rule: the stable forms below have
+    kinks (``|x|``, ``max(x, 0)``) whose subgradients would add up wrong at 0 (PyTorch: ``σ(0) = 0.5``)."""
+    if _grad.enabled and input.requires_grad:
+        record(name, rule, out, (input,), (), ctx)
+    return out
+
+
+def _softplus_rule(n: Any, g: Tensor) -> tuple:
+    x, beta, threshold = n.ctx
+    bx = x * beta
+    return (where(bx > threshold, g, g * U.sigmoid(bx)),)
+
+
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
-    """``log(1 + exp(beta x)) / beta``, linear where ``beta x > threshold``."""
-    bx = input * beta
-    soft = (clamp(bx, min=0.0) + U.log1p(U.exp(-U.abs(bx)))) / beta
-    return where(bx > threshold, input, soft)
+    """``log(1 + exp(beta x)) / beta``, linear where ``beta x > threshold``; ``d/dx = σ(beta x)``."""
+    with no_grad():
+        bx = input * beta
+        soft = (clamp(bx, min=0.0) + U.log1p(U.exp(-U.abs(bx)))) / beta
+        out = where(bx > threshold, input, soft)
+    return _smooth("SoftplusBackward0", _softplus_rule, out, input, (input, beta, threshold))
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
@@ -119,26 +153,58 @@ def softsign(input: Tensor) -> Tensor:
     return input / (1 + U.abs(input))
 
 
+def _hardtanh_rule(n: Any, g: Tensor) -> tuple:
+    x, lo, hi = n.ctx
+    return (where((x > lo) & (x < hi), g, 0.0),)
+
+
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
-    """``x`` clamped to ``[min_val, max_val]``."""
+    """``x`` clamped to ``[min_val, max_val]``; unlike ``clamp``, the gradient is 0 at the bounds."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return _maybe_inplace(input, clamp(input, min_val, max_val), inplace)
+    with no_grad():
+        out = clamp(input, min_val, max_val)
+    out = _smooth("HardtanhBackward0", _hardtanh_rule, out, input, (input, min_val, max_val))
+    return _maybe_inplace(input, out, inplace)
+
+
+def _hardsigmoid_rule(n: Any, g: Tensor) -> tuple:
+    (x,) = n.ctx
+    return (where((x > -3.0) & (x < 3.0), g / 6.0, 0.0),)
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
-    """``relu6(x + 3) / 6``."""
-    return _maybe_inplace(input, clamp(input + 3.0, 0.0, 6.0) / 6.0, inplace)
+    """``relu6(x + 3) / 6``; gradient ``1/6`` strictly inside ``(-3, 3)``, 0 at and beyond ±3."""
+    with no_grad():
+        out = clamp(input + 3.0, 0.0, 6.0) / 6.0
+    out = _smooth("HardsigmoidBackward0", _hardsigmoid_rule, out, input, (input,))
+    return _maybe_inplace(input, out, inplace)
+
+
+def _hardswish_rule(n: Any, g: Tensor) -> tuple:
+    (x,) = n.ctx
+    inside = where((x > -3.0) & (x < 3.0), g * (x / 3.0 + 0.5), 0.0)
+    return (where(x >= 3.0, g, inside),)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
-    """``x * relu6(x + 3) / 6``."""
-    return _maybe_inplace(input, input * clamp(input + 3.0, 0.0, 6.0) / 6.0, inplace)
+    """``x * relu6(x + 3) / 6``; gradient 0 at ``-3`` and 1 at ``3`` (PyTorch's picks)."""
+    with no_grad():
+        out = input * clamp(input + 3.0, 0.0, 6.0) / 6.0
+    out = _smooth("HardswishBackward0", _hardswish_rule, out, input, (input,))
+    return _maybe_inplace(input, out, inplace)
+
+
+def _logsigmoid_rule(n: Any, g: Tensor) -> tuple:
+    (x,) = n.ctx
+    return (g * U.sigmoid(-x),)
 
 
 def logsigmoid(input: Tensor) -> Tensor:
-    """``log(sigmoid(x)) = -softplus(-x)``, stable for large ``|x|``."""
-    return clamp(input, max=0.0) - U.log1p(U.exp(-U.abs(input)))
+    """``log(sigmoid(x)) = -softplus(-x)``, stable for large ``|x|``; ``d/dx = σ(-x)``."""
+    with no_grad():
+        out = clamp(input, max=0.0) - U.log1p(U.exp(-U.abs(input)))
+    return _smooth("LogSigmoidBackward0", _logsigmoid_rule, out, input, (input,))
 
 
 def tanhshrink(input: Tensor) -> Tensor:

@@ -15,6 +15,7 @@ from ..._tensor import Tensor
 from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ...autograd.graph import record
 from ._util import apply_reduction
+from .activation import logsigmoid
 from .softmax import log_softmax
 
 __all__ = [
@@ -85,8 +86,9 @@ def smooth_l1_loss(
     _warn_size(input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    d = U.abs(input - target)
-    loss = d if beta == 0 else where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
+    diff = input - target  # squared directly, so the second derivative at d = 0 is 1 / beta
+    d = U.abs(diff)
+    loss = d if beta == 0 else where(d < beta, 0.5 * diff * diff / beta, d - 0.5 * beta)
     return apply_reduction(loss, _legacy(size_average, reduce, reduction))
 
 
@@ -95,8 +97,9 @@ def huber_loss(
 ) -> Tensor:
     """``0.5 d²`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``."""
     _warn_size(input, target)
-    d = U.abs(input - target)
-    loss = where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    diff = input - target
+    d = U.abs(diff)
+    loss = where(d < delta, 0.5 * diff * diff, delta * (d - 0.5 * delta))
     if weight is not None:
         loss = loss * weight
     return apply_reduction(loss, reduction)
@@ -267,7 +270,7 @@ def binary_cross_entropy_with_logits(
             f"Target size (torch.Size({list(target._shape)})) must be the same as input size "
             f"(torch.Size({list(input._shape)}))"
         )
-    softplus_neg = U.log1p(U.exp(-U.abs(input))) + clamp(-input, min=0.0)  # = -log σ(x)
+    softplus_neg = -logsigmoid(input)  # its rule gives PyTorch's σ(0) = 0.5 at logit 0
     if pos_weight is not None:
         coef = 1 + (pos_weight - 1) * target
         loss = (1 - target) * input + coef * softplus_neg
