@@ -211,6 +211,8 @@ def test_type_with_a_dtype_and_bad_arguments() -> None:
     t, e = torch.tensor([1.5]), ember.tensor([1.5])
     assert e.type() == t.type().replace("torch.", "ember.") == "ember.FloatTensor"
     assert _name(e.type(ember.int64).dtype) == _name(t.type(torch.int64).dtype)
+    assert (e.type(ember.FloatTensor) is e) == (t.type(torch.FloatTensor) is t) is True
+    assert (e.type("torch.FloatTensor") is e) == (t.type("torch.FloatTensor") is t) is True
     assert _raises(e.type, "foo") == _raises(t.type, "foo")
     assert _raises(e.type, "torch.FooTensor") == _raises(t.type, "torch.FooTensor")
     assert _raises(e.type, 1) == _raises(t.type, 1)
