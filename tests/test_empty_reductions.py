@@ -71,3 +71,10 @@ def test_grad_of_empty_sum_is_empty():
     x.sum().backward()
     assert x.grad is not None
     assert x.grad.shape == (2, 0)
+
+
+def test_median_of_nothing_is_nan_or_its_integer_cast():
+    """PyTorch's empty median: NaN for floats, NaN cast as x86 does for int64 (its minimum)."""
+    assert math.isnan(ember.zeros(0).median().item())
+    assert ember.zeros(0, dtype=ember.int64).median().item() == -(2**63)
+    assert ember.zeros(2, 0, dtype=ember.int16).median().item() == 0

@@ -169,3 +169,11 @@ def test_grad_of_empty_input_is_empty(op, shape):
     expected, actual = run(torch), run(ember)
     assert actual is not None
     _assert_same(expected, actual)
+
+
+@pytest.mark.parametrize("op", ["median", "nanmedian"])
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "int8", "uint8", "float16", "float64"])
+def test_median_of_empty_by_dtype(op, dtype):
+    """The median of no elements is NaN, cast to integer dtypes the way PyTorch's CPU build does."""
+    for shape in ((0,), (2, 0)):
+        _differential(op, shape, None, False, dtype)

@@ -113,12 +113,19 @@ def _pick(vals: Tensor, idx: Tensor, k: Tensor, d: int) -> tuple[Tensor, Tensor]
     return vals.gather(d, kk).squeeze(d), idx.gather(d, kk).squeeze(d)  # type: ignore[attr-defined]
 
 
+def _nan_as(dtype: Any) -> float:
+    """The median of nothing is NaN; PyTorch casts it to ints as x86 does (int32/64 minimum, else 0)."""
+    if dtype.category >= 2:
+        return float("nan")
+    return {D.int64: -(2**63), D.int32: -(2**31)}.get(dtype, 0)
+
+
 def _median(input: Tensor, dim: Any, keepdim: bool, ignore_nan: bool) -> Any:
     not_implemented_for("median_out", input, "bool", "complex")
     if dim is None and input.numel() == 0:
         from .._creation import full
 
-        return full((), float("nan"), dtype=input.dtype, device=input._device)
+        return full((), _nan_as(input.dtype), dtype=input.dtype, device=input._device)
     if dim is not None and input.ndim and input._shape[norm_dim(dim, input.ndim)] == 0:
         raise IndexError(
             f"median(): Expected reduction dim {norm_dim(dim, input.ndim)} to have non-zero size."
