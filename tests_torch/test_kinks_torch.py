@@ -97,6 +97,7 @@ _UNARY: dict[str, Callable] = {
     "vector_norm_zero": lambda lib, F, x: lib.linalg.vector_norm(x * 0),
     "vector_norm_zero_ord1": lambda lib, F, x: lib.linalg.vector_norm(x * 0, ord=1),
     "vector_norm_zero_inf": lambda lib, F, x: lib.linalg.vector_norm(x * 0, ord=float("inf")),
+    "vector_norm_zero_ord3": lambda lib, F, x: lib.linalg.vector_norm(x * 0, ord=3),
     "norm_ties_inf": lambda lib, F, x: lib.linalg.vector_norm(lib.abs(lib.round(x / 4)), ord=float("inf")),
 }
 
@@ -153,11 +154,15 @@ _REDUCTIONS: dict[str, Callable] = {
     "norm_inf_dim": lambda lib, F, x: lib.linalg.vector_norm(x, ord=float("inf"), dim=1),
     "norm_zero_rows": lambda lib, F, x: lib.linalg.vector_norm(x * (x < 0), dim=1),
     "norm_fro_zero_rows": lambda lib, F, x: lib.norm(x * (x < 0), dim=1),
+    "norm_ord3_zero_rows": lambda lib, F, x: lib.linalg.vector_norm(x * (x < 0), ord=3, dim=1),
+    "norm_ord1_zero_rows": lambda lib, F, x: lib.linalg.vector_norm(x * (x < 0), ord=1, dim=1),
     "std_one": lambda lib, F, x: lib.std(x[:, :1], dim=1),
     "var_one": lambda lib, F, x: lib.var(x[:, :1], dim=1),
     "std_one_all": lambda lib, F, x: lib.std(x[:1, :1]),
     "var_one_all": lambda lib, F, x: lib.var(x[:1, :1]),
+    "std_one_unbiased_false": lambda lib, F, x: lib.std(x[:, :1], dim=1, unbiased=False),
     "var_one_correction0": lambda lib, F, x: lib.var(x[:, :1], dim=1, correction=0),
+    "std_constant": lambda lib, F, x: lib.std(x * 0 + 1, dim=1),
 }
 
 
@@ -172,6 +177,9 @@ _B = [0.0, 1.0, 1.0, -1.0, -1.0, -2.0, 0.0, 3.0]
 _BINARY: dict[str, Callable] = {
     "maximum": lambda lib, F, a, b: lib.maximum(a, b),
     "minimum": lambda lib, F, a, b: lib.minimum(a, b),
+    "fmax": lambda lib, F, a, b: lib.fmax(a, b),
+    "fmin": lambda lib, F, a, b: lib.fmin(a, b),
+    "atan2": lambda lib, F, a, b: lib.atan2(a, b),
     "where": lambda lib, F, a, b: lib.where(a > b, a, b),
     "where_eq": lambda lib, F, a, b: lib.where(a >= b, a, b),
     "pow_tensor": lambda lib, F, a, b: lib.pow(lib.abs(a), b),

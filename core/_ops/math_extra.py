@@ -130,7 +130,8 @@ def _atan2_rule(n: Any, g: Tensor) -> tuple:
     from ._common import sum_to
 
     denom = x * x + y * y
-    return (sum_to(g * x / denom, y._shape), sum_to(-g * y / denom, x._shape))
+    recip = where(denom == 0, 0.0, 1 / denom)  # 0 at the origin, as PyTorch's atan2 backward
+    return (sum_to(g * x * recip, y._shape), sum_to(-g * y * recip, x._shape))
 
 
 def _atan2(input: Tensor, other: Tensor) -> Tensor:
@@ -252,10 +253,11 @@ def _nan_aware(pick: Callable[[Tensor, Tensor], Tensor]) -> Callable[[Tensor, Te
         a, b = _pair(input, other, floating=False)
         if a.dtype.category < 2:
             return pick(a, b)
-        return where(isnan(b), a, where(isnan(a), b, pick(a, b)))
+        first = a >= b if pick is maximum else a <= b  # a tie sends the whole gradient to input (PyTorch)
+        return where(isnan(b), a, where(isnan(a), b, where(first, a, b)))
 
     op.__name__ = "fmax" if pick is maximum else "fmin"
-    op.__doc__ = "Elementwise max/min that ignores a NaN when the other value is a number."
+    op.__doc__ = "Elementwise max/min that ignores a NaN when the other value is a number; ties pick input."
     return op
 
 

@@ -335,8 +335,11 @@ def var(
 def std(
     input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None
 ) -> Tensor:
-    """Standard deviation: ``sqrt(var(...))``."""
-    out = var(input, dim, unbiased, keepdim, correction=correction).sqrt()  # type: ignore[attr-defined]
+    """Standard deviation: ``sqrt(var(...))``; its gradient is 0 where the spread is 0 (PyTorch's
+    ``std_backward``), not ``0 * inf = nan``."""
+    v = var(input, dim, unbiased, keepdim, correction=correction)
+    zero = v == 0
+    out = v.masked_fill(zero, 1.0).sqrt().masked_fill(zero, 0.0)  # type: ignore[attr-defined]
     return relabel(out, "StdBackward0")
 
 

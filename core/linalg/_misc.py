@@ -81,7 +81,11 @@ def vector_norm(
         return (a != 0).to(a.dtype).sum(dims, keepdim)
     if o == 1:
         return a.sum(dims, keepdim)
-    return (a**o).sum(dims, keepdim) ** (1.0 / o)
+    total = (a**o).sum(dims, keepdim)
+    if o < 0:
+        return total ** (1.0 / o)
+    zero = total == 0  # PyTorch's norm_backward: a zero norm has gradient 0, not 0 * inf = nan
+    return (total.masked_fill(zero, 1.0) ** (1.0 / o)).masked_fill(zero, 0.0)
 
 
 def matrix_norm(
