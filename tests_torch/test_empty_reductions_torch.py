@@ -172,8 +172,21 @@ def test_grad_of_empty_input_is_empty(op, shape):
 
 
 @pytest.mark.parametrize("op", ["median", "nanmedian"])
-@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "int8", "uint8", "float16", "float64"])
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "int8", "uint8", "float16", "float64", "bool"])
 def test_median_of_empty_by_dtype(op, dtype):
     """The median of no elements is NaN, cast to integer dtypes the way PyTorch's CPU build does."""
     for shape in ((0,), (2, 0)):
-        _differential(op, shape, None, False, dtype)
+        for dim in (None, -1):
+            _differential(op, shape, dim, False, dtype)
+
+
+@pytest.mark.parametrize("dim", [None, 0])
+@pytest.mark.parametrize("op", ["median", "nanmedian"])
+def test_median_of_bool_names_the_kernel(op, dim):
+    """A bool median is refused with the kernel PyTorch names: median_cpu whole, median_out by dim."""
+
+    def run(lib):
+        x = lib.tensor([True, False, True])
+        return getattr(lib, op)(x) if dim is None else getattr(lib, op)(x, dim)
+
+    _assert_same(_outcome(lambda: run(torch)), _outcome(lambda: run(ember)))

@@ -115,13 +115,13 @@ def _pick(vals: Tensor, idx: Tensor, k: Tensor, d: int) -> tuple[Tensor, Tensor]
 
 def _nan_as(dtype: Any) -> float:
     """The median of nothing is NaN; PyTorch casts it to ints as x86 does (int32/64 minimum, else 0)."""
-    if dtype.category >= 2:
+    if dtype.category >= 2 or dtype is D.bool_:
         return float("nan")
     return {D.int64: -(2**63), D.int32: -(2**31)}.get(dtype, 0)
 
 
 def _median(input: Tensor, dim: Any, keepdim: bool, ignore_nan: bool) -> Any:
-    not_implemented_for("median_out", input, "bool", "complex")
+    not_implemented_for("median_out", input, "complex")
     if dim is None and input.numel() == 0:
         from .._creation import full
 
@@ -130,6 +130,8 @@ def _median(input: Tensor, dim: Any, keepdim: bool, ignore_nan: bool) -> Any:
         raise IndexError(
             f"median(): Expected reduction dim {norm_dim(dim, input.ndim)} to have non-zero size."
         )
+    # PyTorch checks emptiness first (an empty bool median is True), then the kernel's dtype
+    not_implemented_for("median_cpu" if dim is None else "median_out", input, "bool")
     vals, idx, d, whole = _sorted_rows(input, dim)
     n = vals._shape[d]
     if input.dtype.category >= 2:
