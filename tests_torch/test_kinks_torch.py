@@ -99,14 +99,32 @@ _UNARY: dict[str, Callable] = {
     "vector_norm_zero_inf": lambda lib, F, x: lib.linalg.vector_norm(x * 0, ord=float("inf")),
     "vector_norm_zero_ord3": lambda lib, F, x: lib.linalg.vector_norm(x * 0, ord=3),
     "norm_ties_inf": lambda lib, F, x: lib.linalg.vector_norm(lib.abs(lib.round(x / 4)), ord=float("inf")),
+    "relu_inplace": lambda lib, F, x: F.relu(x * 1, inplace=True),
+    "relu6_inplace": lambda lib, F, x: F.relu6(x * 1, inplace=True),
+    "hardtanh_inplace": lambda lib, F, x: F.hardtanh(x * 1, inplace=True),
+    "hardsigmoid_inplace": lambda lib, F, x: F.hardsigmoid(x * 1, inplace=True),
+    "hardswish_inplace": lambda lib, F, x: F.hardswish(x * 1, inplace=True),
+    "elu_inplace": lambda lib, F, x: F.elu(x * 1, inplace=True),
+    "selu_inplace": lambda lib, F, x: F.selu(x * 1, inplace=True),
+    "celu_inplace": lambda lib, F, x: F.celu(x * 1, alpha=2.0, inplace=True),
 }
 
 
 # torch has no double backward for hardsigmoid; its norm's second derivative at 0 is NaN; its
 # softplus double backward masks ``beta x >= threshold`` while its first derivative masks ``>``
-_FIRST_ONLY = {"hardsigmoid", "norm_zero", "vector_norm_zero", "softplus_beta_threshold"}
+_FIRST_ONLY = {
+    "hardsigmoid",
+    "hardsigmoid_inplace",
+    "norm_zero",
+    "vector_norm_zero",
+    "softplus_beta_threshold",
+}
 # torch's hardsigmoid gradient is float32's 1/6 even in float64; ember's is float64's
-_RTOL = {"hardsigmoid": 1e-7, "gelu_tanh": 1e-6}  # gelu_tanh: cancellation in its tails at ±6
+_RTOL = {
+    "hardsigmoid": 1e-7,
+    "hardsigmoid_inplace": 1e-7,
+    "gelu_tanh": 1e-6,
+}  # gelu_tanh: cancellation in its tails at ±6
 
 
 @pytest.mark.parametrize("name", list(_UNARY))
@@ -163,6 +181,7 @@ _REDUCTIONS: dict[str, Callable] = {
     "std_one_unbiased_false": lambda lib, F, x: lib.std(x[:, :1], dim=1, unbiased=False),
     "var_one_correction0": lambda lib, F, x: lib.var(x[:, :1], dim=1, correction=0),
     "std_constant": lambda lib, F, x: lib.std(x * 0 + 1, dim=1),
+    "std_mean_constant": lambda lib, F, x: lib.std_mean(x * 0 + 1, dim=1)[0],
 }
 
 

@@ -337,10 +337,13 @@ def std(
 ) -> Tensor:
     """Standard deviation: ``sqrt(var(...))``; its gradient is 0 where the spread is 0 (PyTorch's
     ``std_backward``), not ``0 * inf = nan``."""
-    v = var(input, dim, unbiased, keepdim, correction=correction)
+    return relabel(_spread_sqrt(var(input, dim, unbiased, keepdim, correction=correction)), "StdBackward0")
+
+
+def _spread_sqrt(v: Tensor) -> Tensor:
+    """``sqrt(v)`` whose gradient is 0 where ``v == 0`` (PyTorch's ``std_backward``)."""
     zero = v == 0
-    out = v.masked_fill(zero, 1.0).sqrt().masked_fill(zero, 0.0)  # type: ignore[attr-defined]
-    return relabel(out, "StdBackward0")
+    return v.masked_fill(zero, 1.0).sqrt().masked_fill(zero, 0.0)  # type: ignore[attr-defined]
 
 
 def var_mean(
@@ -357,7 +360,7 @@ def std_mean(
     input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None
 ) -> Any:
     v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
-    return return_types.std_mean(v.sqrt(), m)  # type: ignore[attr-defined]
+    return return_types.std_mean(_spread_sqrt(v), m)
 
 
 def _cumsum_rule(n: Any, g: Tensor) -> tuple:

@@ -73,27 +73,27 @@ def _elu_rule(n: Any, g: Tensor) -> tuple:
     return (g * where(x > 0, scale, neg),)
 
 
-def _elu(input: Tensor, alpha: float, scale: float, s: float) -> Tensor:
+def _elu(input: Tensor, alpha: float, scale: float, s: float, inplace: bool) -> Tensor:
     """``scale * x`` if ``x > 0`` else ``scale * alpha * (exp(s x) - 1)``."""
     with no_grad():
         neg = U.expm1(clamp(input, max=0.0) * s) * alpha
         out = where(input > 0, input, neg) * scale if scale != 1.0 else where(input > 0, input, neg)
-    return _smooth("EluBackward0", _elu_rule, out, input, (input, alpha, scale, s))
+    return _smooth("EluBackward0", _elu_rule, out, input, (_saved(input, inplace), alpha, scale, s))
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` if ``x > 0`` else ``alpha * (exp(x) - 1)``."""
-    return _maybe_inplace(input, _elu(input, alpha, 1.0, 1.0), inplace)
+    return _maybe_inplace(input, _elu(input, alpha, 1.0, 1.0, inplace), inplace)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """``scale * elu(x, alpha)`` with the self-normalising constants."""
-    return _maybe_inplace(input, _elu(input, _SELU_ALPHA, _SELU_SCALE, 1.0), inplace)
+    return _maybe_inplace(input, _elu(input, _SELU_ALPHA, _SELU_SCALE, 1.0, inplace), inplace)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
-    return _maybe_inplace(input, _elu(input, alpha, 1.0, 1.0 / alpha), inplace)
+    return _maybe_inplace(input, _elu(input, alpha, 1.0, 1.0 / alpha, inplace), inplace)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -118,6 +118,11 @@ def tanh(input: Tensor) -> Tensor:
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * sigmoid(x)``."""
     return _maybe_inplace(input, input * U.sigmoid(input), inplace)
+
+
+def _saved(input: Tensor, inplace: bool) -> Tensor:
+    """The input a rule reads: a copy when the op overwrites ``input`` (its graph still reaches ``input``)."""
+    return input.clone() if inplace and input.requires_grad else input  # type: ignore[attr-defined]
 
 
 def _smooth(name: str, rule: Any, out: Tensor, input: Tensor, ctx: tuple) -> Tensor:
@@ -164,7 +169,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
         raise ValueError("min_val cannot be greater than max_val")
     with no_grad():
         out = clamp(input, min_val, max_val)
-    out = _smooth("HardtanhBackward0", _hardtanh_rule, out, input, (input, min_val, max_val))
+    out = _smooth("HardtanhBackward0", _hardtanh_rule, out, input, (_saved(input, inplace), min_val, max_val))
     return _maybe_inplace(input, out, inplace)
 
 
@@ -177,7 +182,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``relu6(x + 3) / 6``; gradient ``1/6`` strictly inside ``(-3, 3)``, 0 at and beyond ±3."""
     with no_grad():
         out = clamp(input + 3.0, 0.0, 6.0) / 6.0
-    out = _smooth("HardsigmoidBackward0", _hardsigmoid_rule, out, input, (input,))
+    out = _smooth("HardsigmoidBackward0", _hardsigmoid_rule, out, input, (_saved(input, inplace),))
     return _maybe_inplace(input, out, inplace)
 
 
@@ -191,7 +196,7 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * relu6(x + 3) / 6``; gradient 0 at ``-3`` and 1 at ``3`` (PyTorch's picks)."""
     with no_grad():
         out = input * clamp(input + 3.0, 0.0, 6.0) / 6.0
-    out = _smooth("HardswishBackward0", _hardswish_rule, out, input, (input,))
+    out = _smooth("HardswishBackward0", _hardswish_rule, out, input, (_saved(input, inplace),))
     return _maybe_inplace(input, out, inplace)
 
 
