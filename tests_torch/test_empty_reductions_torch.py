@@ -190,3 +190,24 @@ def test_median_of_bool_names_the_kernel(op, dim):
         return getattr(lib, op)(x) if dim is None else getattr(lib, op)(x, dim)
 
     _assert_same(_outcome(lambda: run(torch)), _outcome(lambda: run(ember)))
+
+
+GRAD_OPS = ["amax", "amin", "max", "min", "logsumexp", "std", "var", "median", "cumsum", "cumprod", "norm"]
+
+
+@pytest.mark.parametrize(
+    ("shape", "dim"), [((2, 0), 0), ((0, 3), 1), ((2, 0, 3), 2), ((2, 0, 3), 0)], ids=str
+)
+@pytest.mark.parametrize("op", GRAD_OPS)
+def test_grad_over_a_full_dim_of_an_empty_input(op, shape, dim):
+    """Reducing a non-empty dim of an empty tensor back-propagates an empty gradient, not None."""
+
+    def run(lib):
+        x = lib.zeros(shape, requires_grad=True)
+        y = lib.norm(x, dim=dim) if op == "norm" else getattr(lib, op)(x, dim)
+        (y[0] if isinstance(y, tuple) else y).sum().backward()
+        return x.grad
+
+    expected, actual = run(torch), run(ember)
+    assert actual is not None
+    _assert_same(expected, actual)
