@@ -181,6 +181,8 @@ _REDUCTIONS: dict[str, Callable] = {
     "std_one_unbiased_false": lambda lib, F, x: lib.std(x[:, :1], dim=1, unbiased=False),
     "var_one_correction0": lambda lib, F, x: lib.var(x[:, :1], dim=1, correction=0),
     "std_constant": lambda lib, F, x: lib.std(x * 0 + 1, dim=1),
+    "normalize_zero_rows": lambda lib, F, x: F.normalize(x * (x < 0), dim=1),
+    "normalize_ord1_zero_rows": lambda lib, F, x: F.normalize(x * (x < 0), p=1.0, dim=1),
     "std_mean_constant": lambda lib, F, x: lib.std_mean(x * 0 + 1, dim=1)[0],
 }
 

@@ -17,6 +17,7 @@ from ..._tensor import Tensor, wrap
 from ...autograd.grad_mode import no_grad
 from ...autograd.grad_mode import state as _grad
 from ...autograd.graph import record
+from ...linalg._misc import vector_norm
 
 __all__ = [
     "alpha_dropout",
@@ -268,8 +269,8 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
 
 
 def _pnorm(x: Tensor, p: float, dim: int, keepdim: bool) -> Tensor:
-    if p == 2:
-        return (x * x).sum(dim, keepdim=keepdim).sqrt()  # type: ignore[attr-defined]
+    if p == 2:  # vector_norm's rule: gradient 0 at a zero vector (PyTorch), not 0 * inf = nan
+        return vector_norm(x, 2, dim, keepdim)
     if p == 1:
         return U.abs(x).sum(dim, keepdim=keepdim)  # type: ignore[attr-defined]
     if p == float("inf"):
