@@ -211,3 +211,14 @@ def test_grad_over_a_full_dim_of_an_empty_input(op, shape, dim):
     expected, actual = run(torch), run(ember)
     assert actual is not None
     _assert_same(expected, actual)
+
+
+@pytest.mark.parametrize("op", ["amax", "amin"])
+@pytest.mark.parametrize(
+    ("shape", "dim"),
+    [((0,), (0, -1)), ((2, 0), (1, 1)), ((2, 0), (0, 0)), ((2, 0), (5,)), ((2, 0), (-1, 0)), ((), (0, 0))],
+    ids=str,
+)
+def test_amax_dim_lists_over_empty(op, shape, dim):
+    """An empty dim is reported before a repeated one, as written (-1 stays -1), range checked."""
+    _differential(op, shape, dim, False)

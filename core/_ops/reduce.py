@@ -160,7 +160,7 @@ def _check_nonempty(name: str, x: Tensor, dims: tuple[int, ...], whole: bool) ->
 def _check_given_dims(name: str, x: Tensor, dim: Any) -> None:
     """amax/amin name the first empty dim as the user wrote it (-1 stays -1), unlike max/argmax."""
     for d in (dim,) if isinstance(dim, int) else tuple(dim):
-        if x._shape and x._shape[d] == 0:
+        if x._shape and x._shape[norm_dim(d, x.ndim)] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
@@ -176,9 +176,9 @@ def _extreme(op: str, node: str, input: Tensor, dim: Any, keepdim: bool, name: s
     if input.dtype.is_complex:
         kernel = {"amax": "max_values_cpu", "amin": "min_values_cpu"}[op] if not name else f"{name}_all"
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_pt(input.dtype)}'")
-    dims = norm_dims(dim, input.ndim)
-    if not _is_all(dim):
+    if not _is_all(dim):  # before norm_dims: PyTorch reports an empty dim ahead of a repeated one
         _check_given_dims(name or op, input, dim)
+    dims = norm_dims(dim, input.ndim)
     _check_nonempty(name or op, input, dims, _is_all(dim))
     if op == "amin" and input._be.k["amin"] is None:
         with _NoRecord():
