@@ -12,20 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-_NAMES = [
-    "bool",
-    "uint8",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "float16",
-    "bfloat16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-]
+_NAMES = [d.name for d in ember.backends.ALL_DTYPES]  # the 12 dtypes, in promotion order
 _FLOATS = ["float16", "bfloat16", "float32", "float64", "complex64", "complex128"]
 _INTS = ["uint8", "int8", "int16", "int32", "int64"]
 _LEGACY = [

@@ -13,20 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-DTYPES = [
-    "bool",
-    "uint8",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "float16",
-    "bfloat16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-]
+DTYPES = [d.name for d in ember.backends.ALL_DTYPES]  # the 12 dtypes, in promotion order
 
 SHAPES = [
     (),
