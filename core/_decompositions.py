@@ -5,7 +5,7 @@ kernel (``k[op] is None``; listed below with where that code lives), and composi
 standalone decomposition registered by ``@decomposition`` in the ``_decomp_*`` modules (which
 ``run_composite`` uses and the conformance suite tests like a kernel). A composite in neither
 runs on the CPU and is reported as a fallback (``ember info``, the conformance suite).
-``tests/test_decompositions.py`` runs each declared one on a primitives-only backend with the
+``tests/test_composite_decompositions.py`` runs each declared one on a primitives-only backend with the
 fallback policy ``error``, so this list cannot claim a decomposition that is not there.
 """
 

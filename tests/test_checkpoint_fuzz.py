@@ -94,6 +94,16 @@ DATA_TYPES = (
 )
 
 
+def _assert_data_or_bad(raw: bytes) -> None:
+    """Loading ``raw`` gives plain data or one of the checkpoint errors, naming the file."""
+    try:
+        out = ember.load(io.BytesIO(raw))
+    except BAD as e:
+        assert type(e) in BAD and "<file object>" in str(e), repr(e)
+    else:
+        assert _is_data(out)
+
+
 def _is_data(obj: object) -> bool:
     """Only what a weights-only load may build: containers of numbers, strings, tensors, dtypes.
 
@@ -182,12 +192,7 @@ PICKLES = [
 def test_damaged_pickles_give_data_or_one_error_and_change_nothing(source: int, damage: tuple) -> None:
     before = _snapshot()
     raw = _with_pickle(SOURCES[source], _damage(PICKLES[source], *damage))
-    try:
-        out = ember.load(io.BytesIO(raw))
-    except BAD as e:
-        assert type(e) in BAD and "<file object>" in str(e), repr(e)
-    else:
-        assert _is_data(out)
+    _assert_data_or_bad(raw)
     assert _snapshot() == before
     assert ember.float32.itemsize == 4 and ember.ones(3).sum().dtype == ember.float32
 
@@ -291,10 +296,5 @@ def test_random_opcode_streams_give_data_or_one_error_and_change_nothing(body: l
     """Random programs over the opcodes and globals a checkpoint uses, against a real storage."""
     before = _snapshot()
     raw = _with_pickle(SOURCES[0], P.PROTO + b"\x02" + b"".join(body) + P.STOP)
-    try:
-        out = ember.load(io.BytesIO(raw))
-    except BAD as e:
-        assert type(e) in BAD and "<file object>" in str(e), repr(e)
-    else:
-        assert _is_data(out)
+    _assert_data_or_bad(raw)
     assert _snapshot() == before
