@@ -54,13 +54,10 @@ from ._functional.linear import (
     dropout2d,
     dropout3d,
     embedding,
-    interpolate,
     linear,
     normalize,
     one_hot,
     pairwise_distance,
-    pixel_shuffle,
-    pixel_unshuffle,
 )
 from ._functional.loss import (
     binary_cross_entropy,
@@ -95,6 +92,7 @@ from ._functional.pooling import (
     max_pool1d,
     max_pool2d,
 )
+from ._functional.sampling import affine_grid, grid_sample, interpolate, pixel_shuffle, pixel_unshuffle
 from ._functional.softmax import log_softmax, softmax, softmin
 
 
@@ -164,6 +162,7 @@ __all__ = [
     "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d",
     "adaptive_max_pool2d_with_indices",
+    "affine_grid",
     "alpha_dropout",
     "avg_pool1d",
     "avg_pool2d",
@@ -196,6 +195,7 @@ __all__ = [
     "gaussian_nll_loss",
     "gelu",
     "glu",
+    "grid_sample",
     "group_norm",
     "gumbel_softmax",
     "hardshrink",
