@@ -11,6 +11,7 @@ from ember.backends.dtypes import promote_types
 from ..._creation import eye, zeros
 from ..._creation import tensor as make
 from ..._ops import unary as U
+from ..._ops.convert import _pt
 from ..._ops.indexing import first_outside
 from ..._ops.select import clamp
 from ..._tensor import Tensor
@@ -42,17 +43,67 @@ def _identity_kernel(c: int, k: tuple, like: Tensor) -> Tensor:
     return eye(n, dtype=like.dtype, device=like.device).reshape(n, c, k[0], k[1])  # type: ignore[attr-defined]
 
 
+def _pair(v: Any, name: str) -> tuple[int, int]:
+    t = (int(v),) * 2 if isinstance(v, int) else tuple(int(a) for a in v)
+    if len(t) != 2:
+        raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(t)}")
+    return t  # type: ignore[return-value]
+
+
+_WINDOW_CHECKS = {
+    "kernel_size": ("kernel size should be greater than zero", "kernel", 1),
+    "dilation": ("dilation should be greater than zero", "dilation", 1),
+    "padding": ("padding should be non-negative", "pad", 0),
+    "stride": ("stride should be greater than zero", "stride", 1),
+}
+
+
+def _window(order: tuple[str, ...], **args: Any) -> dict[str, tuple[int, int]]:
+    """Parse im2col/col2im's int pairs and check them in PyTorch's order, with its messages."""
+    out = {k: _pair(v, k) for k, v in args.items()}
+    for key in order:
+        text, short, least = _WINDOW_CHECKS[key]
+        h, w = out[key]
+        if h < least or w < least:
+            raise RuntimeError(f"{text}, but got {short}_height: {h} {short}_width: {w}")
+    return out
+
+
+def _im2col_dtype(x: Tensor, op: str) -> None:
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{op}\" not implemented for '{_pt(x.dtype)}'")
+
+
 def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> Tensor:
-    """Sliding windows as columns: (N, C, H, W) → (N, C·kh·kw, L) (im2col).
+    """Sliding windows as columns: (N, C, H, W) → (N, C·kh·kw, L) (im2col); (C, H, W) unbatched.
 
     Computed as a convolution with an identity kernel, so its gradient is ``fold``.
     """
-    if input.ndim not in (3, 4):
-        raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.ndim}D)")
+    a = _window(
+        ("kernel_size", "dilation", "padding", "stride"),
+        kernel_size=kernel_size,
+        dilation=dilation,
+        padding=padding,
+        stride=stride,
+    )
+    k, d, p, s = a["kernel_size"], a["dilation"], a["padding"], a["stride"]
+    shape = list(input.shape)
+    if input.ndim not in (3, 4) or 0 in shape[input.ndim - 3 :]:
+        raise RuntimeError(
+            "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for "
+            f"input, but got: {shape}"
+        )
+    blocks = [(n + 2 * p[i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i, n in enumerate(shape[-2:])]
+    if min(blocks) < 1:
+        raise RuntimeError(
+            f"Given input with spatial size ({shape[-2]}, {shape[-1]}), kernel_size={k}, dilation={d}, "
+            f"padding={p}, calculated shape of the array of sliding blocks as ({blocks[0]}, {blocks[1]}), but "
+            "its components must be at least one."
+        )
+    _im2col_dtype(input, "im2col_out_cpu")
     x = input if input.ndim == 4 else input.unsqueeze(0)  # type: ignore[attr-defined]
-    k, d, p, s = (ntuple(v, 2) for v in (kernel_size, dilation, padding, stride))
     out = conv2d_op(x, _identity_kernel(x.shape[1], k, x), s, p, d, 1)
-    out = out.reshape(out.shape[0], out.shape[1], -1)  # type: ignore[attr-defined]
+    out = out.reshape(out.shape[0], out.shape[1], blocks[0] * blocks[1])  # type: ignore[attr-defined]
     return out if input.ndim == 4 else out.squeeze(0)  # type: ignore[attr-defined]
 
 
@@ -60,17 +111,37 @@ def fold(
     input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1
 ) -> Tensor:
     """Sum columns back into an image: (N, C·kh·kw, L) → (N, C, H, W) (col2im, the adjoint of unfold)."""
-    x = input if input.ndim == 3 else input.unsqueeze(0)  # type: ignore[attr-defined]
-    size, k, d, p, s = (ntuple(v, 2) for v in (output_size, kernel_size, dilation, padding, stride))
-    c = x.shape[1] // (k[0] * k[1])
+    size = _pair(output_size, "output_size")
+    a = _window(
+        ("kernel_size", "stride", "dilation", "padding"),
+        kernel_size=kernel_size,
+        dilation=dilation,
+        padding=padding,
+        stride=stride,
+    )
+    k, d, p, s = a["kernel_size"], a["dilation"], a["padding"], a["stride"]
+    shape = list(input.shape)
+    if input.ndim not in (2, 3) or 0 in shape[input.ndim - 2 :]:
+        raise RuntimeError(
+            "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero dimensions "
+            f"for input, but got: {shape}"
+        )
+    if shape[-2] % (k[0] * k[1]):
+        raise RuntimeError(
+            "Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got "
+            f"input.size(1)={shape[-2]} and kernel_size={k}."
+        )
     oh = (size[0] + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1
     ow = (size[1] + 2 * p[1] - d[1] * (k[1] - 1) - 1) // s[1] + 1
-    if oh * ow != x.shape[2]:
+    if oh * ow != shape[-1]:
         raise RuntimeError(
             f"Given output_size={size}, kernel_size={k}, dilation={d}, padding={p}, stride={s}, expected size of "
             f"input's dimension 2 to match the calculated number of sliding blocks {oh} * {ow} = {oh * ow}, "
-            f"but got input.size(2)={x.shape[2]}."
+            f"but got input.size(2)={shape[-1]}."
         )
+    _im2col_dtype(input, "col2im_out_cpu")
+    x = input if input.ndim == 3 else input.unsqueeze(0)  # type: ignore[attr-defined]
+    c = x.shape[1] // (k[0] * k[1])
     cols = x.reshape(x.shape[0], x.shape[1], oh, ow)  # type: ignore[attr-defined]
     out = conv_input_grad(cols, _identity_kernel(c, k, x), size, s, p, d, 1)
     return out if input.ndim == 3 else out.squeeze(0)  # type: ignore[attr-defined]
