@@ -96,7 +96,7 @@ def _check_mode(input: Tensor, mode: str, antialias: bool) -> None:
         if mode == "lanczos" and not antialias:
             raise ValueError("Lanczos mode requires antialias=True")
         return
-    if want is not None and input.ndim in (3, 4, 5):
+    if mode in ("linear", "bilinear", "trilinear") and input.ndim in (3, 4, 5):
         need = {1: "3D", 2: "4D", 3: "5D"}[want]
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {need} input")
     raise NotImplementedError(

@@ -9,6 +9,7 @@ padding edges (a coordinate exactly on the clip border gets no gradient).
 from __future__ import annotations
 
 import itertools
+import math
 import warnings
 from typing import Any
 
@@ -140,8 +141,8 @@ def grid_sample(
     n, c = input.shape[0], input.shape[1]
     sizes = list(input.shape[2:])
     out_shape = tuple(grid.shape[1:-1])
-    flat = input.reshape(n, c, -1)  # type: ignore[attr-defined]
-    g = grid.reshape(n, -1, len(sizes))  # type: ignore[attr-defined]
+    flat = input.reshape(n, c, math.prod(sizes))  # type: ignore[attr-defined]
+    g = grid.reshape(n, math.prod(out_shape), len(sizes))  # type: ignore[attr-defined]
     # coordinate k of the grid indexes spatial dim -1-k: reorder to (D,) H, W
     raw = [_unnormalize(g[..., len(sizes) - 1 - k], sizes[k], align_corners) for k in range(len(sizes))]
     if mode == "bicubic":

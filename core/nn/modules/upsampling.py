@@ -1,4 +1,4 @@
-"""``Upsample`` (nearest) and ``UpsamplingNearest2d``."""
+"""``Upsample`` (every ``F.interpolate`` mode), ``UpsamplingNearest2d`` and ``UpsamplingBilinear2d``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ __all__ = ["Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]
 
 
 class Upsample(Module):
-    """Resize by ``size`` or ``scale_factor`` (modes nearest, nearest-exact, linear, bilinear)."""
+    """Resize by ``size`` or ``scale_factor`` with ``F.interpolate`` (nearest, linear, bicubic, area, ...)."""
 
     def __init__(
         self,
@@ -24,7 +24,10 @@ class Upsample(Module):
     ) -> None:
         super().__init__()
         self.size, self.mode, self.align_corners = size, mode, align_corners
-        self.scale_factor = float(scale_factor) if isinstance(scale_factor, (int, float)) else scale_factor
+        if isinstance(scale_factor, tuple):
+            self.scale_factor: Any = tuple(float(f) for f in scale_factor)
+        else:
+            self.scale_factor = float(scale_factor) if scale_factor else None
         self.recompute_scale_factor = recompute_scale_factor
 
     def forward(self, input: Tensor) -> Tensor:
