@@ -93,3 +93,115 @@ def test_wrong_number_of_gradients_raises():
     x = ember.tensor([1.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="returned an incorrect number of gradients"):
         TooMany.apply(x).sum().backward()
+
+
+class Square(ember.autograd.Function):
+    """PyTorch 2 style: ``forward`` without ctx, ``setup_context`` saves."""
+
+    @staticmethod
+    def forward(x):
+        return x * x
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 2 * g * x
+
+
+def test_setup_context_style():
+    x = ember.tensor([1.0, -3.0], requires_grad=True)
+    y = Square.apply(x)
+    y.sum().backward()
+    assert y.tolist() == [1.0, 9.0] and x.grad.tolist() == [2.0, -6.0]
+    assert y.grad_fn.name() == "SquareBackward"
+
+
+def test_saved_tensors_are_freed_by_backward():
+    x = ember.tensor([2.0], requires_grad=True)
+    y = Square.apply(x)
+    y.sum().backward(retain_graph=True)
+    assert y.grad_fn.saved_tensors[0] is x
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.grad_fn.saved_tensors  # noqa: B018
+    assert x.grad.tolist() == [8.0]
+
+
+def test_save_for_backward_takes_only_tensors():
+    class Bad(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x, 1.5)
+            return x * 2
+
+    with pytest.raises(TypeError, match="argument 1 is of type float"):
+        Bad.apply(ember.ones(1, requires_grad=True))
+
+
+class DoubleInPlace(ember.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        x.mul_(2)
+        ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
+def test_mark_dirty_rebases_the_input():
+    a = ember.tensor([1.0, 3.0], requires_grad=True)
+    b = a * 1
+    y = DoubleInPlace.apply(b)
+    assert y is b and b._version == 2 and b.grad_fn.name() == "DoubleInPlaceBackward"
+    (b * b).sum().backward()
+    assert b.tolist() == [2.0, 6.0] and a.grad.tolist() == [8.0, 24.0]  # d(4a^2)/da
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad has been used"):
+        DoubleInPlace.apply(ember.ones(1, requires_grad=True))
+
+
+def test_one_backward_call_for_two_outputs_without_materialized_grads():
+    calls = []
+
+    class Two(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            calls.append((g1 is None, g2 is None))
+            return (g1 * 2 if g1 is not None else 0) + (g2 * 3 if g2 is not None else 0)
+
+    x = ember.tensor([1.0], requires_grad=True)
+    y1, y2 = Two.apply(x)
+    (y1 + y2).sum().backward()
+    y1, _ = Two.apply(x)
+    y1.sum().backward()
+    assert calls == [(False, False), (False, True)] and x.grad.tolist() == [7.0]
+
+
+def test_once_differentiable_refuses_a_second_derivative():
+    class Once(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @ember.autograd.function.once_differentiable
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * g * x
+
+    x = ember.tensor([3.0], requires_grad=True)
+    (g,) = ember.autograd.grad(Once.apply(x), x, ember.ones(1, requires_grad=True), create_graph=True)
+    assert g.tolist() == [6.0] and g.requires_grad
+    with pytest.raises(RuntimeError, match="trying to differentiate twice"):
+        g.sum().backward()

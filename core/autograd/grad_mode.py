@@ -77,9 +77,20 @@ class set_grad_enabled(_Mode):
     """Set grad mode on or off; works as a function, context manager or decorator."""
 
     def __init__(self, mode: bool) -> None:
+        if not isinstance(mode, bool):
+            raise TypeError(
+                f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not {type(mode).__name__}"
+            )
         self._prev = state.enabled
-        self._target = bool(mode)
-        state.enabled = self._target
+        self._target = mode
+        state.enabled = mode
+
+    def clone(self) -> set_grad_enabled:
+        """A new instance with the same mode (PyTorch's ``clone``); creating it sets that mode."""
+        return self.__class__(self._target)
+
+    def __repr__(self) -> str:
+        return f"ember.autograd.grad_mode.set_grad_enabled(mode={self._target})"
 
     def __enter__(self) -> None:
         pass
