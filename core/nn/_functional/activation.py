@@ -6,11 +6,12 @@ import math
 from typing import Any
 
 from ..._ops import unary as U
+from ..._ops.convert import inplace as _inplace_form
 from ..._ops.select import clamp, where
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...autograd.grad_mode import state as _grad
-from ...autograd.graph import record
+from ...autograd.graph import record, relabel
 
 __all__ = [
     "celu",
@@ -43,16 +44,26 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def _maybe_inplace(x: Tensor, y: Tensor, inplace: bool) -> Tensor:
-    if inplace:
-        x.copy_(y)  # type: ignore[attr-defined]
-        return x
-    return y
+def _apply(fn: Any, input: Tensor, inplace: bool, name: str, name_inplace: str, *args: Any) -> Tensor:
+    """``fn(input, *args)``, or written into ``input`` as PyTorch's in-place form is: the same
+    tensor back, its version bumped, its ``grad_fn`` the op's node (the engine keeps the old
+    value), a leaf requiring grad refused. Nodes get PyTorch's names."""
+    if not inplace:
+        return relabel(fn(input, *args), name) if name else fn(input, *args)
+    before = input.grad_fn
+    out = _inplace_form(fn)(input, *args)
+    if out.grad_fn is not None and out.grad_fn is not before:
+        relabel(out, name_inplace)
+    return out
+
+
+def _relu(input: Tensor) -> Tensor:
+    return U.relu(input)
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """``max(x, 0)`` (NaN stays NaN); one ``ReluBackward0`` node: ``grad * (out > 0)``."""
-    return _maybe_inplace(input, U.relu(input), inplace)
+    return _apply(_relu, input, inplace, "", "ReluBackward0")
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
@@ -60,9 +71,13 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
+def _leaky_relu(input: Tensor, negative_slope: float) -> Tensor:
+    return where(input > 0, input, input * negative_slope)
+
+
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``x`` if ``x > 0`` else ``negative_slope * x``."""
-    return _maybe_inplace(input, where(input > 0, input, input * negative_slope), inplace)
+    return _apply(_leaky_relu, input, inplace, "LeakyReluBackward0", "LeakyReluBackward1", negative_slope)
 
 
 def _elu_rule(n: Any, g: Tensor) -> tuple:
@@ -73,27 +88,27 @@ def _elu_rule(n: Any, g: Tensor) -> tuple:
     return (g * where(x > 0, scale, neg),)
 
 
-def _elu(input: Tensor, alpha: float, scale: float, s: float, inplace: bool) -> Tensor:
+def _elu(input: Tensor, alpha: float, scale: float, s: float) -> Tensor:
     """``scale * x`` if ``x > 0`` else ``scale * alpha * (exp(s x) - 1)``."""
     with no_grad():
         neg = U.expm1(clamp(input, max=0.0) * s) * alpha
         out = where(input > 0, input, neg) * scale if scale != 1.0 else where(input > 0, input, neg)
-    return _smooth("EluBackward0", _elu_rule, out, input, (_saved(input, inplace), alpha, scale, s))
+    return _smooth("EluBackward0", _elu_rule, out, input, (input, alpha, scale, s))
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` if ``x > 0`` else ``alpha * (exp(x) - 1)``."""
-    return _maybe_inplace(input, _elu(input, alpha, 1.0, 1.0, inplace), inplace)
+    return _apply(_elu, input, inplace, "", "EluBackward1", alpha, 1.0, 1.0)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """``scale * elu(x, alpha)`` with the self-normalising constants."""
-    return _maybe_inplace(input, _elu(input, _SELU_ALPHA, _SELU_SCALE, 1.0, inplace), inplace)
+    return _apply(_elu, input, inplace, "", "EluBackward1", _SELU_ALPHA, _SELU_SCALE, 1.0)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
-    return _maybe_inplace(input, _elu(input, alpha, 1.0, 1.0 / alpha, inplace), inplace)
+    return _apply(_elu, input, inplace, "CeluBackward0", "CeluBackward1", alpha, 1.0, 1.0 / alpha)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -115,14 +130,13 @@ def tanh(input: Tensor) -> Tensor:
     return U.tanh(input)
 
 
+def _silu(input: Tensor) -> Tensor:
+    return input * U.sigmoid(input)
+
+
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * sigmoid(x)``."""
-    return _maybe_inplace(input, input * U.sigmoid(input), inplace)
-
-
-def _saved(input: Tensor, inplace: bool) -> Tensor:
-    """The input a rule reads: a copy when the op overwrites ``input`` (its graph still reaches ``input``)."""
-    return input.clone() if inplace and input.requires_grad else input  # type: ignore[attr-defined]
+    return _apply(_silu, input, inplace, "SiluBackward0", "SiluBackward0")
 
 
 def _smooth(name: str, rule: Any, out: Tensor, input: Tensor, ctx: tuple) -> Tensor:
@@ -148,9 +162,13 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     return _smooth("SoftplusBackward0", _softplus_rule, out, input, (input, beta, threshold))
 
 
+def _mish(input: Tensor) -> Tensor:
+    return input * U.tanh(softplus(input))
+
+
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))``."""
-    return _maybe_inplace(input, input * U.tanh(softplus(input)), inplace)
+    return _apply(_mish, input, inplace, "MishBackward0", "MishBackward0")
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -167,10 +185,13 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     """``x`` clamped to ``[min_val, max_val]``; unlike ``clamp``, the gradient is 0 at the bounds."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    return _apply(_hardtanh, input, inplace, "", "HardtanhBackward0", min_val, max_val)
+
+
+def _hardtanh(input: Tensor, min_val: float, max_val: float) -> Tensor:
     with no_grad():
         out = clamp(input, min_val, max_val)
-    out = _smooth("HardtanhBackward0", _hardtanh_rule, out, input, (_saved(input, inplace), min_val, max_val))
-    return _maybe_inplace(input, out, inplace)
+    return _smooth("HardtanhBackward0", _hardtanh_rule, out, input, (input, min_val, max_val))
 
 
 def _hardsigmoid_rule(n: Any, g: Tensor) -> tuple:
@@ -180,10 +201,13 @@ def _hardsigmoid_rule(n: Any, g: Tensor) -> tuple:
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``relu6(x + 3) / 6``; gradient ``1/6`` strictly inside ``(-3, 3)``, 0 at and beyond ±3."""
+    return _apply(_hardsigmoid, input, inplace, "", "HardsigmoidBackward0")
+
+
+def _hardsigmoid(input: Tensor) -> Tensor:
     with no_grad():
         out = clamp(input + 3.0, 0.0, 6.0) / 6.0
-    out = _smooth("HardsigmoidBackward0", _hardsigmoid_rule, out, input, (_saved(input, inplace),))
-    return _maybe_inplace(input, out, inplace)
+    return _smooth("HardsigmoidBackward0", _hardsigmoid_rule, out, input, (input,))
 
 
 def _hardswish_rule(n: Any, g: Tensor) -> tuple:
@@ -194,10 +218,13 @@ def _hardswish_rule(n: Any, g: Tensor) -> tuple:
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * relu6(x + 3) / 6``; gradient 0 at ``-3`` and 1 at ``3`` (PyTorch's picks)."""
+    return _apply(_hardswish, input, inplace, "", "HardswishBackward0")
+
+
+def _hardswish(input: Tensor) -> Tensor:
     with no_grad():
         out = input * clamp(input + 3.0, 0.0, 6.0) / 6.0
-    out = _smooth("HardswishBackward0", _hardswish_rule, out, input, (_saved(input, inplace),))
-    return _maybe_inplace(input, out, inplace)
+    return _smooth("HardswishBackward0", _hardswish_rule, out, input, (input,))
 
 
 def _logsigmoid_rule(n: Any, g: Tensor) -> tuple:
@@ -227,7 +254,11 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """``x`` if ``x > threshold`` else ``value``."""
-    return _maybe_inplace(input, where(input > threshold, input, value), inplace)
+    return _apply(_threshold, input, inplace, "ThresholdBackward0", "ThresholdBackward1", threshold, value)
+
+
+def _threshold(input: Tensor, threshold: float, value: float) -> Tensor:
+    return where(input > threshold, input, value)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
@@ -257,8 +288,13 @@ def rrelu(
 ) -> Tensor:
     """Leaky ReLU with a random slope in ``[lower, upper]`` when training, else their mean."""
     if not training:
-        return leaky_relu(input, (lower + upper) / 2, inplace)
+        mid = (lower + upper) / 2
+        return _apply(_leaky_relu, input, inplace, "RreluWithNoiseBackward0", "RreluWithNoiseBackward1", mid)
     from ..._random import rand_like
 
     slope = rand_like(input) * (upper - lower) + lower
-    return _maybe_inplace(input, where(input >= 0, input, input * slope), inplace)
+    return _apply(_rrelu, input, inplace, "RreluWithNoiseBackward0", "RreluWithNoiseBackward1", slope)
+
+
+def _rrelu(input: Tensor, slope: Tensor) -> Tensor:
+    return where(input >= 0, input, input * slope)

@@ -46,7 +46,7 @@ __all__ = [
 class _Inplace(Module):
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
-        self.inplace = inplace  # accepted for compatibility; the result is a new tensor
+        self.inplace = inplace  # write into the input and return it, as PyTorch does
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -56,37 +56,37 @@ class ReLU(_Inplace):
     """``max(x, 0)``."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.relu(input)
+        return F.relu(input, self.inplace)
 
 
 class ReLU6(_Inplace):
     def forward(self, input: Tensor) -> Tensor:
-        return F.relu6(input)
+        return F.relu6(input, self.inplace)
 
 
 class SELU(_Inplace):
     def forward(self, input: Tensor) -> Tensor:
-        return F.selu(input)
+        return F.selu(input, self.inplace)
 
 
 class SiLU(_Inplace):
     def forward(self, input: Tensor) -> Tensor:
-        return F.silu(input)
+        return F.silu(input, self.inplace)
 
 
 class Mish(_Inplace):
     def forward(self, input: Tensor) -> Tensor:
-        return F.mish(input)
+        return F.mish(input, self.inplace)
 
 
 class Hardswish(_Inplace):
     def forward(self, input: Tensor) -> Tensor:
-        return F.hardswish(input)
+        return F.hardswish(input, self.inplace)
 
 
 class Hardsigmoid(_Inplace):
     def forward(self, input: Tensor) -> Tensor:
-        return F.hardsigmoid(input)
+        return F.hardsigmoid(input, self.inplace)
 
 
 class _NoArg(Module):
@@ -122,7 +122,7 @@ class LeakyReLU(Module):
         self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.leaky_relu(input, self.negative_slope)
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
@@ -134,7 +134,7 @@ class ELU(Module):
         self.alpha, self.inplace = alpha, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.elu(input, self.alpha)
+        return F.elu(input, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
@@ -142,7 +142,7 @@ class ELU(Module):
 
 class CELU(ELU):
     def forward(self, input: Tensor) -> Tensor:
-        return F.celu(input, self.alpha)
+        return F.celu(input, self.alpha, self.inplace)
 
 
 class GELU(Module):
@@ -177,7 +177,7 @@ class Hardtanh(Module):
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.hardtanh(input, self.min_val, self.max_val)
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self) -> str:
         return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
@@ -189,7 +189,7 @@ class Threshold(Module):
         self.threshold, self.value, self.inplace = threshold, value, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.threshold(input, self.threshold, self.value)
+        return F.threshold(input, self.threshold, self.value, self.inplace)
 
     def extra_repr(self) -> str:
         return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
@@ -218,7 +218,7 @@ class RReLU(Module):
         self.lower, self.upper, self.inplace = lower, upper, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.rrelu(input, self.lower, self.upper, self.training)
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
 
     def extra_repr(self) -> str:
         return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
