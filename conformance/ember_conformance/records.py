@@ -2,7 +2,8 @@
 
 A record says which op, how to make sample inputs for a dtype, the float64 NumPy
 reference, which dtypes the op's semantics admit (and why), tolerances and the gradient
-order (0 until autograd lands). The harness (``harness.py``) is the only code that runs
+order: 1 or 2 where ``checks_grad.py`` gradchecks (and gradgradchecks) the frontend op that
+runs the kernel, 0 elsewhere (``GRAD_ORDERS`` sets it, so case modules need not). The harness (``harness.py``) is the only code that runs
 them, so adding an op to the suite is adding a record, never a test function.
 """
 
@@ -15,7 +16,34 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["INDEX", "D", "OpCase", "Sample", "T", "rng_for", "same_dtype"]
+__all__ = ["GRAD_ORDERS", "INDEX", "D", "OpCase", "Sample", "T", "rng_for", "same_dtype"]
+
+# kernel op -> the derivative order checked through its frontend op (checks_grad.GRAD_CALLS)
+GRAD_ORDERS: dict[str, int] = {
+    **dict.fromkeys(
+        [
+            "add",
+            "sub",
+            "mul",
+            "div",
+            "pow",
+            "neg",
+            "exp",
+            "log",
+            "sqrt",
+            "sin",
+            "cos",
+            "tanh",
+            "sigmoid",
+            "erf",
+        ],
+        2,
+    ),
+    **dict.fromkeys(
+        ["maximum", "where", "sum", "prod", "amax", "cumsum", "matmul", "softmax", "log_softmax"], 2
+    ),
+    **dict.fromkeys(["gather", "cat", "permute", "conv2d"], 2),
+}
 
 
 @dataclass(frozen=True)
@@ -77,11 +105,15 @@ class OpCase:
     # Error scale for sums and products: e.g. sum(|x|) instead of |sum(x)|, so rounding
     # in a differently ordered accumulation is not mistaken for a wrong kernel.
     magnitude: Callable[..., Any] | None = None
-    grad_order: int = 0
+    grad_order: int = -1  # -1: take GRAD_ORDERS' entry (0 when it has none)
     # How to run the kernel when its result is not its return value (``assign``).
     call: Callable[..., Any] | None = field(default=None, compare=False)
     # Maps a non-unique result (eigenvectors, QR signs) to a unique form to compare.
     canon: Callable[..., Any] | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.grad_order < 0:
+            object.__setattr__(self, "grad_order", GRAD_ORDERS.get(self.op, 0))
 
 
 def rng_for(op: str, dtype: str) -> np.random.Generator:

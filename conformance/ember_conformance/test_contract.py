@@ -29,7 +29,17 @@ def test_case_records_are_well_formed() -> None:
         assert r.op == op
         assert r.dtypes and set(r.dtypes) <= set(ALL), f"{op}: bad dtypes {r.dtypes}"
         assert r.why, f"{op}: say why these dtypes"
-        assert r.grad_order == 0, f"{op}: gradient checks are not implemented yet"
+        assert r.grad_order in (0, 1, 2), f"{op}: grad_order {r.grad_order} (0, 1 or 2)"
+
+
+def test_grad_orders_have_a_frontend_call() -> None:
+    """Every kernel with grad_order >= 1 names the frontend op that checks_grad differentiates."""
+    from .checks_grad import GRAD_CALLS
+
+    ordered = {op for op, r in CASES.items() if r.grad_order >= 1}
+    assert ordered == set(GRAD_CALLS), (
+        f"grad_order >= 1 vs checks_grad calls: {sorted(ordered ^ set(GRAD_CALLS))}"
+    )
 
 
 def test_backend_declares_the_protocol(ember_state: State) -> None:

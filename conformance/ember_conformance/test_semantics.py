@@ -18,6 +18,7 @@ _GROUPS = {
     "undeclared_case": "undeclared_dtypes",
     "determinism_case": "determinism",
     "out_case": "writes_out",
+    "grad_case": "grad",
 }
 
 
@@ -71,3 +72,9 @@ def test_writes_out(out_case: str, ember_state: State, request: pytest.FixtureRe
     """Kernels marked ``writes_out`` fill ``out`` (fresh, aliasing the first operand, strided)
     exactly as they compute without it; a read-only out raises ValueError."""
     _run(request, ember_state, "writes_out", out_case)
+
+
+def test_gradcheck(grad_case: str, ember_state: State, request: pytest.FixtureRequest) -> None:
+    """The frontend op over each kernel with grad_order >= 1 passes gradcheck on the device
+    (gradgradcheck too for order 2)."""
+    _run(request, ember_state, "grad", grad_case)
