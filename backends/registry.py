@@ -1,11 +1,9 @@
 """Backend discovery (entry points through pluggy), kernel tables and cached lookup.
 
 Each loaded backend gets one ``LoadedBackend`` record whose ``k`` dict maps every op name
-to the callable the frontend should run: the backend's own kernel, a CPU-fallback wrapper
-(primitives only) or ``None`` (a composite the frontend runs itself: through its
-decomposition into primitives where it has one, else on the CPU backend and copied back).
-``k`` is filled once at load and refilled in place when a policy changes, so the hot path
-is one dict lookup.
+to the callable the frontend's dispatcher runs (see ``LoadedBackend``): resolved once at
+load and again, in place, when a policy or the dispatcher's modes change, so the hot path
+is one dict lookup. The CPU fallback and its policy live here, once, for every op.
 
 Which composites have a decomposition is the frontend's knowledge: it declares them here
 (``declare_decomposition``) when ``ember`` is imported, so ``composite_fallbacks`` can say
@@ -16,6 +14,7 @@ from __future__ import annotations
 
 import os
 import warnings
+import weakref
 from collections.abc import Callable
 from importlib import metadata
 from typing import Any
@@ -34,12 +33,17 @@ __all__ = [
     "available",
     "declare_decomposition",
     "decomposed",
+    "fallback_allowed",
+    "fallback_counts",
     "get",
     "get_fallback_policy",
+    "is_contiguous",
     "is_deterministic",
+    "is_deterministic_warn_only",
     "register",
     "set_deterministic",
     "set_fallback_policy",
+    "set_interposer",
     "status",
     "unregister",
 ]
@@ -53,6 +57,13 @@ _policy = os.environ.get("EMBER_FALLBACK", "warn")
 if _policy not in _POLICIES:
     _policy = "warn"
 _deterministic = False
+_warn_only = False
+# The dispatcher's hook: wraps each resolved kernel while modes are active (None: no modes).
+_interposer: Callable[[LoadedBackend, str, Callable[..., Any]], Callable[..., Any]] | None = None
+_fallback_counts: dict[tuple[str, str], int] = {}
+# Every live LoadedBackend, registered or not (tensors may outlive ``unregister``): policy
+# and mode changes re-resolve them all.
+_instances: weakref.WeakSet[LoadedBackend] = weakref.WeakSet()
 
 _entry_points: dict[str, metadata.EntryPoint] | None = None
 _discovery_errors: dict[str, str] = {}
@@ -66,31 +77,57 @@ _decomposed: dict[str, Callable[[LoadedBackend], Callable[..., Any]] | None] = {
 
 
 class LoadedBackend:
-    """A backend with its kernels resolved; what a Tensor holds as ``_be``."""
+    """A backend with its kernels resolved; what a Tensor holds as ``_be``.
 
-    __slots__ = ("backend", "dist", "k", "name", "native", "unavailable")
+    ``k`` maps every op to what runs it, resolved once (and again when a policy or the
+    dispatcher's modes change): the native kernel (its deterministic variant under
+    ``use_deterministic_algorithms``; inputs made contiguous first on a ``contiguous_only``
+    backend), else ``None`` for a composite the frontend decomposes, else the CPU fallback
+    under the user's policy, else a kernel that raises a clear error. Only the frontend's
+    dispatcher (``ember/_dispatch.py``) reads it.
+    """
 
-    def __init__(self, name: str, backend: Backend, native: dict[str, Callable[..., Any]], dist: str):
+    __slots__ = ("__weakref__", "backend", "deterministic", "dist", "k", "name", "native", "unavailable")
+
+    def __init__(
+        self,
+        name: str,
+        backend: Backend,
+        native: dict[str, Callable[..., Any]],
+        dist: str,
+        deterministic: dict[str, Callable[..., Any]] | None = None,
+    ):
         self.name = name
         self.backend = backend
         self.native = native
+        self.deterministic = deterministic or {}
         self.dist = dist
         self.unavailable = backend.unavailable_reason()
         self.k: dict[str, Callable[..., Any] | None] = {}
         self.resolve()
+        _instances.add(self)
 
     def resolve(self) -> None:
         """(Re)build the op -> callable table under the current policies."""
         table: dict[str, Callable[..., Any] | None] = {}
+        dense = bool(getattr(self.backend, "contiguous_only", False))
         for op in ALL_OPS:
-            fn = self.native.get(op)
-            if fn is None and op in PRIMITIVES:
-                fn = _fallback(self, op)
-            if fn is not None and _deterministic and op in self.backend.nondeterministic:
-                fn = _nondeterministic(self.name, op)
-            table[op] = fn
+            table[op] = self._resolve(op, dense)
         self.k.clear()
         self.k.update(table)
+
+    def _resolve(self, op: str, dense: bool) -> Callable[..., Any] | None:
+        fn = self.native.get(op)
+        if fn is None:
+            if op in COMPOSITES and op in _decomposed:
+                return None  # the frontend runs the decomposition, on this device
+            fn = _fallback(self, op)
+        else:
+            if _deterministic and op in self.backend.nondeterministic:
+                fn = self.deterministic.get(op) or _nondeterministic(self.name, op, fn)
+            if dense and ALL_OPS[op].kind != "view" and op != "assign":
+                fn = _contiguous_inputs(self, fn)
+        return fn if _interposer is None else _interposer(self, op, fn)
 
     def fallbacks(self) -> list[str]:
         """Primitive ops this backend runs through the CPU fallback."""
@@ -121,22 +158,103 @@ class LoadedBackend:
         return [op for op in COMPOSITES if op in self.native]
 
 
-def _nondeterministic(name: str, op: str) -> Callable[..., Any]:
-    def raiser(*args: Any) -> Any:
+def _nondeterministic(name: str, op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``op``'s kernel under ``use_deterministic_algorithms(True)`` when the backend has no
+    deterministic variant: PyTorch's error, or its warning and the kernel under ``warn_only``."""
+    if _warn_only:
+        message = (
+            f"{op} (backend '{name}') does not have a deterministic implementation, but you set "
+            "'ember.use_deterministic_algorithms(True, warn_only=True)'. You can file an issue "
+            "to help us prioritize adding deterministic support for this operation."
+        )
+
+        def warner(*args: Any, **kwargs: Any) -> Any:
+            warnings.warn(message, UserWarning, stacklevel=3)
+            return fn(*args, **kwargs)
+
+        return warner
+
+    def raiser(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(
-            f"{op} does not have a deterministic implementation on backend '{name}', but you "
-            "set 'ember.use_deterministic_algorithms(True)'. You can turn off determinism "
-            "just for this operation, or move the tensors to another device."
+            f"{op} (backend '{name}') does not have a deterministic implementation, but you set "
+            "'ember.use_deterministic_algorithms(True)'. You can turn off determinism just for "
+            "this operation, or you can use the 'warn_only=True' option, if that's acceptable "
+            "for your application. You can also file an issue to help us prioritize adding "
+            "deterministic support for this operation."
         )
 
     return raiser
 
 
+def _contiguous_inputs(lb: LoadedBackend, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` given only contiguous arrays (the promise to a ``contiguous_only`` backend):
+    each strided array argument, alone or in a list, is first copied by the backend's own
+    ``clone`` kernel, which returns a contiguous array."""
+    be = lb.backend
+    kind = be.array_type
+    clone = lb.native.get("clone")
+
+    def dense(a: Any) -> Any:
+        if isinstance(a, kind):
+            shape = tuple(a.shape) if hasattr(a, "shape") else be.to_numpy(a).shape
+            strides, _ = be.layout(a)
+            if not is_contiguous(tuple(int(s) for s in shape), strides):
+                return clone(a) if clone is not None else be.from_numpy(be.to_numpy(a).copy(), be.index_of(a))
+        elif isinstance(a, (list, tuple)) and a and isinstance(a[0], kind):
+            return type(a)(dense(x) for x in a)
+        return a
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        return fn(*(dense(a) for a in args), **kwargs)
+
+    return run
+
+
+def is_contiguous(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """Whether ``strides`` (in elements) are C-contiguous for ``shape`` (size-1 dims and empty
+    arrays place no constraint, as in PyTorch)."""
+    expected = 1
+    for size, stride in zip(reversed(shape), reversed(tuple(strides))):
+        if size == 0:
+            return True
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def fallback_allowed(backend: str, op: str, stacklevel: int = 4) -> None:
+    """The user's fallback policy for running ``op`` of ``backend`` on the CPU: raise under
+    'error', warn once per (backend, op) under 'warn'; every allowed fallback is counted."""
+    if _policy == "error":
+        raise FallbackError(
+            f"{op}: backend '{backend}' has no kernel and the fallback policy is 'error'; "
+            "use ember.backends.set_fallback_policy('warn') or move the tensors to 'cpu'"
+        )
+    if _policy == "warn" and (backend, op) not in _warned:
+        _warned.add((backend, op))
+        warnings.warn(
+            f"{op}: backend '{backend}' has no kernel; running it on the CPU and copying "
+            "back (set ember.backends.set_fallback_policy('silent') to hide this)",
+            RuntimeWarning,
+            stacklevel=stacklevel,
+        )
+    key = (backend, op)
+    _fallback_counts[key] = _fallback_counts.get(key, 0) + 1
+
+
+def fallback_counts() -> dict[tuple[str, str], int]:
+    """How many times each (backend, op) ran on the CPU in this process."""
+    return dict(_fallback_counts)
+
+
 def _fallback(lb: LoadedBackend, op: str) -> Callable[..., Any]:
     """A kernel that runs ``op`` on the CPU backend and copies the result back."""
-    if lb.name == "cpu" or not PRIMITIVES[op].may_fall_back:
+    if lb.name == "cpu" or not ALL_OPS[op].may_fall_back:
 
-        def missing(*args: Any) -> Any:
+        def missing(*args: Any, **kwargs: Any) -> Any:
+            if lb.name == "cpu":
+                raise FallbackError(f"{op}: backend 'cpu' registers no kernel for it")
             raise FallbackError(
                 f"{op}: backend '{lb.name}' has no kernel and this op cannot fall back to "
                 "the CPU (it aliases or writes device memory); the backend must implement it"
@@ -145,19 +263,7 @@ def _fallback(lb: LoadedBackend, op: str) -> Callable[..., Any]:
         return missing
 
     def run_on_cpu(*args: Any) -> Any:
-        if _policy == "error":
-            raise FallbackError(
-                f"{op}: backend '{lb.name}' has no kernel and the fallback policy is 'error'; "
-                "use ember.backends.set_fallback_policy('warn') or move the tensors to 'cpu'"
-            )
-        if _policy == "warn" and (lb.name, op) not in _warned:
-            _warned.add((lb.name, op))
-            warnings.warn(
-                f"{op}: backend '{lb.name}' has no kernel; running it on the CPU and copying "
-                "back (set ember.backends.set_fallback_policy('silent') to hide this)",
-                RuntimeWarning,
-                stacklevel=3,
-            )
+        fallback_allowed(lb.name, op)
         cpu = get("cpu")
         be = lb.backend
         index = 0
@@ -165,20 +271,28 @@ def _fallback(lb: LoadedBackend, op: str) -> Callable[..., Any]:
         for a in args:
             if isinstance(a, be.array_type):
                 index = be.index_of(a)
-                host_args.append(cpu.backend.from_numpy(be.to_numpy(a), 0))
+                host_args.append(cpu.backend.from_numpy(_dense_host(be.to_numpy(a)), 0))
             elif isinstance(a, (list, tuple)) and a and isinstance(a[0], be.array_type):
                 index = be.index_of(a[0])
-                host_args.append([cpu.backend.from_numpy(be.to_numpy(x), 0) for x in a])
+                host_args.append([cpu.backend.from_numpy(_dense_host(be.to_numpy(x)), 0) for x in a])
             else:
                 host_args.append(a)
-        if PRIMITIVES[op].kind in ("creation", "random"):
+        if ALL_OPS[op].kind in ("creation", "random"):
             index, host_args[-1] = host_args[-1], 0
         out = cpu.native[op](*host_args)
         if isinstance(out, tuple):
-            return tuple(be.from_numpy(cpu.backend.to_numpy(o), index) for o in out)
-        return be.from_numpy(cpu.backend.to_numpy(out), index)
+            return tuple(be.from_numpy(_dense_host(cpu.backend.to_numpy(o)), index) for o in out)
+        return be.from_numpy(_dense_host(cpu.backend.to_numpy(out)), index)
 
     return run_on_cpu
+
+
+def _dense_host(a: Any) -> Any:
+    """A C-contiguous NumPy array (0-d stays 0-d), as a device upload expects."""
+    import numpy as np
+
+    a = np.asarray(a)
+    return a if a.flags.c_contiguous else a.copy(order="C")
 
 
 def _discover() -> dict[str, metadata.EntryPoint]:
@@ -244,8 +358,9 @@ def _install(name: str, plugin: Any, dist: str) -> LoadedBackend:
         raise ContractError(f"backend '{name}': its plugin implements no ember_backend hook")
     _check_version(name, backend)
     native: dict[str, Callable[..., Any]] = {}
+    variants: dict[str, Callable[..., Any]] = {}
 
-    def register_kernel(op: str, fn: Callable[..., Any]) -> None:
+    def register_kernel(op: str, fn: Callable[..., Any], *, deterministic: bool = False) -> None:
         if op not in ALL_OPS:
             raise ContractError(
                 f"backend '{name}' registers a kernel for unknown op '{op}'; "
@@ -253,10 +368,18 @@ def _install(name: str, plugin: Any, dist: str) -> LoadedBackend:
             )
         if not callable(fn):
             raise ContractError(f"backend '{name}': kernel for '{op}' is not callable")
-        native[op] = fn
+        if deterministic and op not in backend.nondeterministic:
+            raise ContractError(
+                f"backend '{name}' registers a deterministic variant of '{op}' but does not "
+                f"declare '{op}' in Backend.nondeterministic"
+            )
+        (variants if deterministic else native)[op] = fn
 
     pm.hook.ember_register_kernels(backend=name, register=register_kernel)
-    return LoadedBackend(name, backend, native, dist)
+    lonely = sorted(set(variants) - set(native))
+    if lonely:
+        raise ContractError(f"backend '{name}' registers deterministic variants without kernels: {lonely}")
+    return LoadedBackend(name, backend, native, dist, variants)
 
 
 def _check_version(name: str, backend: Any) -> None:
@@ -309,6 +432,7 @@ def status() -> list[dict[str, Any]]:
             "dtypes": [d.name for d in sorted(be.dtypes, key=_dtype_order)],
             "fallbacks": lb.fallbacks(),
             "composite_fallbacks": lb.composite_fallbacks(),
+            "fallback_calls": {op: n for (b, op), n in sorted(_fallback_counts.items()) if b == name},
             "decomposed": lb.decomposed_composites(),
             "overrides": lb.overridden_composites(),
         }
@@ -358,6 +482,9 @@ def declare_decomposition(
     if op not in COMPOSITES:
         raise ContractError(f"'{op}' is not a composite op; only composites have decompositions")
     _decomposed[op] = make_kernel
+    for lb in list(_instances):
+        if op not in lb.native:
+            lb.k[op] = None
 
 
 def decomposed() -> frozenset[str]:
@@ -372,19 +499,39 @@ def set_fallback_policy(policy: str) -> None:
         raise ValueError(f"fallback policy must be one of {_POLICIES}, got {policy!r}")
     _policy = policy
     _warned.clear()
+    _resolve_all()
 
 
 def get_fallback_policy() -> str:
     return _policy
 
 
-def set_deterministic(flag: bool) -> None:
-    """Make nondeterministic kernels raise (flag True) or run (False)."""
-    global _deterministic
-    _deterministic = bool(flag)
-    for lb in _loaded.values():
-        lb.resolve()
+def set_deterministic(flag: bool, warn_only: bool = False) -> None:
+    """Under ``flag``, kernels a backend declares nondeterministic are replaced by its
+    registered deterministic variant, else raise (or warn and run, with ``warn_only``)."""
+    global _deterministic, _warn_only
+    _deterministic, _warn_only = bool(flag), bool(flag) and bool(warn_only)
+    _resolve_all()
 
 
 def is_deterministic() -> bool:
     return _deterministic
+
+
+def is_deterministic_warn_only() -> bool:
+    return _warn_only
+
+
+def set_interposer(
+    wrap: Callable[[LoadedBackend, str, Callable[..., Any]], Callable[..., Any]] | None,
+) -> None:
+    """The dispatcher's hook (``ember/_dispatch.py``): ``wrap(lb, op, fn)`` is applied to every
+    resolved kernel while dispatch modes are active; ``None`` restores the bare kernels."""
+    global _interposer
+    _interposer = wrap
+    _resolve_all()
+
+
+def _resolve_all() -> None:
+    for lb in list(_instances):
+        lb.resolve()

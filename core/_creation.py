@@ -11,6 +11,7 @@ from ember.backends import DType, UnsupportedDTypeError
 from ember.backends import dtypes as D
 
 from ._device import resolve
+from ._dispatch import call, from_host
 from ._dtype import get_default_dtype
 from ._tensor import Tensor, wrap
 
@@ -72,7 +73,7 @@ def _check_dtype(lb: Any, dtype: DType) -> None:
 def _upload(host: np.ndarray, dtype: DType, device: Any, requires_grad: bool) -> Tensor:
     dev, lb = resolve(device)
     _check_dtype(lb, dtype)
-    t = wrap(lb.backend.from_numpy(host, dev.index or 0), lb, dev, dtype, tuple(host.shape))
+    t = wrap(from_host(lb, host, dev.index or 0), lb, dev, dtype, tuple(host.shape))
     return _requiring_grad(t) if requires_grad else t
 
 
@@ -221,7 +222,7 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
             "copy of your array  with array.copy().) "
         )
     dev, lb = resolve("cpu")
-    return wrap(lb.backend.from_numpy(ndarray, 0), lb, dev, dt, tuple(ndarray.shape))
+    return wrap(from_host(lb, ndarray, 0), lb, dev, dt, tuple(ndarray.shape))
 
 
 def from_dlpack(ext: Any) -> Tensor:
@@ -252,7 +253,7 @@ def _fill(shape: tuple[int, ...], value: Any, dtype: DType, device: Any, require
     _check_dtype(lb, dtype)
     from ._ops.binary import _scalar_for
 
-    t = wrap(lb.k["full"](shape, _scalar_for(value, dtype), dtype, dev.index or 0), lb, dev, dtype, shape)
+    t = wrap(call(lb, "full", shape, _scalar_for(value, dtype), dtype, dev.index or 0), lb, dev, dtype, shape)
     return _requiring_grad(t) if requires_grad else t
 
 
@@ -350,7 +351,7 @@ def arange(
     n = max(0, math.ceil((end - start) / step))
     dev, lb = resolve(device)
     _check_dtype(lb, dtype)
-    t = wrap(lb.k["arange"](start, step, n, dtype, dev.index or 0), lb, dev, dtype, (n,))
+    t = wrap(call(lb, "arange", start, step, n, dtype, dev.index or 0), lb, dev, dtype, (n,))
     return _requiring_grad(t) if requires_grad else t
 
 

@@ -12,58 +12,51 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
-from ember.backends import DType, registry
+from ember.backends import DType
 from ember.backends.registry import LoadedBackend
 
 from . import _tensor
 from ._creation import numpy_dtype
+from ._dispatch import DispatchMode, active_modes, pop_mode, push_mode, to_host
 
 __all__ = ["kernel_checks_enabled", "set_kernel_checks"]
 
 
-class _Recording(dict):  # type: ignore[type-arg]
-    """A backend's kernel table that remembers the op last looked up (to name it in errors)."""
+class _LastOp(DispatchMode):
+    """Remembers the op last run on each backend, to name it in errors."""
 
-    last = "an op"
+    def __init__(self) -> None:
+        self.last: dict[str, str] = {}
 
-    def __getitem__(self, op: str) -> Any:
-        self.last = op
-        return dict.__getitem__(self, op)
-
-    def get(self, op: str, default: Any = None) -> Any:
-        self.last = op
-        return dict.get(self, op, default)
-
-
-_recording: list[LoadedBackend] = []
+    def __ember_dispatch__(
+        self, op: str, backend: str, run: Callable[..., Any], args: tuple, kwargs: dict[str, Any]
+    ) -> Any:
+        if op not in ("to_host", "from_host"):  # copies are not kernel results
+            self.last[backend] = op
+        return run(*args, **kwargs)
 
 
-def _record(be: LoadedBackend) -> None:
-    if type(be.k) is not _Recording:
-        be.k = _Recording(be.k)
-        _recording.append(be)
+_mode = _LastOp()
 
 
 def _op_of(be: LoadedBackend) -> str:
-    """The op whose result is being wrapped (the last kernel looked up on ``be``) and the
+    """The op whose result is being wrapped (the last kernel run on ``be``) and the
     frontend function wrapping it."""
     frame = sys._getframe(3)
     where = f"{frame.f_globals.get('__name__', '?')}.{frame.f_code.co_qualname}"
-    k = be.k
-    return f"{getattr(k, 'last', 'an op')} (in {where})"
+    return f"{_mode.last.get(be.name, 'an op')} (in {where})"
 
 
 def _shape_and_dtype(data: Any, be: LoadedBackend) -> tuple[tuple[int, ...], Any]:
-    host = be.backend.to_numpy(data)
+    host = to_host(be, data)
     return tuple(int(s) for s in host.shape), host.dtype
 
 
 def check_result(data: Any, be: LoadedBackend, dtype: DType, shape: tuple[int, ...]) -> None:
     """Raise RuntimeError if ``data`` is not an array of ``shape`` and ``dtype``."""
-    if type(be.k) is not _Recording:  # the first result seen from this backend: record from now on
-        _record(be)
     kind = be.backend.array_type
     if not isinstance(data, kind):
         raise RuntimeError(  # noqa: TRY004 - a broken backend, not a user's wrong argument type
@@ -88,14 +81,10 @@ def set_kernel_checks(enabled: bool) -> None:
     """Turn kernel-result checks on or off (process-wide)."""
     _tensor._result_check = check_result
     _tensor.wrap.__code__ = (_tensor._checked_wrap if enabled else _tensor._plain_wrap).__code__
-    if enabled:
-        # Backends loaded so far record from now on (later ones at their first result).
-        for be in list(registry._loaded.values()):
-            _record(be)
-    else:
-        for be in _recording:  # plain dict lookups again on the hot path
-            be.k = dict(be.k)
-        _recording.clear()
+    if enabled and _mode not in active_modes():
+        push_mode(_mode)
+    elif not enabled and _mode in active_modes():
+        pop_mode(_mode)
 
 
 def kernel_checks_enabled() -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ._dispatch import to_host
 from ._dtype import get_default_dtype
 from ._ops.join import cat
 from ._ops.views import detach, narrow
@@ -215,7 +216,7 @@ def _corners(t: Tensor, dim: int, edge: int) -> Tensor:
 
 
 def _host(t: Tensor) -> np.ndarray:
-    host = np.asarray(t._be.backend.to_numpy(t._data))
+    host = np.asarray(to_host(t._be, t._data))
     if host.dtype.kind == "V" or host.dtype.name in ("bfloat16", "float16"):
         host = host.astype(np.float32)  # exact; Python formats every float as a double anyway
     elif host.dtype.kind == "c":

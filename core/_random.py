@@ -18,6 +18,7 @@ from ember.backends import DType
 from ember.backends import dtypes as D
 
 from ._device import resolve
+from ._dispatch import call
 from ._dtype import get_default_dtype
 from ._tensor import Tensor, wrap
 
@@ -126,7 +127,7 @@ def random_words(n: int, device: Any, generator: Generator | None) -> Tensor:
     """``n`` raw Philox words (int64 in [0, 2**32)) on ``device``."""
     dev, lb = resolve(device)
     key, counter = (generator or default_generator).take(n)
-    return wrap(lb.k["philox"](n, key, counter, dev.index or 0), lb, dev, D.int64, (n,))
+    return wrap(call(lb, "philox", n, key, counter, dev.index or 0), lb, dev, D.int64, (n,))
 
 
 def _size(size: Sequence[Any]) -> tuple[int, ...]:

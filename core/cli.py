@@ -45,6 +45,9 @@ def _print_fallbacks(r: dict, detail: bool) -> None:
     if detail or r["composite_fallbacks"]:
         fb = ", ".join(r["composite_fallbacks"]) or "none"
         print(f"    composite fallbacks (no kernel, no decomposition; run on the CPU and copied back): {fb}")
+    if r.get("fallback_calls"):
+        calls = ", ".join(f"{op} x{n}" for op, n in r["fallback_calls"].items())
+        print(f"    CPU fallback calls in this process: {calls}")
     if detail:
         print(f"    composites with their own kernels: {', '.join(r['overrides']) or 'none'}")
         print(

@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from ._dispatch import to_host
+
 __all__ = ["assert_close"]
 
 _TOL = {
@@ -20,7 +22,7 @@ _TOL = {
 
 def _host(x: Any) -> np.ndarray:
     if hasattr(x, "_be"):
-        return np.asarray(x._be.backend.to_numpy(x._data))
+        return np.asarray(to_host(x._be, x._data))
     return np.asarray(x)
 
 

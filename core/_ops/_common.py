@@ -6,6 +6,7 @@ from typing import Any
 
 from ember.backends import DType
 
+from .._dispatch import call
 from .._tensor import Tensor, wrap
 
 __all__ = [
@@ -55,13 +56,13 @@ def expand_data(t: Tensor, shape: tuple[int, ...]) -> Any:
     """The native array of ``t`` broadcast to ``shape`` (a view, no copy)."""
     if t._shape == shape:
         return t._data
-    return t._be.k["expand"](t._data, shape)
+    return call(t._be, "expand", t._data, shape)
 
 
 def cast_data(t: Tensor, dtype: DType) -> Any:
     if t.dtype is dtype:
         return t._data
-    return t._be.k["cast"](t._data, dtype)
+    return call(t._be, "cast", t._data, dtype)
 
 
 def same_device(a: Tensor, b: Tensor, op: str) -> None:

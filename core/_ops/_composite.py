@@ -9,14 +9,13 @@ as one by ``ember info`` and the conformance suite.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-from ember.backends import COMPOSITES, DTYPES_BY_NAME, DType, FallbackError, get_fallback_policy, registry
+from ember.backends import COMPOSITES, DTYPES_BY_NAME, DType, registry
 
 from .._device import canonical
+from .._dispatch import call, has_kernel, to_host
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 
@@ -79,17 +78,8 @@ class NoRecord:
 def _shape(be: Any, data: Any) -> tuple[int, ...]:
     shape = getattr(data, "shape", None)
     if shape is None:
-        shape = be.backend.to_numpy(data).shape
+        shape = to_host(be, data).shape
     return tuple(int(s) for s in shape)
-
-
-def _contiguous(a: Any) -> np.ndarray:
-    a = np.asarray(a)  # keeps 0-d arrays 0-d (np.ascontiguousarray would not)
-    return a if a.flags.c_contiguous else a.copy(order="C")
-
-
-def _to_cpu(t: Tensor, cpu: Any) -> Any:
-    return cpu.backend.from_numpy(_contiguous(t._be.backend.to_numpy(t._data)), 0)
 
 
 _PT = {
@@ -124,52 +114,19 @@ def not_implemented_for(kernel: str, t: Any, *kinds: str) -> None:
             raise NotImplementedError(f"\"{kernel}\" not implemented for '{_PT[dt.name]}'")
 
 
-_warned: set[tuple[str, str]] = set()
-
-
-def _policy_check(backend: str, name: str) -> None:
-    """The user's fallback policy applies to composites that have no decomposition too."""
-    policy = get_fallback_policy()
-    if policy == "error":
-        raise FallbackError(
-            f"{name}: backend '{backend}' has no kernel and the fallback policy is 'error'; "
-            "use ember.backends.set_fallback_policy('warn') or move the tensors to 'cpu'"
-        )
-    if policy == "warn" and (backend, name) not in _warned:
-        _warned.add((backend, name))
-        warnings.warn(
-            f"{name}: backend '{backend}' has no kernel; running it on the CPU and copying back "
-            "(set ember.backends.set_fallback_policy('silent') to hide this)",
-            RuntimeWarning,
-            stacklevel=4,
-        )
-
-
 def run_composite(name: str, tensors: tuple[Tensor, ...], params: tuple, dtypes: Any) -> Any:
     """Run composite ``name`` on ``tensors`` with ``params``; wrap outputs with ``dtypes``.
 
-    ``dtypes`` is one DType (one output) or a tuple of them (a tuple of outputs).
+    The backend's kernel (or the CPU fallback the dispatcher resolved for it) where it has
+    one, else the decomposition on the tensors' own device. ``dtypes`` is one DType (one
+    output) or a tuple of them (a tuple of outputs).
     """
     x = tensors[0]
     be, dev = x._be, x._device
-    k = be.k.get(name)
-    decomposed = DECOMPOSITIONS.get(name) if k is None and be.name != "cpu" else None
-    if decomposed is not None:
+    if not has_kernel(be, name):
         with NoRecord():
-            return _decompose(decomposed, tensors, params, dtypes)
-    if k is not None:
-        if getattr(be.backend, "contiguous_only", False):
-            tensors = tuple(t.contiguous() for t in tensors)  # type: ignore[attr-defined]
-        out = k(*(t._data for t in tensors), *params)
-    else:
-        _policy_check(be.name, name)
-        cpu = registry.get("cpu")
-        host_out = cpu.k[name](*(_to_cpu(t, cpu) for t in tensors), *params)
-        idx = dev.index or 0
-        if isinstance(host_out, tuple):
-            out = tuple(be.backend.from_numpy(_contiguous(o), idx) for o in host_out)
-        else:
-            out = be.backend.from_numpy(_contiguous(host_out), idx)
+            return _decompose(DECOMPOSITIONS[name], tensors, params, dtypes)
+    out = call(be, name, *(t._data for t in tensors), *params)
     if isinstance(dtypes, DType):
         return wrap(out, be, dev, dtypes, _shape(be, out))
     return tuple(wrap(o, be, dev, d, _shape(be, o)) for o, d in zip(out, dtypes))
@@ -208,12 +165,12 @@ def _tensor_args(lb: Any, args: tuple) -> tuple[Tensor, ...]:
 
 
 def _filled(like: Tensor, value: Any) -> Tensor:
-    data = like._be.k["full"](like._shape, value, like.dtype, like._device.index or 0)
+    data = call(like._be, "full", like._shape, value, like.dtype, like._device.index or 0)
     return wrap(data, like._be, like._device, like.dtype, like._shape)
 
 
 def _as_tensor(lb: Any, data: Any) -> Tensor:
-    host = lb.backend.to_numpy(data)
+    host = to_host(lb, data)
     dev = canonical(lb.name, lb.backend.index_of(data))
     return wrap(data, lb, dev, DTYPES_BY_NAME[host.dtype.name], tuple(int(s) for s in host.shape))
 

@@ -12,6 +12,7 @@ from typing import Any
 from ember.backends import dtypes as D
 from ember.backends.dtypes import promote_types
 
+from .._dispatch import call, has_kernel
 from .._dtype import SCALAR_RESULT_CACHE as _SCALAR_DT
 from .._dtype import combine, get_default_dtype, result_type_scalar
 from .._tensor import Tensor, wrap
@@ -112,13 +113,13 @@ def _operands(a: Any, b: Any, op: str) -> tuple:
             dt = a.dtype if a.dtype is b.dtype else result_type(a, b)
             sa, sb = a._shape, b._shape
             shape = sa if sa == sb else broadcast_shape(sa, sb)
-            k = a._be.k
-            xa = a._data if a.dtype is dt else k["cast"](a._data, dt)
-            xb = b._data if b.dtype is dt else k["cast"](b._data, dt)
+            be = a._be
+            xa = a._data if a.dtype is dt else call(be, "cast", a._data, dt)
+            xb = b._data if b.dtype is dt else call(be, "cast", b._data, dt)
             if sa != shape:
-                xa = k["expand"](xa, shape)
+                xa = call(be, "expand", xa, shape)
             if sb != shape:
-                xb = k["expand"](xb, shape)
+                xb = call(be, "expand", xb, shape)
             return a._be, a._device, dt, shape, xa, xb
         tb = type(b)
         dt = _SCALAR_DT.get((a.dtype, tb))
@@ -127,7 +128,7 @@ def _operands(a: Any, b: Any, op: str) -> tuple:
             dt = result_type_scalar(a.dtype, b)
             if tb in _PY_SCALAR_TYPES:
                 _SCALAR_DT[a.dtype, tb] = dt
-        xa = a._data if a.dtype is dt else a._be.k["cast"](a._data, dt)
+        xa = a._data if a.dtype is dt else call(a._be, "cast", a._data, dt)
         # The hot case, tensor(float) op float, needs no conversion of the scalar.
         return (
             a._be,
@@ -141,7 +142,7 @@ def _operands(a: Any, b: Any, op: str) -> tuple:
     if not isinstance(b, Tensor):
         raise TypeError(f"{op}: expected at least one Tensor operand")
     dt = result_type_scalar(b.dtype, a)
-    xb = b._data if b.dtype is dt else b._be.k["cast"](b._data, dt)
+    xb = b._data if b.dtype is dt else call(b._be, "cast", b._data, dt)
     return b._be, b._device, dt, b._shape, _scalar_for(a, dt), xb
 
 
@@ -158,7 +159,7 @@ def _scalarise_cpu(a: Tensor, b: Tensor, op: str) -> tuple:
 def binary_op(name: str, a: Any, b: Any, out_dtype: Any = None) -> Tensor:
     """Run primitive ``name`` on promoted, broadcast operands; no autograd."""
     be, dev, dt, shape, xa, xb = _operands(a, b, name)
-    return wrap(be.k[name](xa, xb), be, dev, out_dtype or dt, shape)
+    return wrap(call(be, name, xa, xb), be, dev, out_dtype or dt, shape)
 
 
 def _grad_needed(a: Any, b: Any) -> bool:
@@ -380,9 +381,8 @@ def remainder(input: Any, other: Any) -> Tensor:
     _refuse(input, other, 3, "remainder")
     _refuse_bools(input, other, "remainder")
     be, dev, dt, shape, xa, xb = _operands(input, other, "remainder")
-    k = be.k["remainder"]
-    if k is not None:
-        out = wrap(k(xa, xb), be, dev, dt, shape)
+    if has_kernel(be, "remainder"):
+        out = wrap(call(be, "remainder", xa, xb), be, dev, dt, shape)
     else:
         a_t = wrap(xa, be, dev, dt, shape) if not isinstance(xa, (int, float, complex)) else xa
         b_t = wrap(xb, be, dev, dt, shape) if not isinstance(xb, (int, float, complex)) else xb

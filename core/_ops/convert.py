@@ -9,6 +9,7 @@ import numpy as np
 from ember.backends import DType
 
 from .._device import resolve
+from .._dispatch import call, from_host, has_kernel, kernel_writes_out, to_host
 from .._tensor import Tensor, _is_contiguous, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
@@ -36,12 +37,11 @@ def _clone_rule(n: Any, g: Tensor) -> tuple:
 
 def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
     """A contiguous copy that keeps the graph (``CloneBackward0``)."""
-    k = input._be.k["clone"]
-    if k is not None:
-        data = k(input._data)
+    if has_kernel(input._be, "clone"):
+        data = call(input._be, "clone", input._data)
     else:
         data = input._be.backend.empty(input._shape, input.dtype, input._device.index or 0)
-        input._be.k["assign"](data, input._data)
+        call(input._be, "assign", data, input._data)
     out = wrap(data, input._be, input._device, input.dtype, input._shape)
     if _grad.enabled and input.requires_grad:
         record("CloneBackward0", _clone_rule, out, (input,), (), None)
@@ -93,9 +93,9 @@ def to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     if dev is not input._device:
         data = _transfer(input, dev, lb)
         if dt is not input.dtype:
-            data = lb.k["cast"](data, dt)
+            data = call(lb, "cast", data, dt)
     elif dt is not input.dtype:
-        data = lb.k["cast"](data, dt)
+        data = call(lb, "cast", data, dt)
     out = wrap(data, lb, dev, dt, input._shape)
     if _grad.enabled and input.requires_grad:
         record("ToCopyBackward0", _to_rule, out, (input,), (), (input.dtype, input._device))
@@ -104,8 +104,8 @@ def to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
 
 def _transfer(input: Tensor, dev: Any, lb: Any) -> Any:
     """Through the host: the source's to_numpy, the target's from_numpy, never aliasing."""
-    host = np.array(input._be.backend.to_numpy(input._data), copy=True, order="C")
-    return lb.backend.from_numpy(host, dev.index or 0)
+    host = np.array(to_host(input._be, input._data), copy=True, order="C")
+    return from_host(lb, host, dev.index or 0)
 
 
 def cpu(input: Tensor) -> Tensor:
@@ -152,7 +152,7 @@ def _write(t: Tensor, src: Tensor) -> None:
             raise RuntimeError(
                 f"output with shape {list(t._shape)} doesn't match the broadcast shape {list(shape)}"
             )
-        data = t._be.k["expand"](data, t._shape)
+        data = call(t._be, "expand", data, t._shape)
     assign(t, data)
     t._vc[0] += 1
 
@@ -166,7 +166,7 @@ _OVERLAP = (
 def assign(t: Tensor, data: Any) -> None:
     """Run the ``assign`` kernel into ``t``; an expanded (self-overlapping) view refuses."""
     try:
-        t._be.k["assign"](t._data, data)
+        call(t._be, "assign", t._data, data)
     except ValueError as e:  # NumPy's read-only destination: an expanded view
         raise RuntimeError(_OVERLAP) from e
 
@@ -271,7 +271,6 @@ def inplace_binary(kernel: str, op: Callable[..., Tensor]) -> Callable[..., Tens
     result keeps ``self``'s dtype and shape, a kernel marked ``writes_out`` writes straight into
     ``self`` (no new array, no copy); every other case is ``inplace(op)``."""
     from ember.backends.dtypes import bool_
-    from ember.backends.ops import WRITES_OUT
 
     from .binary import _operands
 
@@ -290,17 +289,16 @@ def inplace_binary(kernel: str, op: Callable[..., Tensor]) -> Callable[..., Tens
         if isinstance(other, Tensor):
             check_partial_overlap(self, other)
         be, _, dt, shape, xa, xb = _operands(self, other, kernel)
-        k = be.k[kernel]
         if (
             dt is not self.dtype
             or shape != self._shape
             or dt is bool_
             or (kernel == "div" and dt.category < 2)
-            or not getattr(k, WRITES_OUT, False)
+            or not kernel_writes_out(be, kernel)
         ):
             return general(self, other)
         try:
-            k(xa, xb, out=self._data)
+            call(be, kernel, xa, xb, out=self._data)
         except ValueError as e:  # the contract's answer for a read-only (expanded) out
             raise RuntimeError(_OVERLAP) from e
         self._vc[0] += 1

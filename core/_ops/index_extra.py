@@ -10,6 +10,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._dispatch import has_kernel
 from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
@@ -356,7 +357,7 @@ def _scatter_reduce_checked(
 ) -> Tensor:
     """``scatter_reduce`` on an int64 ``index`` in ``[0, size)`` and a known reduction."""
     with NoRecord():
-        if input._be.k.get("scatter_reduce") is None and reduce in ("sum", "mean"):
+        if not has_kernel(input._be, "scatter_reduce") and reduce in ("sum", "mean"):
             out = _scatter_sum_mean(input, d, index, src, reduce, bool(include_self))
         else:
             out = run_composite(

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from ember.backends import dtypes as D
 
+from .._dispatch import call, has_kernel, to_host
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
@@ -46,10 +47,10 @@ def index_range(t: Tensor) -> tuple[int, int]:
     """``(min, max)`` of a non-empty integer tensor: the one cheap check every index gets."""
     n = t.numel()
     if n <= _LIST_CHECK:
-        values = t._be.backend.to_numpy(t._data).ravel().tolist()
+        values = to_host(t._be, t._data).ravel().tolist()
         return min(values), max(values)
     if n <= _HOST_CHECK:
-        a = t._be.backend.to_numpy(t._data)
+        a = to_host(t._be, t._data)
         return int(a.min()), int(a.max())
     return int(t.amin().item()), int(t.amax().item())  # type: ignore[attr-defined]
 
@@ -64,7 +65,7 @@ def first_outside(t: Tensor, low: int, high: int) -> tuple[int, int] | None:
     lo, hi = index_range(t)
     if low <= lo and hi < high:
         return None
-    a = np.asarray(t._be.backend.to_numpy(t._data)).reshape(-1)
+    a = np.asarray(to_host(t._be, t._data)).reshape(-1)
     pos = int(np.flatnonzero((a < low) | (a >= high))[0])
     return pos, int(a[pos])
 
@@ -275,9 +276,8 @@ def _advanced(view: Tensor, adv: dict[int, Tensor]) -> Tensor:
     indices, bshape = _checked(view, adv)
     dims = sorted(adv)
     shape = _result_shape(view._shape, dims, bshape)
-    k = view._be.k["index"]
-    if k is not None:
-        data = k(view._data, indices)
+    if has_kernel(view._be, "index"):
+        data = call(view._be, "index", view._data, indices)
     else:
         data = _index_decomposed(view, indices, dims, bshape, shape)
     out = wrap(data, view._be, view._device, view.dtype, shape)
@@ -397,9 +397,8 @@ def _index_put_into(view: Tensor, adv: dict[int, Tensor], value: Any, accumulate
     dims = sorted(adv)
     shape = _result_shape(view._shape, dims, bshape)
     vals = _value_data(view, value, shape, advanced=True)
-    k = view._be.k["index_put"]
-    if k is not None:
-        k(view._data, indices, vals, accumulate)
+    if has_kernel(view._be, "index_put"):
+        call(view._be, "index_put", view._data, indices, vals, accumulate)
         return
     _index_put_decomposed(view, indices, dims, bshape, shape, vals, accumulate)
 
@@ -429,8 +428,8 @@ def _index_put_decomposed(
         src = vt.reshape(n, r)._data
     flat = v2.contiguous().reshape(numel(tuple(adv_sizes)), r)
     idx = lin.reshape(n, 1).expand(n, r)._data  # type: ignore[union-attr]
-    out = be.k["scatter"](flat._data, 0, idx, src, "add" if accumulate else None)
-    be.k["assign"](v2._data, be.k["reshape"](out, v2._shape))
+    out = call(be, "scatter", flat._data, 0, idx, src, "add" if accumulate else None)
+    call(be, "assign", v2._data, call(be, "reshape", out, v2._shape))
 
 
 def _key_from(adv: dict[int, Tensor], ndim: int) -> tuple:
@@ -507,9 +506,8 @@ class _NoRecord:
 
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
     """Coordinates of non-zero elements: ``(count, ndim)`` int64, or one tensor per dim."""
-    k = input._be.k["nonzero"]
-    if k is not None:
-        data = k(input._data)
+    if has_kernel(input._be, "nonzero"):
+        data = call(input._be, "nonzero", input._data)
         out = wrap(data, input._be, input._device, D.int64, _nonzero_shape(input, data))
     else:
         out = _nonzero_decomposed(input)
@@ -522,7 +520,7 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
 
 def _nonzero_shape(input: Tensor, data: Any) -> tuple[int, ...]:
     # The count is data-dependent: only the kernel's result knows it.
-    return tuple(input._be.backend.to_numpy(data).shape)
+    return tuple(to_host(input._be, data).shape)
 
 
 def _nonzero_decomposed(input: Tensor) -> Tensor:
@@ -586,7 +584,7 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
 
 def gather_checked(input: Tensor, d: int, index: Tensor) -> Tensor:
     """``gather`` on an int64 ``index`` already known to lie in ``[0, size)``."""
-    data = input._be.k["gather"](input._data, d, index._data)
+    data = call(input._be, "gather", input._data, d, index._data)
     out = wrap(data, input._be, input._device, input.dtype, index._shape)
     if _grad.enabled and input.requires_grad:
         record("GatherBackward0", _gather_rule, out, (input, index), (), (input._shape, d, index))
@@ -627,7 +625,7 @@ def scatter_checked(input: Tensor, d: int, index: Tensor, src: Any, reduce: str 
         from .binary import _scalar_for
 
         s = _scalar_for(src, input.dtype)
-    data = input._be.k["scatter"](input._data, d, index._data, s, reduce)
+    data = call(input._be, "scatter", input._data, d, index._data, s, reduce)
     out = wrap(data, input._be, input._device, input.dtype, input._shape)
     if _grad.enabled and (input.requires_grad or getattr(src, "requires_grad", False)):
         record(

@@ -7,6 +7,7 @@ from typing import Any
 
 from ember.backends.dtypes import promote_types
 
+from .._dispatch import call
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
@@ -48,11 +49,11 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                 f"Sizes of tensors must match except in dimension {d}. Expected size "
                 f"{_mismatch(ref, t, d)[0]} but got size {_mismatch(ref, t, d)[1]} for tensor number {i} in the list."
             )
-        parts.append(t._data if t.dtype is dt else t._be.k["cast"](t._data, dt))
+        parts.append(t._data if t.dtype is dt else call(t._be, "cast", t._data, dt))
         sizes.append((start, t._shape[d]))
         start += t._shape[d]
     shape = ref._shape[:d] + (start,) + ref._shape[d + 1 :]
-    out = wrap(ref._be.k["cat"](parts, d), ref._be, ref._device, dt, shape)
+    out = wrap(call(ref._be, "cat", parts, d), ref._be, ref._device, dt, shape)
     if _grad.enabled and any(t.requires_grad for t in ts):
         record("CatBackward0", _cat_rule, out, tuple(ts), (), (d, sizes))
     return out

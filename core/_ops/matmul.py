@@ -6,6 +6,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._dispatch import call
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
@@ -40,11 +41,11 @@ def _core(a: Tensor, b: Tensor) -> Tensor:
     """(..., n, k) @ (..., k, m) with batch dims broadcast; both at least 2-D."""
     batch = broadcast_shape(a._shape[:-2], b._shape[:-2])
     sa, sb = batch + a._shape[-2:], batch + b._shape[-2:]
-    k = a._be.k
-    xa = a._data if a._shape == sa else k["expand"](a._data, sa)
-    xb = b._data if b._shape == sb else k["expand"](b._data, sb)
+    be = a._be
+    xa = a._data if a._shape == sa else call(be, "expand", a._data, sa)
+    xb = b._data if b._shape == sb else call(be, "expand", b._data, sb)
     shape = batch + (a._shape[-2], b._shape[-1])
-    return wrap(k["matmul"](xa, xb), a._be, a._device, a.dtype, shape)
+    return wrap(call(be, "matmul", xa, xb), a._be, a._device, a.dtype, shape)
 
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:

@@ -7,6 +7,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._dispatch import call, has_kernel
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
@@ -60,9 +61,9 @@ def _unreduce(g: Tensor, shape: tuple[int, ...], dims: tuple[int, ...], keepdim:
 def _reduce(op: str, x: Tensor, dims: tuple[int, ...], keepdim: bool, dtype: Any) -> Tensor:
     shape = _out_shape(x._shape, dims, keepdim)
     if not x._shape:  # a 0-d tensor reduces over nothing: a copy (cast always copies)
-        return wrap(x._be.k["cast"](x._data, dtype), x._be, x._device, dtype, ())
-    data = x._data if x.dtype is dtype else x._be.k["cast"](x._data, dtype)
-    return wrap(x._be.k[op](data, dims, keepdim), x._be, x._device, dtype, shape)
+        return wrap(call(x._be, "cast", x._data, dtype), x._be, x._device, dtype, ())
+    data = x._data if x.dtype is dtype else call(x._be, "cast", x._data, dtype)
+    return wrap(call(x._be, op, data, dims, keepdim), x._be, x._device, dtype, shape)
 
 
 def _sum_dtype(x: Tensor, dtype: Any) -> Any:
@@ -180,7 +181,7 @@ def _extreme(op: str, node: str, input: Tensor, dim: Any, keepdim: bool, name: s
         _check_given_dims(name or op, input, dim)
     dims = norm_dims(dim, input.ndim)
     _check_nonempty(name or op, input, dims, _is_all(dim))
-    if op == "amin" and input._be.k["amin"] is None:
+    if op == "amin" and not has_kernel(input._be, "amin"):
         with _NoRecord():
             out = _flip_order(_reduce("amax", _flip_order(input), dims, keepdim, input.dtype))
     else:
@@ -220,11 +221,10 @@ def _arg(op: str, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
         shape = _out_shape(input._shape, (d,), keepdim) if input._shape else ()
         if not input._shape:
             d = None
-    k = input._be.k[op]
-    if k is None:  # argmin without a kernel: argmax of an order-reversed copy
+    if not has_kernel(input._be, op):  # argmin without a kernel: argmax of an order-reversed copy
         with _NoRecord():
             return _arg("argmax", _flip_order(input), dim, keepdim)
-    return wrap(k(input._data, d, keepdim), input._be, input._device, D.int64, shape)
+    return wrap(call(input._be, op, input._data, d, keepdim), input._be, input._device, D.int64, shape)
 
 
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
@@ -376,7 +376,7 @@ def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     x = input if input.dtype is dt else input.to(dt)
     if not x._shape:
         return x.clone()
-    out = wrap(x._be.k["cumsum"](x._data, d), x._be, x._device, dt, x._shape)
+    out = wrap(call(x._be, "cumsum", x._data, d), x._be, x._device, dt, x._shape)
     if _grad.enabled and input.requires_grad:
         record("CumsumBackward0", _cumsum_rule, out, (x,), (), (d,))
     return out

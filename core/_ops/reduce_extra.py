@@ -11,6 +11,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._dispatch import has_kernel
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad
@@ -314,7 +315,7 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     x = input.to(dt)
     if x.ndim == 0:
         return x.clone()
-    if x._be.k.get("cumprod") is None:
+    if not has_kernel(x._be, "cumprod"):
         with NoRecord():
             out = _scan(x, d, lambda a, b: a * b, 1)[0]
     else:
@@ -385,7 +386,7 @@ def _cum_extreme(name: str, input: Tensor, dim: int) -> Any:
     not_implemented_for(name + "_cpu", input, "complex")
     d = norm_dim(dim, input.ndim)
     x = input.reshape(1) if input.ndim == 0 else input
-    if x._be.k.get(name) is None:
+    if not has_kernel(x._be, name):
         with NoRecord():
             v, i = _cum_extreme_scan(x, d, name == "cummax")
     else:

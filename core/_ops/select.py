@@ -6,6 +6,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._dispatch import call
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
@@ -49,18 +50,18 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
         if isinstance(x, Tensor):
             same_device(condition, x, "where")
             shape = broadcast_shape(shape, x._shape)
-    k = condition._be.k
-    xc = condition._data if condition._shape == shape else k["expand"](condition._data, shape)
+    be = condition._be
+    xc = condition._data if condition._shape == shape else call(be, "expand", condition._data, shape)
     xs = []
     for x in (input, other):
         if isinstance(x, Tensor):
-            d = x._data if x.dtype is dt else k["cast"](x._data, dt)
-            xs.append(d if x._shape == shape else k["expand"](d, shape))
+            d = x._data if x.dtype is dt else call(be, "cast", x._data, dt)
+            xs.append(d if x._shape == shape else call(be, "expand", d, shape))
         else:
             xs.append(_scalar_for(x, dt))
     if not ta and not tb:
-        xs[0] = k["expand"](k["full"]((), xs[0], dt, condition._device.index or 0), shape)
-    out = wrap(k["where"](xc, xs[0], xs[1]), condition._be, condition._device, dt, shape)
+        xs[0] = call(be, "expand", call(be, "full", (), xs[0], dt, condition._device.index or 0), shape)
+    out = wrap(call(be, "where", xc, xs[0], xs[1]), condition._be, condition._device, dt, shape)
     if _grad.enabled and (getattr(input, "requires_grad", False) or getattr(other, "requires_grad", False)):
         sa = input._shape if ta else ()
         sb = other._shape if tb else ()

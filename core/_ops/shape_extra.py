@@ -12,6 +12,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._dispatch import call
 from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
@@ -295,7 +296,7 @@ def _diagonal_backward(g: Tensor, shape: tuple[int, ...], offset: int, d1: int, 
 
     out = zeros(shape, dtype=g.dtype, device=g._device)
     view = diagonal(out, offset, d1, d2)
-    out._be.k["assign"](view._data, g.contiguous()._data)
+    call(out._be, "assign", view._data, g.contiguous()._data)
     if _grad.enabled and g.requires_grad:
         record("DiagonalBackwardBackward0", _rediag_rule, out, (g,), (), (offset, d1, d2))
     return out
@@ -318,7 +319,7 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     if n > 0:
         start += offset * strides[d2] if offset >= 0 else -offset * strides[d1]
     rest = tuple(s for i, s in enumerate(strides) if i not in (d1, d2))
-    data = input._be.k["as_strided"](input._data, shape, rest + (strides[d1] + strides[d2],), start)
+    data = call(input._be, "as_strided", input._data, shape, rest + (strides[d1] + strides[d2],), start)
     return make_view(input, data, shape, "DiagonalBackward0", _diagonal_rule, (input._shape, offset, d1, d2))
 
 
@@ -414,7 +415,7 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     strides = input.stride()
     shape = input._shape[:d] + (nwin,) + input._shape[d + 1 :] + (size,)
     st = strides[:d] + (strides[d] * step,) + strides[d + 1 :] + (strides[d],)
-    data = input._be.k["as_strided"](input._data, shape, st, input.storage_offset())
+    data = call(input._be, "as_strided", input._data, shape, st, input.storage_offset())
     return make_view(input, data, shape, "UnfoldBackward0", _unfold_rule, (input._shape, d, size, step))
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._dispatch import call
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
@@ -30,7 +31,7 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = 
         return return_types.sort(
             input.clone(),
             wrap(
-                input._be.k["full"]((), 0, D.int64, input._device.index or 0),
+                call(input._be, "full", (), 0, D.int64, input._device.index or 0),
                 input._be,
                 input._device,
                 D.int64,
@@ -38,7 +39,7 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = 
             ),
         )
     d = norm_dim(dim, input.ndim)
-    vals, idx = input._be.k["sort"](input._data, d, bool(descending))
+    vals, idx = call(input._be, "sort", input._data, d, bool(descending))
     values = wrap(vals, input._be, input._device, input.dtype, input._shape)
     indices = wrap(idx, input._be, input._device, D.int64, input._shape)
     if _grad.enabled and input.requires_grad:

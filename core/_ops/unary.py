@@ -13,6 +13,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._dispatch import call, has_kernel
 from .._dtype import get_default_dtype
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
@@ -90,9 +91,8 @@ def _unary(
                 return x.clone()
             if float_only:
                 x = _floatify(x)
-        k = x._be.k[name]
-        if k is not None:
-            out = wrap(k(x._data), x._be, x._device, x.dtype, x._shape)
+        if has_kernel(x._be, name):
+            out = wrap(call(x._be, name, x._data), x._be, x._device, x.dtype, x._shape)
         else:
             with _NoRecord():
                 out = decompose(x)  # type: ignore[misc]
@@ -158,7 +158,7 @@ def abs(input: Tensor) -> Tensor:
     """``|input|``; complex inputs give their real dtype."""
     x = input
     out_dtype = D.to_real(x.dtype)
-    out = wrap(x._be.k["abs"](x._data), x._be, x._device, out_dtype, x._shape)
+    out = wrap(call(x._be, "abs", x._data), x._be, x._device, out_dtype, x._shape)
     if _grad.enabled and x.requires_grad:
         record("AbsBackward0", _abs_rule, out, (x,), (), (x, out if x.dtype.is_complex else None))
     return out

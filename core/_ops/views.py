@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .._dispatch import call
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
@@ -101,7 +102,7 @@ def view(input: Tensor, *shape: Any) -> Tensor:
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
         return _view_dtype(input, shape[0])
     new = infer_shape(_shape_arg(shape), input.numel())
-    data = input._be.k["reshape"](input._data, new)
+    data = call(input._be, "reshape", input._data, new)
     if data is None:
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one "
@@ -113,7 +114,7 @@ def view(input: Tensor, *shape: Any) -> Tensor:
 def reshape(input: Tensor, *shape: Any) -> Tensor:
     """``view`` when the layout allows, otherwise a copy."""
     new = infer_shape(_shape_arg(shape), input.numel())
-    data = input._be.k["reshape"](input._data, new)
+    data = call(input._be, "reshape", input._data, new)
     if data is not None:
         return make_view(input, data, new, "ViewBackward0", _reshape_rule, input._shape)
     return view(input.clone(), new)
@@ -137,7 +138,7 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
         )
     if len(set(ds)) != len(ds):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    data = input._be.k["permute"](input._data, ds)
+    data = call(input._be, "permute", input._data, ds)
     return make_view(input, data, tuple(input._shape[d] for d in ds), "PermuteBackward0", _permute_rule, ds)
 
 
@@ -192,7 +193,7 @@ def expand(input: Tensor, *sizes: Any) -> Tensor:
     shape = tuple(out)
     if shape == input._shape:
         return make_view(input, input._data, shape, "ExpandBackward0", _expand_rule, input._shape)
-    data = input._be.k["expand"](input._data, shape)
+    data = call(input._be, "expand", input._data, shape)
     return make_view(input, data, shape, "ExpandBackward0", _expand_rule, input._shape)
 
 
@@ -201,7 +202,7 @@ def expand_as(input: Tensor, other: Tensor) -> Tensor:
 
 
 def _reshape_to(input: Tensor, shape: tuple[int, ...], node: str) -> Tensor:
-    data = input._be.k["reshape"](input._data, shape)
+    data = call(input._be, "reshape", input._data, shape)
     return make_view(input, data, shape, node, _reshape_rule, input._shape)
 
 
@@ -271,11 +272,11 @@ def slice_backward(
     from .._creation import zeros
 
     out = zeros(shape, dtype=g.dtype, device=g._device)
-    region = out._be.k["slice"](out._data, key)
-    src = g._be.k["reshape"](g._data, _kept_shape(shape, key))
+    region = call(out._be, "slice", out._data, key)
+    src = call(g._be, "reshape", g._data, _kept_shape(shape, key))
     if src is None:
-        src = g._be.k["reshape"](g.clone()._data, _kept_shape(shape, key))
-    out._be.k["assign"](region, src)
+        src = call(g._be, "reshape", g.clone()._data, _kept_shape(shape, key))
+    call(out._be, "assign", region, src)
     if _grad.enabled and g.requires_grad:
         record("SliceBackwardBackward0", _reslice_rule, out, (g,), (), (key, view_shape))
     return out
@@ -301,10 +302,10 @@ def _slice_rule(n: Any, g: Tensor) -> tuple:
 
 def basic_slice(input: Tensor, key: tuple[Any, ...], out_shape: tuple[int, ...]) -> Tensor:
     """The view ``input[key]`` for a normalised key (ints and step>0 slices), reshaped."""
-    data = input._be.k["slice"](input._data, key)
+    data = call(input._be, "slice", input._data, key)
     kept = _kept_shape(input._shape, key)
     if kept != out_shape:
-        data = input._be.k["reshape"](data, out_shape)
+        data = call(input._be, "reshape", data, out_shape)
     node = "SelectBackward0" if any(isinstance(k, int) for k in key) else "SliceBackward0"
     return make_view(input, data, out_shape, node, _slice_rule, (input._shape, key, out_shape))
 
@@ -397,7 +398,7 @@ def as_strided(
 ) -> Tensor:
     """A view with explicit sizes and strides (in elements) over ``input``'s storage."""
     off = input.storage_offset() if storage_offset is None else storage_offset
-    data = input._be.k["as_strided"](input._data, tuple(size), tuple(stride), off)
+    data = call(input._be, "as_strided", input._data, tuple(size), tuple(stride), off)
     return make_view(input, data, tuple(size), "AsStridedBackward0", _as_strided_rule, None)
 
 

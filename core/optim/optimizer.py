@@ -12,6 +12,7 @@ from collections.abc import Callable
 from copy import deepcopy
 from typing import Any
 
+from .._dispatch import call, has_kernel
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 
@@ -289,13 +290,12 @@ def _plain_types() -> tuple[type, ...]:
 
 
 def fused_kernel(p: Tensor, grad: Tensor, group: dict[str, Any], op: str) -> Any:
-    """The backend's fused ``op`` kernel for this update, or None to run the per-op formula.
+    """``op`` when the backend has a fused kernel for this update, or None to run the per-op formula.
 
     Fused only for plain dense float32/float64 tensors outside ``foreach``/``differentiable``
     modes, with a gradient that does not itself require grad (a graph to keep).
     """
-    k = p._be.k.get(op)
-    if k is None or group.get("differentiable") or group.get("foreach"):
+    if not has_kernel(p._be, op) or group.get("differentiable") or group.get("foreach"):
         return None
     if grad.requires_grad or type(p) not in _plain_types() or type(grad) is not Tensor:
         return None
@@ -303,10 +303,10 @@ def fused_kernel(p: Tensor, grad: Tensor, group: dict[str, Any], op: str) -> Any
         return None
     if grad._be is not p._be or grad._device != p._device:
         return None
-    return k
+    return op
 
 
-def run_fused(p: Tensor, k: Any, tensors: tuple[Tensor | None, ...], params: tuple[Any, ...]) -> bool:
+def run_fused(p: Tensor, k: str, tensors: tuple[Tensor | None, ...], params: tuple[Any, ...]) -> bool:
     """Run fused kernel ``k`` in place on ``tensors`` (None passes through); False if it cannot.
 
     A ``contiguous_only`` backend gets only contiguous tensors (a copy would lose the write).
@@ -314,7 +314,7 @@ def run_fused(p: Tensor, k: Any, tensors: tuple[Tensor | None, ...], params: tup
     live = [t for t in tensors if t is not None]
     if getattr(p._be.backend, "contiguous_only", False) and not all(t.is_contiguous() for t in live):
         return False
-    k(*(None if t is None else t._data for t in tensors), *params)
+    call(p._be, k, *(None if t is None else t._data for t in tensors), *params)
     for t in live[:1] + live[2:]:  # every written tensor; the gradient is only read
         t._vc[0] += 1
     return True

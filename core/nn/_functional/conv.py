@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._creation import zeros
+from ..._dispatch import call, has_kernel
 from ..._tensor import Tensor, wrap
 from ...autograd.graph import record
 from ._util import NoRecord, recording
@@ -53,12 +54,11 @@ def _im2col_conv(x: Tensor, w: Tensor, stride: Pair, padding: Pair, dilation: Pa
 
 
 def _conv_data(x: Tensor, w: Tensor, stride: Pair, padding: Pair, dilation: Pair, groups: int) -> Tensor:
-    k = x._be.k["conv2d"]
     with NoRecord():
         x, w = x.detach(), w.detach()
-        if k is None:
+        if not has_kernel(x._be, "conv2d"):
             return _im2col_conv(x, w, stride, padding, dilation, groups)
-        data = k(x._data, w._data, stride, padding, dilation, groups)
+        data = call(x._be, "conv2d", x._data, w._data, stride, padding, dilation, groups)
         n, o = x._shape[0], w._shape[0]
         oh = out_size(x._shape[2], w._shape[2], stride[0], padding[0], dilation[0])
         ow = out_size(x._shape[3], w._shape[3], stride[1], padding[1], dilation[1])

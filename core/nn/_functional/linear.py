@@ -8,6 +8,7 @@ from typing import Any
 from ember.backends import dtypes as D
 
 from ..._creation import arange
+from ..._dispatch import call
 from ..._ops import unary as U
 from ..._ops.indexing import INDEX_DTYPES, first_outside, legacy_type_name, select_rows
 from ..._ops.matmul import matmul
@@ -74,11 +75,11 @@ def _linear_rule(n: Any, g: Tensor) -> tuple:
 def _linear_2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     """One kernel call for the product, one for the bias, one graph node (``AddmmBackward0``
     or ``MmBackward0``, PyTorch's names) instead of a transpose, a matmul and an add."""
-    k = x._be.k
+    be = x._be
     shape = (x._shape[0], w._shape[0])
-    data = k["matmul"](x._data, k["permute"](w._data, (1, 0)))
+    data = call(be, "matmul", x._data, call(be, "permute", w._data, (1, 0)))
     if b is not None:
-        data = k["add"](data, k["expand"](b._data, shape))
+        data = call(be, "add", data, call(be, "expand", b._data, shape))
     out = wrap(data, x._be, x._device, x.dtype, shape)
     if _grad.enabled and (x.requires_grad or w.requires_grad or (b is not None and b.requires_grad)):
         if b is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._creation import arange, ones, tensor, zeros
+from ..._dispatch import call, has_kernel
 from ..._ops.select import where
 from ..._tensor import Tensor, wrap
 from ...autograd.graph import record
@@ -73,10 +74,9 @@ def _windows(x: Tensor, k: tuple, s: tuple, p: tuple, d: tuple, out: tuple, fill
 
 
 def _max_data(x: Tensor, k: tuple, s: tuple, p: tuple, d: tuple, out: tuple, ceil_mode: bool) -> tuple:
-    kern = x._be.k["max_pool2d"]
     shape = x._shape[:2] + out
-    if kern is not None:
-        vals, idx = kern(x._data, k, s, p, d, ceil_mode)
+    if has_kernel(x._be, "max_pool2d"):
+        vals, idx = call(x._be, "max_pool2d", x._data, k, s, p, d, ceil_mode)
         from ember.backends import dtypes as D
 
         return wrap(vals, x._be, x._device, x.dtype, shape), wrap(idx, x._be, x._device, D.int64, shape)
@@ -177,9 +177,8 @@ def _avg_data(
     div: Tensor,
     kernel_ok: bool,
 ) -> Tensor:
-    kern = x._be.k["avg_pool2d"]
-    if kern is not None and kernel_ok:
-        data = kern(x._data, k, s, p, ceil_mode, include_pad)
+    if kernel_ok and has_kernel(x._be, "avg_pool2d"):
+        data = call(x._be, "avg_pool2d", x._data, k, s, p, ceil_mode, include_pad)
         return wrap(data, x._be, x._device, x.dtype, x._shape[:2] + out)
     win = _windows(x, k, s, p, (1, 1), out, 0.0)
     return win.sum(-1) / div  # type: ignore[attr-defined]

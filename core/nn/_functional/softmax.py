@@ -9,6 +9,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from ..._dispatch import call, has_kernel
 from ..._ops._common import norm_dim
 from ..._ops.convert import _pt
 from ..._tensor import Tensor, wrap
@@ -37,12 +38,12 @@ def _prepare(x: Tensor, dim: Any, dtype: Any, name: str) -> tuple[Tensor, int]:
 
 
 def _softmax_data(x: Tensor, d: int, log: bool) -> Tensor:
-    kern = x._be.k["log_softmax" if log else "softmax"]
+    op = "log_softmax" if log else "softmax"
     if x.ndim == 0:
         with NoRecord():
             return x * 0 if log else x * 0 + 1
-    if kern is not None:
-        return wrap(kern(x._data, d), x._be, x._device, x.dtype, x._shape)
+    if has_kernel(x._be, op):
+        return wrap(call(x._be, op, x._data, d), x._be, x._device, x.dtype, x._shape)
     with NoRecord():
         z = x - x.amax(d, keepdim=True)  # type: ignore[attr-defined]
         if log:
