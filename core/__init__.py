@@ -427,6 +427,7 @@ from .autograd import (
     no_grad,
     set_grad_enabled,
 )
+from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .linalg._compat import (
     cholesky_inverse,
     cholesky_solve,
@@ -615,6 +616,8 @@ __all__ = [
     "int16",
     "int32",
     "int64",
+    "is_anomaly_check_nan_enabled",
+    "is_anomaly_enabled",
     "is_complex",
     "is_floating_point",
     "is_grad_enabled",

@@ -127,7 +127,7 @@ def run_backward(
         _accumulate(grads, n, g)
     captured: list[Any] = [None] * (len(capture) if capture else 0)
     order = _topo_order(nodes)
-    with set_grad_enabled(create_graph):
+    with set_grad_enabled(bool(create_graph)):
         for node in order:
             g = grads.pop(id(node), None)
             if g is None:
