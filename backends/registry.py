@@ -161,7 +161,7 @@ class LoadedBackend:
 def _nondeterministic(name: str, op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     """``op``'s kernel under ``use_deterministic_algorithms(True)`` when the backend has no
     deterministic variant: PyTorch's error, or its warning and the kernel under ``warn_only``."""
-    if _warn_only:
+    if _warn_only and _deterministic:
         message = (
             f"{op} (backend '{name}') does not have a deterministic implementation, but you set "
             "'ember.use_deterministic_algorithms(True, warn_only=True)'. You can file an issue "
@@ -510,7 +510,7 @@ def set_deterministic(flag: bool, warn_only: bool = False) -> None:
     """Under ``flag``, kernels a backend declares nondeterministic are replaced by its
     registered deterministic variant, else raise (or warn and run, with ``warn_only``)."""
     global _deterministic, _warn_only
-    _deterministic, _warn_only = bool(flag), bool(flag) and bool(warn_only)
+    _deterministic, _warn_only = bool(flag), bool(warn_only)  # PyTorch keeps warn_only as given
     _resolve_all()
 
 

@@ -74,6 +74,7 @@ from ._legacy import (
 )
 from ._misc import (
     are_deterministic_algorithms_enabled,
+    is_deterministic_algorithms_warn_only_enabled,
     broadcast_shapes,
     get_num_threads,
     is_complex,
@@ -525,6 +526,7 @@ __all__ = [
     "any",
     "arange",
     "are_deterministic_algorithms_enabled",
+    "is_deterministic_algorithms_warn_only_enabled",
     "argmax",
     "argmin",
     "argsort",

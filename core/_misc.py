@@ -15,6 +15,7 @@ __all__ = [
     "broadcast_shapes",
     "get_num_threads",
     "is_complex",
+    "is_deterministic_algorithms_warn_only_enabled",
     "is_floating_point",
     "is_tensor",
     "numel",
@@ -54,12 +55,21 @@ def promote_types(type1: DType, type2: DType) -> DType:
 
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
-    """Make kernels that backends declare nondeterministic raise instead of running."""
-    registry.set_deterministic(bool(mode) and not warn_only)
+    """Run each kernel a backend declares nondeterministic through its registered
+    deterministic variant; without one, raise PyTorch's error (``warn_only``: warn and run)."""
+    if not isinstance(mode, bool):
+        raise TypeError(
+            f"use_deterministic_algorithms(): argument 'mode' (position 1) must be bool, not {type(mode).__name__}"
+        )
+    registry.set_deterministic(mode, warn_only)
 
 
 def are_deterministic_algorithms_enabled() -> bool:
     return registry.is_deterministic()
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    return registry.is_deterministic_warn_only()
 
 
 def _cpu() -> Any:

@@ -129,6 +129,21 @@ def _nondeterministic_raises(ctx: Ctx, op: str) -> None:
     raise CheckFailed(f"{op} is declared nondeterministic but ran under set_deterministic(True)")
 
 
+def _variant_used(ctx: Ctx, op: str) -> None:
+    """An op with a registered deterministic variant runs it under determinism, not the error."""
+    registry.set_deterministic(True)
+    try:
+        ctx.lb.k[op]()  # no arguments: the variant itself refuses, with its own TypeError
+    except RuntimeError as e:
+        _expect(
+            "deterministic implementation" not in str(e), f"{op}: the deterministic variant was not used: {e}"
+        )
+    except Exception:  # noqa: BLE001, S110 - the variant ran (and refused the empty call)
+        pass
+    finally:
+        registry.set_deterministic(False)
+
+
 def _nondeterministic_declared(ctx: Ctx) -> None:
     unknown = set(ctx.lb.backend.nondeterministic) - set(ALL_OPS)
     _expect(not unknown, f"nondeterministic names unknown ops: {sorted(unknown)}")
@@ -136,8 +151,10 @@ def _nondeterministic_declared(ctx: Ctx) -> None:
 
 def determinism_checks(ctx: Ctx) -> list[Check]:
     out = [("declared-ops-exist", _bind(_nondeterministic_declared, ctx))]
+    variants = ctx.lb.deterministic
     return out + [
-        (op, _bind(_nondeterministic_raises, ctx, op)) for op in sorted(ctx.lb.backend.nondeterministic)
+        (op, _bind(_variant_used if op in variants else _nondeterministic_raises, ctx, op))
+        for op in sorted(ctx.lb.backend.nondeterministic)
     ]
 
 

@@ -29,13 +29,10 @@ __all__ = [
     "dropout2d",
     "dropout3d",
     "embedding",
-    "interpolate",
     "linear",
     "normalize",
     "one_hot",
     "pairwise_distance",
-    "pixel_shuffle",
-    "pixel_unshuffle",
 ]
 
 
@@ -291,99 +288,3 @@ def pairwise_distance(
 ) -> Tensor:
     """``||x1 - x2 + eps||_p`` along the last dim."""
     return _pnorm(x1 - x2 + eps, p, -1, keepdim)
-
-
-def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
-    """(*, C·r², H, W) → (*, C, H·r, W·r)."""
-    r = upscale_factor
-    *lead, c, h, w = input._shape
-    if c % (r * r):
-        raise RuntimeError(
-            f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, "
-            f"but input.size(-3)={c} is not divisible by {r * r}"
-        )
-    x = input.reshape(*lead, c // (r * r), r, r, h, w)  # type: ignore[attr-defined]
-    n = len(lead)
-    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)  # type: ignore[attr-defined]
-    return x.reshape(*lead, c // (r * r), h * r, w * r)  # type: ignore[attr-defined]
-
-
-def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
-    """(*, C, H·r, W·r) → (*, C·r², H, W)."""
-    r = downscale_factor
-    *lead, c, h, w = input._shape
-    x = input.reshape(*lead, c, h // r, r, w // r, r)  # type: ignore[attr-defined]
-    n = len(lead)
-    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)  # type: ignore[attr-defined]
-    return x.reshape(*lead, c * r * r, h // r, w // r)  # type: ignore[attr-defined]
-
-
-def _source_scales(spatial: tuple, size: Any, scale_factor: Any, recompute: Any) -> tuple[tuple, list]:
-    if size is not None:
-        out = (size,) * len(spatial) if isinstance(size, int) else tuple(size)
-        return out, [n / o for n, o in zip(spatial, out)]
-    if scale_factor is None:
-        raise ValueError("either size or scale_factor should be defined")
-    sf = (
-        (scale_factor,) * len(spatial) if not isinstance(scale_factor, (tuple, list)) else tuple(scale_factor)
-    )
-    out = tuple(int(n * s) for n, s in zip(spatial, sf))
-    return out, [n / o if recompute else 1.0 / s for n, s, o in zip(spatial, sf, out)]
-
-
-def _linear_matrix(n: int, o: int, scale: float, align_corners: bool, like: Tensor) -> Tensor:
-    """(o, n) weights of 1-D linear interpolation, PyTorch's source-index rule."""
-    from ..._creation import tensor
-
-    rows = []
-    for d in range(o):
-        if align_corners:
-            src = d * (n - 1) / (o - 1) if o > 1 else 0.0
-        else:
-            src = max((d + 0.5) * scale - 0.5, 0.0)
-        i0 = min(int(src), n - 1)
-        i1 = min(i0 + 1, n - 1)
-        lam = src - i0
-        row = [0.0] * n
-        row[i0] += 1.0 - lam
-        row[i1] += lam
-        rows.append(row)
-    return tensor(rows, dtype=like.dtype, device=like._device)
-
-
-def interpolate(
-    input: Tensor,
-    size: Any = None,
-    scale_factor: Any = None,
-    mode: str = "nearest",
-    align_corners: bool | None = None,
-    recompute_scale_factor: bool | None = None,
-    antialias: bool = False,
-) -> Tensor:
-    """Resize the spatial dims: ``nearest``, ``nearest-exact``, ``linear``/``bilinear`` (separable)."""
-    from ..._creation import tensor
-
-    spatial = tuple(input._shape[2:])
-    out, scales = _source_scales(spatial, size, scale_factor, recompute_scale_factor)
-    x = input
-    if mode in ("linear", "bilinear", "trilinear"):
-        nd = {"linear": 1, "bilinear": 2, "trilinear": 3}[mode]
-        if len(spatial) != nd:
-            raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {nd + 2}D input")
-        for i, (n, o) in enumerate(zip(spatial, out)):
-            m = _linear_matrix(n, o, scales[i], bool(align_corners), input)
-            x = (m @ x.movedim(2 + i, -2)).movedim(-2, 2 + i)  # type: ignore[attr-defined]
-        return x
-    if mode not in ("nearest", "nearest-exact"):
-        raise NotImplementedError(f"interpolate: mode '{mode}' is not supported yet")
-    if align_corners is not None:
-        raise ValueError(
-            "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear"
-        )
-    for i, (n, o) in enumerate(zip(spatial, out)):
-        if mode == "nearest":
-            idx = [min(int(j * scales[i]), n - 1) for j in range(o)]
-        else:
-            idx = [min(int((j + 0.5) * scales[i]), n - 1) for j in range(o)]
-        x = x.index_select(2 + i, tensor(idx, device=input._device))  # type: ignore[attr-defined]
-    return x
