@@ -125,8 +125,8 @@ class LoadedBackend:
         else:
             if _deterministic and op in self.backend.nondeterministic:
                 fn = self.deterministic.get(op) or _nondeterministic(self.name, op, fn)
-            if dense and ALL_OPS[op].kind != "view" and op != "assign":
-                fn = _contiguous_inputs(self, fn)
+            if dense and ALL_OPS[op].kind != "view" and op not in _ALIASING:
+                fn = _contiguous_inputs(self, fn, writes_first=op in _WRITES_FIRST)
         return fn if _interposer is None else _interposer(self, op, fn)
 
     def fallbacks(self) -> list[str]:
@@ -186,28 +186,62 @@ def _nondeterministic(name: str, op: str, fn: Callable[..., Any]) -> Callable[..
     return raiser
 
 
-def _contiguous_inputs(lb: LoadedBackend, fn: Callable[..., Any]) -> Callable[..., Any]:
+# Kernels that alias or write their array arguments: a contiguous copy would lose the
+# write, so they get their arrays as they are (the frontend hands the optimizer updates only
+# contiguous tensors on such backends).
+_ALIASING = frozenset({"assign", "sgd_update", "adam_update"})
+# Kernels that write into their first argument: it is copied, written, and copied back.
+_WRITES_FIRST = frozenset({"index_put"})
+
+
+def _contiguous_inputs(
+    lb: LoadedBackend, fn: Callable[..., Any], writes_first: bool = False
+) -> Callable[..., Any]:
     """``fn`` given only contiguous arrays (the promise to a ``contiguous_only`` backend):
-    each strided array argument, alone or in a list, is first copied by the backend's own
-    ``clone`` kernel, which returns a contiguous array."""
+    each strided array argument, alone or in a list, is first copied into a new contiguous
+    array with the backend's own ``empty`` and ``assign`` (which take strided arrays)."""
     be = lb.backend
     kind = be.array_type
-    clone = lb.native.get("clone")
+    assign = lb.native.get("assign")
+
+    def strided(a: Any) -> bool:
+        shape = tuple(int(s) for s in (a.shape if hasattr(a, "shape") else be.to_numpy(a).shape))
+        return not is_contiguous(shape, be.layout(a)[0])
+
+    def copy(a: Any) -> Any:
+        if assign is None or not (hasattr(a, "shape") and hasattr(a, "dtype")):
+            return be.from_numpy(_dense_host(be.to_numpy(a)), be.index_of(a))
+        out = be.empty(tuple(int(s) for s in a.shape), _dtype_of(a), be.index_of(a))
+        assign(out, a)
+        return out
 
     def dense(a: Any) -> Any:
         if isinstance(a, kind):
-            shape = tuple(a.shape) if hasattr(a, "shape") else be.to_numpy(a).shape
-            strides, _ = be.layout(a)
-            if not is_contiguous(tuple(int(s) for s in shape), strides):
-                return clone(a) if clone is not None else be.from_numpy(be.to_numpy(a).copy(), be.index_of(a))
-        elif isinstance(a, (list, tuple)) and a and isinstance(a[0], kind):
+            return copy(a) if strided(a) else a
+        if isinstance(a, (list, tuple)) and a and isinstance(a[0], kind):
             return type(a)(dense(x) for x in a)
         return a
 
     def run(*args: Any, **kwargs: Any) -> Any:
         return fn(*(dense(a) for a in args), **kwargs)
 
-    return run
+    def run_writing(target: Any, *args: Any, **kwargs: Any) -> Any:
+        if not strided(target):
+            return fn(target, *(dense(a) for a in args), **kwargs)
+        tmp = copy(target)
+        out = fn(tmp, *(dense(a) for a in args), **kwargs)
+        assign(target, tmp)  # type: ignore[misc]
+        return out
+
+    return run_writing if writes_first and assign is not None else run
+
+
+def _dtype_of(a: Any) -> Any:
+    import numpy as np
+
+    from .dtypes import DTYPES_BY_NAME
+
+    return DTYPES_BY_NAME[np.dtype(a.dtype).name]
 
 
 def is_contiguous(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
