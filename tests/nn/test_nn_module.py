@@ -41,7 +41,7 @@ def test_parameter_is_tensor_sharing_storage() -> None:
     t.add_(1)
     assert p.tolist() == [1.0, 1.0, 1.0]
     assert not nn.Parameter(t, requires_grad=False).requires_grad
-    assert repr(nn.Parameter(ember.tensor([1.0, 2.0]))) == (
+    assert repr(nn.Parameter(ember.tensor([1.0, 2.0], device="cpu"))) == (
         "Parameter containing:\ntensor([1., 2.], requires_grad=True)"
     )
     assert type(p * 2) is ember.Tensor
@@ -133,7 +133,7 @@ def test_state_dict_roundtrip() -> None:
     keys = b.load_state_dict(sd)
     assert keys.missing_keys == [] and keys.unexpected_keys == []
     assert repr(keys) == "<All keys matched successfully>"
-    np.testing.assert_array_equal(b.fc.weight.detach().numpy(), a.fc.weight.detach().numpy())
+    np.testing.assert_array_equal(b.fc.weight.detach().cpu().numpy(), a.fc.weight.detach().cpu().numpy())
     assert b.state_dict(keep_vars=True)["fc.weight"] is b.fc.weight
     del sd["bn.num_batches_tracked"]  # old checkpoints lack it; PyTorch loads such plain dicts strictly
     assert b.load_state_dict(sd).missing_keys == []
@@ -198,7 +198,7 @@ def test_forward_hooks() -> None:
     h2 = m.register_forward_hook(lambda mod, args, out: calls.append(out.shape) or out + 1)
     out = m(ember.ones(3, 2))
     np.testing.assert_allclose(
-        out.detach().numpy(), (m.bias + 1).detach().numpy()[None].repeat(3, 0), rtol=1e-6
+        out.detach().cpu().numpy(), (m.bias + 1).detach().cpu().numpy()[None].repeat(3, 0), rtol=1e-6
     )
     assert calls == [(3, 2)]
     h1.remove()
@@ -214,7 +214,7 @@ def test_full_backward_hook() -> None:
     m(x).sum().backward()
     (gin,), (gout,) = got[0]
     assert gin.shape == (4, 3) and gout.shape == (4, 2)
-    np.testing.assert_allclose(gin.numpy(), x.grad.numpy())
+    np.testing.assert_allclose(gin.cpu().numpy(), x.grad.cpu().numpy())
     got.clear()
     m(ember.randn(4, 3)).sum().backward()
     assert got[0][0] == (None,)
@@ -275,13 +275,13 @@ def test_batchnorm_running_stats() -> None:
     bn = nn.BatchNorm1d(2)
     x = ember.tensor([[1.0, 2.0], [3.0, 6.0]])
     bn(x)
-    np.testing.assert_allclose(bn.running_mean.numpy(), [0.2, 0.4], rtol=1e-6)
-    np.testing.assert_allclose(bn.running_var.numpy(), [0.9 + 0.1 * 2.0, 0.9 + 0.1 * 8.0], rtol=1e-6)
+    np.testing.assert_allclose(bn.running_mean.cpu().numpy(), [0.2, 0.4], rtol=1e-6)
+    np.testing.assert_allclose(bn.running_var.cpu().numpy(), [0.9 + 0.1 * 2.0, 0.9 + 0.1 * 8.0], rtol=1e-6)
     assert bn.num_batches_tracked.item() == 1
     bn.eval()
     out = bn(x)
-    expected = (x.numpy() - [0.2, 0.4]) / np.sqrt(np.array([1.1, 1.7]) + 1e-5)
-    np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-5)
+    expected = (x.cpu().numpy() - [0.2, 0.4]) / np.sqrt(np.array([1.1, 1.7]) + 1e-5)
+    np.testing.assert_allclose(out.detach().cpu().numpy(), expected, rtol=1e-5)
 
 
 def test_dropout_modes() -> None:
@@ -290,11 +290,11 @@ def test_dropout_modes() -> None:
     x = ember.ones(1000)
     y = d(x)
     kept = (y != 0).sum().item()
-    assert 400 < kept < 600 and set(np.unique(y.numpy())) <= {0.0, 2.0}
+    assert 400 < kept < 600 and set(np.unique(y.cpu().numpy())) <= {0.0, 2.0}
     d.eval()
     assert d(x) is x
     y2 = nn.Dropout2d(0.5)(ember.ones(4, 8, 3, 3))
-    per_channel = y2.numpy().reshape(4, 8, 9)
+    per_channel = y2.cpu().numpy().reshape(4, 8, 9)
     assert np.all(per_channel.min(-1) == per_channel.max(-1))
 
 
@@ -302,10 +302,10 @@ def test_channel_dropout_shapes() -> None:
     ember.manual_seed(1)
     with pytest.warns(UserWarning, match="interpreted as shape \\(N, C, L\\)"):
         y = nn.functional.dropout2d(ember.ones(8, 16, 5), 0.5)
-    per = y.numpy()
+    per = y.cpu().numpy()
     assert np.all(per.min(-1) == per.max(-1))  # one draw per (N, C), as PyTorch
     assert not np.all(per[:, :, 0].min(0) == per[:, :, 0].max(0))
     y1 = nn.Dropout1d(0.5)(ember.ones(16, 7))  # unbatched (C, L)
-    assert np.all(y1.numpy().min(-1) == y1.numpy().max(-1))
+    assert np.all(y1.cpu().numpy().min(-1) == y1.cpu().numpy().max(-1))
     with pytest.raises(RuntimeError, match="dropout1d: Expected 2D or 3D input, but received a 4D input"):
         nn.functional.dropout1d(ember.ones(1, 2, 3, 4))

@@ -50,7 +50,7 @@ def gradgrad_ok(fn: Any, x: ember.Tensor, eps: float = 1e-6) -> None:
 
     leaf, g = grad_at(base, True)
     (hv,) = ember.autograd.grad((g * v).sum(), leaf)
-    flat = base.numpy().reshape(-1)
+    flat = base.cpu().numpy().reshape(-1)
     num = np.zeros(flat.size)
     for k in range(flat.size):
         d = np.zeros(flat.size)
@@ -59,4 +59,4 @@ def gradgrad_ok(fn: Any, x: ember.Tensor, eps: float = 1e-6) -> None:
         gp = grad_at(base + step, False)[1]
         gm = grad_at(base - step, False)[1]
         num[k] = ((gp - gm) * v).sum().item() / (2 * eps)
-    np.testing.assert_allclose(hv.numpy().reshape(-1), num, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(hv.cpu().numpy().reshape(-1), num, rtol=1e-4, atol=1e-6)

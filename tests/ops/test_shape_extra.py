@@ -143,4 +143,4 @@ def test_diagonal_double_backward():
     x = dbl(3, 3)
     (g,) = ember.autograd.grad((ember.diagonal(x) ** 3).sum(), x, create_graph=True)
     (gg,) = ember.autograd.grad(g.sum(), x)
-    close(gg, np.diag(6 * np.diagonal(x.detach().numpy())))
+    close(gg, np.diag(6 * np.diagonal(x.detach().cpu().numpy())))

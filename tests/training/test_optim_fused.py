@@ -61,6 +61,7 @@ def test_decomposition_matches_fused(cpu_prims: str, name: str, kw: dict[str, An
         np.testing.assert_allclose(a, b, rtol=2e-6, atol=1e-7)
 
 
+@pytest.mark.cpu_only
 def test_fused_kernel_is_used_and_bumps_versions() -> None:
     calls = []
     lb = registry.get("cpu")

@@ -19,7 +19,7 @@ def _params() -> tuple[ember.Tensor, ember.Tensor]:
 
 
 def _flat(w: ember.Tensor, b: ember.Tensor) -> np.ndarray:
-    return np.concatenate([w.detach().numpy().ravel(), b.detach().numpy().ravel()])
+    return np.concatenate([w.detach().cpu().numpy().ravel(), b.detach().cpu().numpy().ravel()])
 
 
 @pytest.mark.parametrize("case", sorted(_refs.OPTIMS))
@@ -158,7 +158,7 @@ def test_step_closure_returns_loss_and_skips_params_without_grad() -> None:
 
     loss = opt.step(closure)
     assert float(loss) == pytest.approx(sum(x * x for x in _refs.W0))
-    np.testing.assert_array_equal(b.detach().numpy(), np.asarray(_refs.B0, dtype=np.float32))
+    np.testing.assert_array_equal(b.detach().cpu().numpy(), np.asarray(_refs.B0, dtype=np.float32))
 
 
 def test_seed_polynomial_fit_with_adam_matches_pytorch() -> None:
@@ -175,7 +175,7 @@ def test_seed_polynomial_fit_with_adam_matches_pytorch() -> None:
         opt.zero_grad()
         loss.backward()
         opt.step()
-    np.testing.assert_allclose(w.detach().numpy().ravel(), expected, rtol=2e-3, atol=2e-3)
+    np.testing.assert_allclose(w.detach().cpu().numpy().ravel(), expected, rtol=2e-3, atol=2e-3)
     assert abs(float(w[0, 0]) - 5) < 0.05 and abs(float(w[1, 0])) < 0.05
 
 
