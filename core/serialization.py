@@ -80,19 +80,54 @@ def _host_bytes(t: Tensor) -> np.ndarray:
     return np.array(t.detach().cpu().numpy(), order="C", copy=True)  # keeps 0-d tensors 0-d
 
 
-def _fits(t: Tensor, numel: int) -> bool:
+def _end(t: Tensor) -> int:
+    """One past the last storage element ``t`` reaches (its offset when it is empty)."""
     if 0 in t.shape:
-        return True
-    return t.storage_offset() + 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride())) <= numel
+        return t.storage_offset()
+    return t.storage_offset() + 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
+
+
+def _fits(t: Tensor, numel: int) -> bool:
+    return 0 in t.shape or _end(t) <= numel
+
+
+def _storage_key(t: Tensor) -> tuple[str, int, str]:
+    return (str(t.device), t._be.backend.storage_id(t._data), t.dtype.name)
+
+
+class _SpanFinder(pickle._Pickler):  # type: ignore[name-defined]
+    """A first, discarding pass over the object: how far into each storage saved tensors reach."""
+
+    def __init__(self) -> None:
+        super().__init__(_Discard(), protocol=2)
+        self.spans: dict[tuple[str, int, str], int] = {}
+
+    def save(self, obj: Any, save_persistent_id: bool = True) -> None:
+        super().save(None if isinstance(obj, (D.DType, _TorchName)) else obj, save_persistent_id)
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, (Device, Size)):
+            return str, ()
+        if not isinstance(obj, Tensor):
+            return NotImplemented
+        key = _storage_key(obj)
+        self.spans[key] = max(self.spans.get(key, 0), _end(obj))
+        return str, ()
+
+
+class _Discard:
+    def write(self, data: bytes) -> None:
+        pass
 
 
 class _Pickler(pickle._Pickler):  # type: ignore[name-defined]
     """Writes tensors the way PyTorch does; the pure-Python pickler lets us emit torch globals."""
 
-    def __init__(self, file: Any) -> None:
+    def __init__(self, file: Any, spans: dict[tuple[str, int, str], int] | None = None) -> None:
         super().__init__(file, protocol=2)
         self.storages: list[_Storage] = []
-        self._by_root: dict[int, tuple[Tensor, _Storage | None]] = {}
+        self._spans = spans or {}
+        self._by_storage: dict[tuple[str, int], tuple[Tensor, _Storage]] = {}
 
     def save(self, obj: Any, save_persistent_id: bool = True) -> None:
         if isinstance(obj, D.DType):  # dtypes go by PyTorch's name, so PyTorch reads them too
@@ -130,21 +165,23 @@ class _Pickler(pickle._Pickler):  # type: ignore[name-defined]
         return storage
 
     def _shared_storage(self, t: Tensor) -> _Storage | None:
-        """The storage of ``t``'s base tensor, written once, when ``t`` lies inside it (as PyTorch shares)."""
-        root = t._base if t._base is not None else t
-        known = self._by_root.get(id(root))
+        """One storage record per backend storage and dtype, as PyTorch writes one per storage:
+        every tensor in it (views, ``nn.Parameter`` wrappers, tensors ``ember.load`` rebuilt as
+        views) is saved as a view of it, so loading shares again.
+
+        The record spans the storage from its start to the furthest element any saved tensor
+        reaches (``_spans``, found by a first pass); offsets are the backend's.
+        """
+        key = _storage_key(t)
+        known = self._by_storage.get(key)
         if known is None:
-            usable = root.is_contiguous() and root.storage_offset() == 0
-            storage = (
-                self._new_storage(root.dtype, _host_bytes(root).reshape(-1), str(root.device))
-                if usable
-                else None
-            )
-            known = self._by_root[id(root)] = (root, storage)  # keeps root alive, so its id stays its own
-        storage = known[1]
-        if storage is None or t.dtype != root.dtype or t.device != root.device or not _fits(t, storage.numel):
-            return None
-        return storage
+            from ._ops.views import as_strided
+
+            end = max(self._spans.get(key, 0), _end(t))
+            whole = as_strided(t.detach(), (end,), (1,), 0)
+            storage = self._new_storage(t.dtype, _host_bytes(whole).reshape(-1), str(t.device))
+            known = self._by_storage[key] = (t, storage)  # keeps t alive, so the storage id stays its own
+        return known[1] if _fits(t, known[1].numel) else None
 
     def persistent_id(self, obj: Any) -> Any:
         if isinstance(obj, _Storage):
@@ -153,8 +190,10 @@ class _Pickler(pickle._Pickler):  # type: ignore[name-defined]
 
 
 def _write_zip(obj: Any, f: Any, archive: str) -> None:
+    finder = _SpanFinder()
+    finder.dump(obj)
     buf = io.BytesIO()
-    pickler = _Pickler(buf)
+    pickler = _Pickler(buf, finder.spans)
     pickler.dump(obj)
     with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED) as z:
         z.writestr(f"{archive}/data.pkl", buf.getvalue())

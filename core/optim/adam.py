@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._creation import zeros_like
-from .._ops.binary import maximum
+from .._ops.pointwise_binary import maximum
 from .._tensor import Tensor
 from ._functional import addcdiv_, addcmul_, lerp_
 from .optimizer import Optimizer, check_range, fused_kernel, init_step, run_fused
@@ -51,7 +51,7 @@ class Adam(Optimizer):
         lr: float = 1e-3,
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
-        weight_decay: float = 0.0,
+        weight_decay: float = 0,
         amsgrad: bool = False,
         *,
         foreach: bool | None = None,

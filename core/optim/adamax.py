@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._creation import zeros_like
-from .._ops.binary import maximum
+from .._ops.pointwise_binary import maximum
 from .._tensor import Tensor
 from ._functional import addcdiv_, lerp_
 from .adam import _check_adam
@@ -34,7 +34,7 @@ class Adamax(Optimizer):
         lr: float = 2e-3,
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
-        weight_decay: float = 0.0,
+        weight_decay: float = 0,
         foreach: bool | None = None,
         *,
         maximize: bool = False,

@@ -109,6 +109,17 @@ class LBFGS(Optimizer):
         return orig_loss
 
 
+_KEY_ORDER = ("func_evals", "n_iter", "al", "d", "t", "old_dirs", "old_stps", "ro", "H_diag")
+
+
+def _torch_key_order(st: dict[str, Any]) -> None:
+    """Reorder the state's keys as PyTorch leaves them, so state dicts list alike."""
+    items = dict(st)
+    st.clear()
+    st.update({k: items.pop(k) for k in _KEY_ORDER if k in items})
+    st.update(items)
+
+
 class _Iterations:
     """The iteration loop of one ``LBFGS.step``; state persists in ``opt.state`` between steps."""
 
@@ -170,6 +181,7 @@ class _Iterations:
                 break
             if d.mul(t).abs().max() <= g["tolerance_change"] or abs(loss - prev_loss) < g["tolerance_change"]:
                 break
+        _torch_key_order(st)
         del opt
 
     def _move(

@@ -201,7 +201,14 @@ class Optimizer:
             grad = p.grad
             if grad is None:
                 continue
-            self._update(p, grad, self.state[p], group)
+            state = self.state.get(p)
+            if state is None:  # stored only once filled: SGD without momentum keeps none, as PyTorch
+                state = {}
+                self._update(p, grad, state, group)
+                if state:
+                    self.state[p] = state
+            else:
+                self._update(p, grad, state, group)
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         raise NotImplementedError(f"{type(self).__name__} must implement _update")
@@ -271,8 +278,11 @@ def init_step(state: dict[str, Any]) -> float:
     from .._creation import tensor
 
     t = state.get("step")
-    if t is None:
+    if t is None:  # PyTorch's states list ``step`` first
+        rest = dict(state)
+        state.clear()
         t = state["step"] = tensor(0.0)
+        state.update(rest)
     elif not isinstance(t, Tensor):
         t = state["step"] = tensor(float(t))
     t.add_(1)

@@ -41,7 +41,7 @@ class RAdam(Optimizer):
         lr: float = 1e-3,
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
-        weight_decay: float = 0.0,
+        weight_decay: float = 0,
         decoupled_weight_decay: bool = False,
         *,
         foreach: bool | None = None,
@@ -55,10 +55,10 @@ class RAdam(Optimizer):
             "betas": betas,
             "eps": eps,
             "weight_decay": weight_decay,
-            "decoupled_weight_decay": decoupled_weight_decay,
             "maximize": maximize,
             "foreach": foreach,
             "capturable": capturable,
+            "decoupled_weight_decay": decoupled_weight_decay,
             "differentiable": differentiable,
         }
         super().__init__(params, defaults)

@@ -167,7 +167,10 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         else:
             self._jump(epoch)
         self.last_epoch = math.floor(epoch)
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+        self._get_lr_called_within_step = True
+        values = self.get_lr()
+        self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
         self._last_lr = group_values(self.optimizer, "lr")
 
