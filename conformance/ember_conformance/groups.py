@@ -7,7 +7,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from . import checks, checks_errors, checks_grad, checks_out
+from . import checks, checks_contiguous, checks_errors, checks_grad, checks_out
 from .checks import CheckFailed, Ctx
 from .harness import op_cases
 
@@ -18,6 +18,7 @@ CHECK_GROUPS: dict[str, Callable[[Ctx], list[checks.Check]]] = {
     **checks_errors.GROUPS,
     **checks_out.GROUPS,
     **checks_grad.GROUPS,
+    **checks_contiguous.GROUPS,
 }
 
 

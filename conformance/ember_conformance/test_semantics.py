@@ -19,6 +19,7 @@ _GROUPS = {
     "determinism_case": "determinism",
     "out_case": "writes_out",
     "grad_case": "grad",
+    "contiguous_case": "contiguous_inputs",
 }
 
 
@@ -78,3 +79,9 @@ def test_gradcheck(grad_case: str, ember_state: State, request: pytest.FixtureRe
     """The frontend op over each kernel with grad_order >= 1 passes gradcheck on the device
     (gradgradcheck too for order 2)."""
     _run(request, ember_state, "grad", grad_case)
+
+
+def test_contiguous_inputs(contiguous_case: str, ember_state: State, request: pytest.FixtureRequest) -> None:
+    """Frontend ops on transposed, step-sliced and expanded tensors match ``cpu``; on a
+    ``contiguous_only`` backend no kernel but the views and ``assign`` gets a strided array."""
+    _run(request, ember_state, "contiguous_inputs", contiguous_case)

@@ -178,3 +178,21 @@ unavailable = BrokenPlugin("broken_unavailable", unavailable="no such hardware o
 lax_dtypes = BrokenPlugin("broken_lax", dtypes=frozenset(d for d in ALL_DTYPES if d.name != "bfloat16"))
 # Not broken: the CPU kernels behind a backend that asks for contiguous inputs only.
 contiguous_only = BrokenPlugin("dense_cpu", contiguous_only=True)
+
+
+class _FortranEmpty(_Renamed):
+    """``empty`` hands out column-major arrays: the frontend's dense copy for a
+    ``contiguous_only`` backend (made with ``empty`` + ``assign``) is then still strided."""
+
+    def empty(self, shape: tuple[int, ...], dtype: Any, index: int) -> Any:
+        return np.asfortranarray(self._inner.empty(shape, dtype, index))
+
+
+class StridedEmpty(BrokenPlugin):
+    @hookimpl
+    def ember_backend(self) -> Any:
+        return _FortranEmpty(self.name, contiguous_only=True)
+
+
+# Declares contiguous_only, but its kernels still receive strided arrays.
+strided_empty = StridedEmpty("broken_dense")
