@@ -251,7 +251,7 @@ def _size(size: Sequence[Any]) -> tuple[int, ...]:
 def _fill(shape: tuple[int, ...], value: Any, dtype: DType, device: Any, requires_grad: bool) -> Tensor:
     dev, lb = resolve(device)
     _check_dtype(lb, dtype)
-    from ._ops.binary import _scalar_for
+    from ._ops.pointwise_binary import _scalar_for
 
     t = wrap(call(lb, "full", shape, _scalar_for(value, dtype), dtype, dev.index or 0), lb, dev, dtype, shape)
     return _requiring_grad(t) if requires_grad else t

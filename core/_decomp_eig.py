@@ -19,7 +19,7 @@ from ._creation import arange, eye, tensor
 from ._decomp_linalg import qr_complete
 from ._ops._composite import decomposition
 from ._ops.select import where
-from ._ops.unary import abs, sqrt
+from ._ops.pointwise_unary import abs, sqrt
 from ._tensor import Tensor
 
 __all__ = ["schur"]

@@ -16,7 +16,7 @@ from ember.backends import dtypes as D
 
 from ._creation import arange
 from ._ops._composite import decomposition
-from ._ops.binary import maximum, minimum
+from ._ops.pointwise_binary import maximum, minimum
 from ._ops.select import where
 from ._tensor import Tensor
 

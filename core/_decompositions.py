@@ -27,16 +27,16 @@ __all__ = ["INLINE"]
 
 INLINE = (
     "clone",  # _ops/convert.py: empty + assign
-    "ceil",  # _ops/unary.py: -floor(-x)
-    "trunc",  # _ops/unary.py
-    "round",  # _ops/unary.py
-    "sign",  # _ops/unary.py
-    "sigmoid",  # _ops/unary.py
-    "log1p",  # _ops/unary.py
-    "expm1",  # _ops/unary.py
-    "remainder",  # _ops/binary.py: a - floordiv(a, b) * b
-    "amin",  # _ops/reduce.py: -amax(-x)
-    "argmin",  # _ops/reduce.py
+    "ceil",  # _ops/pointwise_unary.py: -floor(-x)
+    "trunc",  # _ops/pointwise_unary.py
+    "round",  # _ops/pointwise_unary.py
+    "sign",  # _ops/pointwise_unary.py
+    "sigmoid",  # _ops/pointwise_unary.py
+    "log1p",  # _ops/pointwise_unary.py
+    "expm1",  # _ops/pointwise_unary.py
+    "remainder",  # _ops/pointwise_binary.py: a - floordiv(a, b) * b
+    "amin",  # _ops/reduction.py: -amax(-x)
+    "argmin",  # _ops/reduction.py
     "softmax",  # nn/_functional/softmax.py
     "log_softmax",  # nn/_functional/softmax.py
     "index",  # _ops/indexing.py: gather on the flattened view
@@ -47,9 +47,9 @@ INLINE = (
     "avg_pool2d",  # nn/_functional/pooling.py
     "sgd_update",  # optim/optimizer.py: the optimizer's per-op formula
     "adam_update",  # optim/optimizer.py
-    "cumprod",  # _ops/reduce_extra.py: a doubling scan
-    "cummax",  # _ops/reduce_extra.py
-    "cummin",  # _ops/reduce_extra.py
+    "cumprod",  # _ops/reduction_scan.py: a doubling scan
+    "cummax",  # _ops/reduction_scan.py
+    "cummin",  # _ops/reduction_scan.py
 )
 
 declare_inline(*INLINE)

@@ -10,7 +10,7 @@ from ember.backends import dtypes as D
 from ember.backends.dtypes import BOOL, COMPLEX, FLOAT, DType
 
 from ._dtype import get_default_dtype, scalar_dtype
-from ._ops.binary import result_type as _tensor_result_type
+from ._ops.pointwise_binary import result_type as _tensor_result_type
 from ._tensor import Tensor
 
 __all__ = ["can_cast", "finfo", "iinfo", "result_type"]

@@ -9,15 +9,16 @@ from ember.backends import dtypes as D
 
 from . import _random
 from ._legacy import tensor_type
-from ._ops import binary as B
 from ._ops import convert as C
 from ._ops import indexing as I
 from ._ops import matmul as M
-from ._ops import reduce as R
+from ._ops import pointwise_binary as B
+from ._ops import pointwise_unary as U
+from ._ops import reduction as R
+from ._ops import reduction_scan as RS
 from ._ops import select as S
 from ._ops import sort as O
-from ._ops import surface as X
-from ._ops import unary as U
+from ._ops import tensor_methods as X
 from ._ops import views as V
 from ._tensor import Tensor
 from .autograd import graph as G
@@ -152,7 +153,7 @@ def register_post_accumulate_grad_hook(self: Tensor, hook: Any) -> Any:
 
 def fill_(self: Tensor, value: Any) -> Tensor:
     C.check_inplace(self)
-    from ._ops.binary import _scalar_for
+    from ._ops.pointwise_binary import _scalar_for
 
     v = value.item() if isinstance(value, Tensor) else value
     C.assign(self, _scalar_for(v, self.dtype))
@@ -385,7 +386,7 @@ _METHODS = {
     "any": R.any,
     "var": R.var,
     "std": R.std,
-    "cumsum": R.cumsum,
+    "cumsum": RS.cumsum,
     # shape and views
     "view": V.view,
     "view_as": _view_as,

@@ -21,7 +21,7 @@ from ._ops.complex import complex as _complex
 from ._ops.complex import real as _real
 from ._ops.join import cat
 from ._ops.matmul import matmul
-from ._ops.shape_extra import roll
+from ._ops.shape import roll
 from ._tensor import Tensor
 
 __all__ = [

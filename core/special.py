@@ -10,20 +10,10 @@ from ember.backends import dtypes as D
 
 from ._ops._common import broadcast_shape
 from ._ops._composite import run_composite
-from ._ops.math_extra import (
-    _float,
-    _pair,
-    composite_unary,
-    digamma,
-    erfc,
-    erfinv,
-    lgamma,
-    polygamma,
-    xlogy,
-)
-from ._ops.reduce_extra import logsumexp
+from ._ops.pointwise_special import _float, _pair, composite_unary, digamma, erfc, erfinv, lgamma, polygamma, xlogy
+from ._ops.reduction import logsumexp
 from ._ops.select import where
-from ._ops.unary import erf, exp, exp2, expm1, isnan, log, log1p, round, sigmoid, sign, sin
+from ._ops.pointwise_unary import erf, exp, exp2, expm1, isnan, log, log1p, round, sigmoid, sign, sin
 from ._special_bessel import (
     airy_ai,
     bessel_y0,

@@ -7,7 +7,7 @@ from typing import Any
 
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
-from .binary import result_type
+from .pointwise_binary import result_type
 
 __all__ = ["as_float", "check_tensors", "promoted_pair", "scalar_tensor"]
 

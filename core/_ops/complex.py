@@ -19,12 +19,18 @@ from ..autograd.graph import record
 from ._composite import NoRecord, run_composite
 
 __all__ = [
+    "adjoint",
     "angle",
     "complex",
     "conj_physical",
     "imag",
+    "is_conj",
+    "is_neg",
+    "isreal",
     "polar",
     "real",
+    "resolve_conj",
+    "resolve_neg",
     "view_as_complex",
     "view_as_real",
 ]
@@ -120,15 +126,15 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:
 
 def polar(abs: Tensor, angle: Tensor) -> Tensor:
     """``abs * (cos(angle) + 1j * sin(angle))``."""
-    from .unary import cos, sin
+    from .pointwise_unary import cos, sin
 
     return complex(abs * cos(angle), abs * sin(angle))
 
 
 def _angle_rule(n: Any, g: Tensor) -> tuple:
     (z,) = n.ctx
+    from .pointwise_unary import abs as _abs
     from .select import where
-    from .unary import abs as _abs
 
     a2 = _abs(z) ** 2
     safe = where(a2 == 0, 1.0, a2)
@@ -137,7 +143,7 @@ def _angle_rule(n: Any, g: Tensor) -> tuple:
 
 def angle(input: Tensor) -> Tensor:
     """The argument of complex numbers; for real ones ``pi`` where negative, else 0 (NaN kept)."""
-    from .math_extra import atan2
+    from .pointwise_special import atan2
     from .select import where
 
     if input.dtype.is_complex:
@@ -146,7 +152,7 @@ def angle(input: Tensor) -> Tensor:
         if _grad.enabled and input.requires_grad:
             record("AngleBackward0", _angle_rule, out, (input,), (), (input,))
         return out
-    from .unary import isnan
+    from .pointwise_unary import isnan
 
     x = input.to(D.float32) if input.dtype.category < 2 else input
     out = where(x < 0, math.pi, 0.0).to(x.dtype)
@@ -178,3 +184,36 @@ def view_as_complex(input: Tensor) -> Tensor:
     if not input._shape or input._shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
     return complex(input.select(-1, 0), input.select(-1, 1))  # type: ignore[attr-defined]
+
+
+def isreal(input: Tensor) -> Tensor:
+    """True where the imaginary part is zero (everywhere for real dtypes)."""
+    if input.dtype.is_complex:
+        return input.imag == 0  # type: ignore[attr-defined]
+    from .._creation import ones
+
+    return ones(input._shape, dtype=D.bool_, device=input._device)
+
+
+def adjoint(input: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dimensions."""
+
+    return conj_physical(input.transpose(-2, -1))  # type: ignore[attr-defined]
+
+
+def is_conj(input: Tensor) -> bool:
+    """Always False: ember's conjugates are materialised, never lazy."""
+    return False
+
+
+def is_neg(input: Tensor) -> bool:
+    """Always False: ember has no lazy negation bit."""
+    return False
+
+
+def resolve_conj(input: Tensor) -> Tensor:
+    """``input`` itself (nothing lazy to resolve)."""
+    return input
+
+
+resolve_neg = resolve_conj

@@ -24,6 +24,7 @@ __all__ = [
     "detach_",
     "imag",
     "inplace",
+    "is_nonzero",
     "real",
     "requires_grad_",
     "to",
@@ -272,7 +273,7 @@ def inplace_binary(kernel: str, op: Callable[..., Tensor]) -> Callable[..., Tens
     ``self`` (no new array, no copy); every other case is ``inplace(op)``."""
     from ember.backends.dtypes import bool_
 
-    from .binary import _operands
+    from .pointwise_binary import _operands
 
     general = inplace(op)
 
@@ -376,3 +377,14 @@ def imag(input: Tensor) -> Tensor:
     if not input.dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
     return _part(input, "imag")
+
+
+def is_nonzero(input: Tensor) -> bool:
+    """The truth value of a one-element tensor."""
+    if input.numel() != 1:
+        raise RuntimeError(
+            "Boolean value of Tensor with no values is ambiguous"
+            if input.numel() == 0
+            else "Boolean value of Tensor with more than one value is ambiguous"
+        )
+    return bool(input.item())

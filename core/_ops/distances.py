@@ -1,4 +1,5 @@
-"""``torch.norm``, distances, differences and the trace, composed from ember ops."""
+"""``torch.norm`` and matrix norms, distances, differences (``diff``, ``gradient``), ``renorm``
+and the trace, composed from ember ops."""
 
 from __future__ import annotations
 
@@ -8,8 +9,20 @@ from ember.backends import dtypes as D
 
 from .._tensor import Tensor
 from ._common import norm_dim
+from .select import where
 
-__all__ = ["cdist", "diff", "dist", "norm", "trace"]
+__all__ = [
+    "cdist",
+    "diff",
+    "dist",
+    "frobenius_norm",
+    "gradient",
+    "norm",
+    "nuclear_norm",
+    "pdist",
+    "renorm",
+    "trace",
+]
 
 
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
@@ -111,9 +124,117 @@ def diff(
 def trace(input: Tensor) -> Tensor:
     """Sum of the main diagonal of a 2-D tensor."""
     from ._composite import not_implemented_for
-    from .shape_extra import diagonal
+    from .diagonal import diagonal
 
     not_implemented_for("trace", input, "bool")
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
     return diagonal(input).sum()  # type: ignore[attr-defined]
+
+
+def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
+    """Each slice along ``dim`` rescaled so its ``p``-norm is at most ``maxnorm``."""
+    from ..linalg import vector_norm
+
+    if p <= 0:
+        raise RuntimeError(f"renorm: non-positive-norm not supported, got p={p}")
+    d = norm_dim(dim, input.ndim)
+    others = tuple(i for i in range(input.ndim) if i != d)
+    nrm = vector_norm(input, p, others, keepdim=True)
+    scale = where(nrm > maxnorm, maxnorm / (nrm + 1e-7), 1.0)
+    return input * scale.to(input.dtype)  # type: ignore[attr-defined]
+
+
+def frobenius_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False) -> Tensor:
+    """The square root of the sum of squared magnitudes over ``dim``."""
+    from ..linalg import vector_norm
+
+    return vector_norm(input, 2, dim, keepdim)
+
+
+def nuclear_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False) -> Tensor:
+    """The sum of singular values of the matrices in ``dim``."""
+    from ..linalg import matrix_norm
+
+    if isinstance(dim, bool):
+        dim, keepdim = (-2, -1), dim
+    return matrix_norm(input, "nuc", dim, keepdim)
+
+
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """Distances between all pairs of rows (the upper triangle of ``cdist``), row-major."""
+    from ..linalg import vector_norm
+    from .diagonal import triu_indices
+
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    n = input._shape[0]
+    i, j = triu_indices(n, n, 1, device=input._device)
+    return vector_norm(input[i] - input[j], p, -1)  # type: ignore[index]
+
+
+def _grad_1d(y: Tensor, d: int, h: Any, edge_order: int) -> Tensor:
+    """np.gradient along one dim with uniform spacing ``h`` or coordinates ``h`` (1-D tensor)."""
+    from .join import cat
+
+    n = y._shape[d]
+    if n < edge_order + 1:
+        raise RuntimeError(
+            f"torch.gradient expected each dimension size to be at least edge_order+1, got {n} at dim {d}"
+        )
+
+    def sl(a: int, b: int) -> Tensor:
+        return y.narrow(d, a, b - a)  # type: ignore[attr-defined]
+
+    shape = [1] * y.ndim
+    if isinstance(h, Tensor):
+        x = h.to(y.dtype) if y.dtype.category >= 2 else h
+        shape[d] = n - 2
+        dx = x[1:] - x[:-1]
+        h1, h2 = dx[:-1].reshape(shape), dx[1:].reshape(shape)
+        mid = (h1 * h1 * sl(2, n) + (h2 * h2 - h1 * h1) * sl(1, n - 1) - h2 * h2 * sl(0, n - 2)) / (
+            h1 * h2 * (h1 + h2)
+        )
+        e0, e1 = dx[0], dx[-1]
+    else:
+        mid = (sl(2, n) - sl(0, n - 2)) / (2 * h)
+        e0 = e1 = h
+    if edge_order == 1:
+        first = (sl(1, 2) - sl(0, 1)) / e0
+        last = (sl(n - 1, n) - sl(n - 2, n - 1)) / e1
+    elif isinstance(h, Tensor):  # second-order one-sided differences on uneven coordinates
+        a1, a2, b1, b2 = dx[0], dx[1], dx[-2], dx[-1]
+        first = (
+            -(2 * a1 + a2) / (a1 * (a1 + a2)) * sl(0, 1)
+            + (a1 + a2) / (a1 * a2) * sl(1, 2)
+            - a1 / (a2 * (a1 + a2)) * sl(2, 3)
+        )
+        last = (
+            b2 / (b1 * (b1 + b2)) * sl(n - 3, n - 2)
+            - (b1 + b2) / (b1 * b2) * sl(n - 2, n - 1)
+            + (2 * b2 + b1) / (b2 * (b1 + b2)) * sl(n - 1, n)
+        )
+    else:
+        first = (-1.5 * sl(0, 1) + 2 * sl(1, 2) - 0.5 * sl(2, 3)) / e0
+        last = (0.5 * sl(n - 3, n - 2) - 2 * sl(n - 2, n - 1) + 1.5 * sl(n - 1, n)) / e1
+    return cat([first, mid, last], d)
+
+
+def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None, edge_order: int = 1) -> tuple[Tensor, ...]:
+    """Central-difference estimates of the derivative along each of ``dim`` (as ``numpy.gradient``)."""
+    if edge_order not in (1, 2):
+        raise RuntimeError(f"torch.gradient only supports edge_order=1 and edge_order=2, got {edge_order}")
+    dims = list(range(input.ndim)) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    dims = [d % input.ndim for d in dims]
+    sp = spacing if isinstance(spacing, (list, tuple)) else [spacing] * len(dims)
+    if len(sp) != len(dims):
+        raise RuntimeError(
+            f"torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim arguments to have the same length, but got a spacing argument of length {len(sp)} and a dim argument of length {len(dims)}."
+        )
+    y = input if input.dtype.category >= 2 else input.to(D.float32)
+    out = []
+    for d, h in zip(dims, sp):
+        if isinstance(h, Tensor) and h.ndim == 0:
+            h = h.item()
+        out.append(_grad_1d(y, d, h, edge_order))
+    return tuple(out)

@@ -347,8 +347,8 @@ def _value_data(x: Tensor, value: Any, shape: tuple[int, ...], advanced: bool = 
             else:
                 v = v.expand(shape)  # basic indexing words a mismatch as expand does
         return v._data
-    from .binary import _scalar_for
     from .convert import _pt
+    from .pointwise_binary import _scalar_for
 
     if isinstance(value, (list, tuple)):
         raise TypeError(f"can't assign a {type(value).__name__} to a ember.{_pt(x.dtype)}Tensor")
@@ -606,7 +606,7 @@ def scatter(
     if src is None:
         src = value
     if reduce == "multiply":
-        from .index_extra import scatter_multiply
+        from .indexing_scatter import scatter_multiply
 
         return scatter_multiply(input, d, index, src)
     if reduce not in (None, "add"):
@@ -622,7 +622,7 @@ def scatter_checked(input: Tensor, d: int, index: Tensor, src: Any, reduce: str 
         same_device(input, src, "scatter")
         s = src._data if src.dtype is input.dtype else src.to(input.dtype)._data
     else:
-        from .binary import _scalar_for
+        from .pointwise_binary import _scalar_for
 
         s = _scalar_for(src, input.dtype)
     data = call(input._be, "scatter", input._data, d, index._data, s, reduce)

@@ -69,6 +69,7 @@ def _mismatch(ref: Tensor, t: Tensor, d: int) -> tuple[int, int]:
 
 
 concat = cat
+
 concatenate = cat
 
 

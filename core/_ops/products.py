@@ -164,7 +164,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
         )
     a, b = input, other
     if a._shape != b._shape:
-        from .shape_extra import broadcast_tensors
+        from .shape import broadcast_tensors
 
         a, b = broadcast_tensors(a, b)
     if dim is None:
@@ -233,7 +233,7 @@ def _expand(spec: str, ell: list[str], ndim: int | None) -> list[str]:
 
 
 def _diag_repeats(t: Tensor, labels: list[str]) -> tuple[Tensor, list[str]]:
-    from .shape_extra import diagonal
+    from .diagonal import diagonal
 
     while len(set(labels)) != len(labels):
         for i, c in enumerate(labels):

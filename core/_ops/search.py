@@ -1,19 +1,30 @@
 """Counting and searching: ``bincount``, ``histc``, ``unique``, ``unique_consecutive``,
-``searchsorted`` and ``bucketize`` (sort, compare and ``scatter_add``; ``unique`` with a
-``dim`` works on host rows)."""
+``searchsorted``, ``bucketize``, ``isin``, ``nonzero_static`` and ``unravel_index`` (sort,
+compare and ``scatter_add``; ``unique`` with a ``dim`` works on host rows)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ember.backends import dtypes as D
 
 from .._tensor import Tensor
 from ._common import norm_dim
+from .pointwise_unary import floor
 from .select import where
-from .unary import floor
 
-__all__ = ["bincount", "bucketize", "histc", "searchsorted", "unique", "unique_consecutive"]
+__all__ = [
+    "bincount",
+    "bucketize",
+    "histc",
+    "isin",
+    "nonzero_static",
+    "searchsorted",
+    "unique",
+    "unique_consecutive",
+    "unravel_index",
+]
 
 
 def _arange(n: int, like: Tensor) -> Tensor:
@@ -196,8 +207,8 @@ def _merge_ranks(seq: Tensor, v: Tensor, right: bool) -> Tensor:
     entries (right), values placed before land before them (left). O((n+m) log(n+m)).
     """
     from .._creation import zeros
-    from .binary import result_type
     from .join import cat
+    from .pointwise_binary import result_type
 
     dt = result_type(seq, v)
     n, m = seq._shape[-1], v._shape[-1]
@@ -216,3 +227,54 @@ def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right:
     if boundaries.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
+    """True where an element of ``elements`` occurs in ``test_elements``."""
+    from .._creation import tensor
+
+    like = elements if isinstance(elements, Tensor) else test_elements
+    e = elements if isinstance(elements, Tensor) else tensor(elements, device=like._device)
+    t = test_elements if isinstance(test_elements, Tensor) else tensor(test_elements, device=like._device)
+    t = t.reshape(-1)
+    if t.numel() == 0:
+        from .._creation import zeros
+
+        found = zeros(e._shape, dtype=D.bool_, device=e._device)
+    else:
+        s = t.sort().values  # type: ignore[attr-defined]
+        pos = searchsorted(s, e).clamp(max=s.numel() - 1)  # type: ignore[attr-defined]
+        found = s.gather(0, pos.reshape(-1)).reshape(e._shape) == e  # type: ignore[attr-defined]
+    return ~found if invert else found  # type: ignore[operator]
+
+
+def unravel_index(indices: Any, shape: Sequence[int] | int) -> tuple[Tensor, ...]:
+    """Coordinates in ``shape`` of flat ``indices`` (one tensor per dimension)."""
+    from .._creation import tensor
+
+    dims = (shape,) if isinstance(shape, int) else tuple(int(s) for s in shape)
+    idx = indices if isinstance(indices, Tensor) else tensor(indices)
+    if idx.dtype.category != 1 or idx.dtype is D.bool_:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {idx.dtype.name}")
+    total = 1
+    for s in dims:
+        total *= s
+    rest = idx.to(D.int64) % max(total, 1)
+    out = []
+    for s in reversed(dims):
+        out.append(rest % s)
+        rest = rest // s
+    return tuple(reversed(out))
+
+
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
+    """``nonzero(input)`` cut or padded (with ``fill_value`` rows) to exactly ``size`` rows."""
+    from .._creation import full
+    from .indexing import nonzero
+    from .join import cat
+
+    nz = nonzero(input)
+    if nz._shape[0] >= size:
+        return nz[:size]
+    pad = full((size - nz._shape[0], nz._shape[1]), fill_value, dtype=D.int64, device=input._device)
+    return cat([nz, pad], 0)

@@ -11,7 +11,7 @@ from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
 from ._common import broadcast_shape, same_device, sum_to
-from .binary import _scalar_for, maximum, minimum, result_type
+from .pointwise_binary import _scalar_for, maximum, minimum, result_type
 
 __all__ = ["clamp", "clip", "where"]
 

@@ -1,4 +1,6 @@
-"""Sorting: ``sort`` (a stable primitive), ``argsort`` and ``topk`` built on it."""
+"""Sorting and order statistics: ``sort`` (a stable primitive), ``argsort``, ``topk``, median,
+quantile, kthvalue and mode. Order statistics sort and pick, so their gradients flow to the
+picked elements."""
 
 from __future__ import annotations
 
@@ -11,9 +13,24 @@ from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
 from ._common import norm_dim
-from .reduce import return_types
+from ._composite import NoRecord, not_implemented_for
+from .pointwise_unary import floor, isnan
+from .reduction import _arange, _ret, return_types
+from .reduction_scan import cummax
+from .select import where
 
-__all__ = ["argsort", "msort", "sort", "topk"]
+__all__ = [
+    "argsort",
+    "kthvalue",
+    "median",
+    "mode",
+    "msort",
+    "nanmedian",
+    "nanquantile",
+    "quantile",
+    "sort",
+    "topk",
+]
 
 
 def _sort_rule(n: Any, g: Tensor) -> tuple:
@@ -66,3 +83,182 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     if input.ndim == 0:
         return return_types.topk(values, indices)
     return return_types.topk(relabel(values.narrow(d, 0, k), "TopkBackward0"), indices.narrow(d, 0, k))
+
+
+# -- order statistics ------------------------------------------------------------------------
+def _sorted_rows(input: Tensor, dim: Any) -> tuple[Tensor, Tensor, int, bool]:
+    """(values sorted along d, their indices, d, whole) with NaN last."""
+    whole = dim is None
+    x = input.reshape(-1) if whole else (input.reshape(1) if input.ndim == 0 else input)
+    d = 0 if whole else norm_dim(dim, x.ndim)
+    s = x.sort(d)  # type: ignore[attr-defined]
+    return s.values, s.indices, d, whole
+
+
+def _pick(vals: Tensor, idx: Tensor, k: Tensor, d: int) -> tuple[Tensor, Tensor]:
+    kk = k.unsqueeze(d)  # type: ignore[attr-defined]
+    return vals.gather(d, kk).squeeze(d), idx.gather(d, kk).squeeze(d)  # type: ignore[attr-defined]
+
+
+def _nan_as(dtype: Any) -> float:
+    """The median of nothing is NaN; PyTorch casts it to ints as x86 does (int32/64 minimum, else 0)."""
+    if dtype.category >= 2 or dtype is D.bool_:
+        return float("nan")
+    return {D.int64: -(2**63), D.int32: -(2**31)}.get(dtype, 0)
+
+
+def _median(input: Tensor, dim: Any, keepdim: bool, ignore_nan: bool) -> Any:
+    not_implemented_for("median_out", input, "complex")
+    if dim is None and input.numel() == 0:
+        from .._creation import full
+
+        return full((), _nan_as(input.dtype), dtype=input.dtype, device=input._device)
+    if dim is not None and input.ndim and input._shape[norm_dim(dim, input.ndim)] == 0:
+        raise IndexError(
+            f"median(): Expected reduction dim {norm_dim(dim, input.ndim)} to have non-zero size."
+        )
+    # PyTorch checks emptiness first (an empty bool median is True), then the kernel's dtype
+    not_implemented_for("median_cpu" if dim is None else "median_out", input, "bool")
+    vals, idx, d, whole = _sorted_rows(input, dim)
+    n = vals._shape[d]
+    if input.dtype.category >= 2:
+        nans = isnan(vals).sum(d)  # type: ignore[attr-defined]
+    else:
+        nans = vals.sum(d) * 0  # type: ignore[attr-defined]
+    if ignore_nan:
+        valid = n - nans
+        k = where(valid > 0, (valid - 1) // 2, 0)
+    else:
+        k = where(nans > 0, n - nans, (n - 1) // 2)
+    v, i = _pick(vals, idx, k.to(D.int64), d)
+    if whole:
+        return v
+    if keepdim and input.ndim:
+        v, i = v.unsqueeze(d), i.unsqueeze(d)  # type: ignore[attr-defined]
+    return _ret("nanmedian" if ignore_nan else "median", v, i)
+
+
+def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+    """The lower median (NaN if any element is NaN); with ``dim``, ``(values, indices)``."""
+    return _median(input, dim, keepdim, False)
+
+
+def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+    """``median`` ignoring NaN."""
+    return _median(input, dim, keepdim, True)
+
+
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any:
+    """The ``k``-th smallest element along ``dim`` and its index."""
+    not_implemented_for("kthvalue_cpu", input, "bool", "complex")
+    vals, idx, d, _ = _sorted_rows(input, dim)
+    n = vals._shape[d]
+    if n == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    v, i = vals.select(d, k - 1), idx.select(d, k - 1)  # type: ignore[attr-defined]
+    if keepdim and input.ndim:
+        v, i = v.unsqueeze(d), i.unsqueeze(d)  # type: ignore[attr-defined]
+    return _ret("kthvalue", v, i)
+
+
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Any:
+    """The most frequent value along ``dim`` (the smallest among ties) and an index of it."""
+    x = input.reshape(1) if input.ndim == 0 else input
+    d = norm_dim(dim, x.ndim)
+    if x._shape[d] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    with NoRecord():
+        s = x.sort(d).values.movedim(d, -1)  # type: ignore[attr-defined]
+        n = s._shape[-1]
+        pos = _arange(n, x)
+        starts = s[..., 1:] != s[..., :-1]
+        from .join import cat
+
+        starts = cat([(pos[:1] == 0).expand(s._shape[:-1] + (1,)), starts], -1)  # type: ignore[attr-defined]
+        run_start = cummax(where(starts, pos, 0), -1).values
+        counts = pos - run_start + 1  # length of the run so far
+        best = counts.argmax(-1, keepdim=True)  # first max: the smallest value among ties
+        value = s.gather(-1, best)  # type: ignore[attr-defined]
+    xm = x.movedim(d, -1)  # type: ignore[attr-defined]
+    with NoRecord():
+        hits = (xm == value).to(D.int64) * (_arange(xm._shape[-1], x) + 1)
+        index = hits.amax(-1) - 1  # type: ignore[attr-defined]
+    v = xm.gather(-1, index.unsqueeze(-1)).squeeze(-1)  # type: ignore[attr-defined]
+    if keepdim and input.ndim:
+        v, index = v.unsqueeze(d), index.unsqueeze(d)  # type: ignore[attr-defined]
+    return _ret("mode", v, index)
+
+
+_INTERP = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(input: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str, ignore_nan: bool) -> Tensor:
+    from .._creation import tensor
+
+    name = "nanquantile" if ignore_nan else "quantile"
+    if interpolation not in _INTERP:
+        raise RuntimeError(
+            f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest, but got {interpolation}"
+        )
+    if input.dtype.category < 2:
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    scalar_q = not isinstance(q, Tensor)
+    qt = (
+        tensor([float(q)], dtype=input.dtype, device=input._device)
+        if scalar_q
+        else q.reshape(-1).to(input.dtype)
+    )
+    if qt.numel() and (float(qt.amin().item()) < 0 or float(qt.amax().item()) > 1):  # type: ignore[attr-defined]
+        raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+    if input.numel() == 0:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    vals, _, d, whole = _sorted_rows(input, dim)
+    v = vals.movedim(d, -1).unsqueeze(0)  # type: ignore[attr-defined]
+    n = v._shape[-1]
+    nans = isnan(v).sum(-1, keepdim=True)  # type: ignore[attr-defined]
+    valid = (n - nans) if ignore_nan else (nans * 0 + n)
+    qs = qt.reshape((-1,) + (1,) * (v.ndim - 1))
+    pos = qs * (valid - 1).clamp(min=0).to(input.dtype)  # type: ignore[attr-defined]
+    if interpolation == "lower":
+        pos = floor(pos)
+    elif interpolation == "higher":
+        pos = -floor(-pos)
+    elif interpolation == "nearest":
+        pos = pos.round()  # type: ignore[attr-defined]
+    lo_i = floor(pos).to(D.int64)
+    hi_i = (-floor(-pos)).to(D.int64).clamp(max=n - 1)  # type: ignore[attr-defined]
+    shape = (qt.numel(),) + v._shape[1:-1] + (1,)
+    vl = v.expand(shape[:-1] + (n,)).gather(-1, lo_i.expand(shape))  # type: ignore[attr-defined]
+    vh = v.expand(shape[:-1] + (n,)).gather(-1, hi_i.expand(shape))  # type: ignore[attr-defined]
+    frac = 0.5 if interpolation == "midpoint" else pos - floor(pos)
+    from .pointwise_special import lerp
+
+    out = lerp(vl, vh, frac)  # PyTorch's two-sided lerp: inf neighbours give NaN as there
+    bad = (nans > 0) if not ignore_nan else (valid == 0)
+    out = where(bad.expand(shape), float("nan"), out).squeeze(-1)  # type: ignore[attr-defined]
+    if whole:
+        out = out.reshape((qt.numel(),) + ((1,) * input.ndim if keepdim else ()))
+    elif keepdim:
+        out = out.unsqueeze(d + 1)  # type: ignore[attr-defined]
+    return out.squeeze(0) if scalar_q else out  # type: ignore[attr-defined]
+
+
+def quantile(
+    input: Tensor, q: Any, dim: Any = None, keepdim: bool = False, *, interpolation: str = "linear"
+) -> Tensor:
+    """The ``q``-quantiles along ``dim`` (flattened when None), interpolating between ranks.
+
+    ``q`` is a number or a 1-D tensor (its values become the first output dim);
+    ``interpolation`` is linear, lower, higher, midpoint or nearest. Any NaN gives NaN.
+    Example: ``ember.quantile(ember.tensor([1., 2., 3., 4.]), 0.5)`` is ``2.5``.
+    """
+    return _quantile(input, q, dim, keepdim, interpolation, False)
+
+
+def nanquantile(
+    input: Tensor, q: Any, dim: Any = None, keepdim: bool = False, *, interpolation: str = "linear"
+) -> Tensor:
+    """``quantile`` ignoring NaN."""
+    return _quantile(input, q, dim, keepdim, interpolation, True)

@@ -11,20 +11,14 @@ from ember.backends import dtypes as D
 
 from .._tensor import Tensor
 from ._common import norm_dim
+from .diagonal import diagonal
 from .select import where
-from .shape_extra import diagonal
 
-__all__ = [
-    "corrcoef",
-    "cov",
-    "cumulative_trapezoid",
-    "histogram",
-    "histogramdd",
-    "trapezoid",
-    "trapz",
-]
+__all__ = ["corrcoef", "cov", "cumulative_trapezoid", "histogram", "histogramdd", "trapezoid", "trapz"]
+
 
 _histogram_t = namedtuple("histogram", ["hist", "bin_edges"])
+
 builtins_range = builtins.range  # ``range`` is a keyword argument name below
 
 

@@ -7,7 +7,7 @@ CPU backend (NumPy/LAPACK) and the results are copied back.
 from __future__ import annotations
 
 from .._ops.matmul import matmul
-from .._ops.shape_extra import diagonal as _diagonal
+from .._ops.diagonal import diagonal as _diagonal
 from .._tensor import Tensor
 from ._compat import solve_ex, solve_triangular
 from ._decomp import (

@@ -33,7 +33,7 @@ inverse = inv
 
 def logdet(input: Tensor) -> Tensor:
     """``log(det(input))`` (NaN for a negative determinant, -inf for a singular matrix)."""
-    from .._ops.unary import log
+    from .._ops.pointwise_unary import log
 
     return log(det(input))
 
@@ -64,7 +64,7 @@ def old_qr(input: Tensor, some: bool = True) -> Any:
 
 
 def _triangle(A: Tensor, upper: bool, unitriangular: bool) -> Tensor:
-    from .._ops.shape_extra import diag_embed, diagonal, tril, triu
+    from .._ops.diagonal import diag_embed, diagonal, tril, triu
 
     T = triu(A) if upper else tril(A)
     if unitriangular:

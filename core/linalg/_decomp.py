@@ -187,7 +187,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
 # -- Cholesky, QR, eigen and singular value decompositions -----------------------------------
 def _phi(x: Tensor) -> Tensor:
     """The lower triangle with a halved diagonal."""
-    from .._ops.shape_extra import diag_embed, diagonal, tril
+    from .._ops.diagonal import diag_embed, diagonal, tril
 
     return tril(x, -1) + diag_embed(diagonal(x, 0, -2, -1) * 0.5)
 
@@ -246,10 +246,10 @@ def qr(A: Tensor, mode: str = "reduced") -> Any:
 
 def _copyltu(M: Tensor) -> Tensor:
     """The Hermitian matrix with ``M``'s lower triangle (diagonal real)."""
-    from .._ops.shape_extra import tril
+    from .._ops.diagonal import tril
 
     low = tril(M, -1)
-    from .._ops.shape_extra import diag_embed, diagonal
+    from .._ops.diagonal import diag_embed, diagonal
 
     d = diagonal(M, 0, -2, -1)
     d = d.real if d.dtype.is_complex else d  # type: ignore[attr-defined]
@@ -273,7 +273,7 @@ def _eigh_rule(n: Any, g: Tensor) -> tuple:
 
     mid = 0 * (V[..., :1, :1]) if inner is None else where(E == 0, 0.0, inner / where(E == 0, 1.0, E))
     if gw is not None:
-        from .._ops.shape_extra import diag_embed
+        from .._ops.diagonal import diag_embed
 
         mid = mid + diag_embed(gw.to(V.dtype))
     return (V @ mid @ _mH(V),)
@@ -332,7 +332,7 @@ def eig(A: Tensor) -> Any:
 def _eig_rule(n: Any, g: tuple) -> tuple:
     """PyTorch's formula: gA = V^-H (diag(gL) + (V^H gV - V^H V diag(Re(V^H gV))) / E*) V^H."""
     from .._ops.select import where
-    from .._ops.shape_extra import diag_embed, diagonal
+    from .._ops.diagonal import diag_embed, diagonal
 
     L, V, real_input = n.ctx
     gL, gV = g
@@ -356,7 +356,7 @@ def _svd_rule(n: Any, g: tuple) -> tuple:
     U, S, Vh = n.ctx
     gU, gS, gVh = g
     from .._ops.select import where
-    from .._ops.shape_extra import diag_embed, diagonal
+    from .._ops.diagonal import diag_embed, diagonal
 
     V = _mH(Vh)
     s2 = S * S

@@ -55,7 +55,7 @@ def _eliminate(A: Tensor) -> tuple[Tensor, Tensor, Tensor]:
 
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -> Any:
     """``(LU, pivots, info)``: packed factors, 1-based LAPACK pivots, and 0 or the first zero pivot."""
-    from .._ops.shape_extra import diagonal
+    from .._ops.diagonal import diagonal
 
     check_matrix("lu_factor", A, square=False)
     if not pivot:
@@ -104,7 +104,7 @@ def lu_unpack(
 ) -> Any:
     """``(P, L, U)`` from packed factors: ``A = P @ L @ U``."""
     from .._creation import eye
-    from .._ops.shape_extra import tril, triu
+    from .._ops.diagonal import tril, triu
 
     m, n = LU_data._shape[-2:]
     k = min(m, n)

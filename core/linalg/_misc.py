@@ -145,7 +145,7 @@ def _tolerance(A: Tensor, S: Tensor, atol: Any, rtol: Any) -> Tensor:
         )
     t = smax * rtol
     if atol is not None:
-        from .._ops.binary import maximum
+        from .._ops.pointwise_binary import maximum
 
         t = maximum(t, atol)
     return t.detach()  # type: ignore[attr-defined]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..._ops import unary as U
+from ..._ops import pointwise_unary as U
 from ..._ops.convert import inplace as _inplace_form
 from ..._ops.select import clamp, where
 from ..._tensor import Tensor

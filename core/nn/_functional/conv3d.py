@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._ops.binary import maximum
+from ..._ops.pointwise_binary import maximum
 from ..._tensor import Tensor
 from ._util import ntuple
 from .conv import conv2d_op

@@ -9,7 +9,7 @@ from ember.backends import dtypes as D
 
 from ..._creation import arange
 from ..._dispatch import call
-from ..._ops import unary as U
+from ..._ops import pointwise_unary as U
 from ..._ops.indexing import INDEX_DTYPES, first_outside, legacy_type_name, select_rows
 from ..._ops.matmul import matmul
 from ..._ops.select import where

@@ -8,7 +8,7 @@ from typing import Any
 from ember.backends import dtypes as D
 
 from ..._creation import zeros
-from ..._ops import unary as U
+from ..._ops import pointwise_unary as U
 from ..._ops.convert import _pt
 from ..._ops.select import clamp, where
 from ..._tensor import Tensor

@@ -13,7 +13,7 @@ from typing import Any
 from ..._creation import empty, zeros
 from ..._ops.join import stack
 from ..._ops.select import where
-from ..._ops.unary import sigmoid, tanh
+from ..._ops.pointwise_unary import sigmoid, tanh
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init

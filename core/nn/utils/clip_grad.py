@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..._creation import tensor
-from ..._ops import unary as U
+from ..._ops import pointwise_unary as U
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 

@@ -31,8 +31,12 @@ __all__ = [
     "eq",
     "floor_divide",
     "ge",
+    "greater",
+    "greater_equal",
     "gt",
     "le",
+    "less",
+    "less_equal",
     "logical_and",
     "logical_or",
     "logical_xor",
@@ -42,16 +46,21 @@ __all__ = [
     "mul",
     "multiply",
     "ne",
+    "not_equal",
     "pow",
     "remainder",
     "result_type",
+    "rsub",
     "sub",
     "subtract",
     "true_divide",
 ]
 
+
 _PY = {0: bool, 1: int, 2: float, 3: complex}
+
 _INT_RANGE = {d: (-(1 << (d.bits - 1)), (1 << (d.bits - 1)) - 1) for d in (D.int8, D.int16, D.int32, D.int64)}
+
 _INT_RANGE[D.uint8] = (0, 255)
 
 
@@ -243,7 +252,7 @@ def _pow_rule(n: Any, g: Tensor) -> tuple:
         else:
             ga = g * 0.0 if b == 0 else g * (b * a ** (b - 1))
     if need[1]:
-        from .unary import log
+        from .pointwise_unary import log
 
         base = a if isinstance(a, Tensor) else _full_like(out, a)
         gb = g * where_((base == 0) & (b >= 0), 0.0, out * log(base))
@@ -272,9 +281,14 @@ def _remainder_rule(n: Any, g: Tensor) -> tuple:
 
 # -- the ops ---------------------------------------------------------------------------------
 _add = _differentiable("add", "AddBackward0", _add_rule, saves="")
+
+
 _sub = _differentiable("sub", "SubBackward0", _sub_rule, saves="")
+
 mul = _differentiable("mul", "MulBackward0", _mul_rule, saves="inputs")
+
 _maximum = _differentiable("maximum", "MaximumBackward0", _max_min_rule(lambda a, b: a > b), "inputs")
+
 _minimum = _differentiable("minimum", "MinimumBackward0", _max_min_rule(lambda a, b: a < b), "inputs")
 
 
@@ -296,6 +310,7 @@ def minimum(input: Any, other: Any) -> Tensor:
 
 
 _floordiv = _differentiable("floordiv", "FloorDivideBackward0", _floor_rule, saves="")
+
 _pow = _differentiable("pow", "PowBackward1", _pow_rule)
 
 
@@ -346,7 +361,7 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     if rounding_mode == "floor":
         return floor_divide(input, other)
     if rounding_mode == "trunc":
-        from .unary import trunc
+        from .pointwise_unary import trunc
 
         if _is_float(input) or _is_float(other):
             return trunc(div(input, other))
@@ -452,7 +467,9 @@ def _bitwise(name: str) -> Callable[[Any, Any], Tensor]:
 
 
 bitwise_and = _bitwise("bitwise_and")
+
 bitwise_or = _bitwise("bitwise_or")
+
 bitwise_xor = _bitwise("bitwise_xor")
 
 
@@ -497,9 +514,13 @@ def _compare(name: str, swap: bool, torch_name: str = "") -> Callable[[Any, Any]
 
 
 eq = _compare("eq", False)
+
 lt = _compare("lt", False, "lt")
+
 le = _compare("le", False, "le")
+
 gt = _compare("lt", True, "gt")
+
 ge = _compare("le", True, "ge")
 
 
@@ -529,5 +550,14 @@ def _full_like(t: Tensor, value: Any) -> Tensor:
 
 
 divide = div
+
 multiply = mul
+
 subtract = sub
+
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+
+def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``other - alpha * input``."""
+    return sub(other, input, alpha=alpha)

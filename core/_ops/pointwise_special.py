@@ -23,9 +23,9 @@ from ._operands import as_float as _float
 from ._operands import check_tensors as _tensors
 from ._operands import promoted_pair as _pair
 from ._operands import scalar_tensor as _as_tensor
-from .binary import maximum, minimum, remainder, result_type
+from .pointwise_binary import maximum, minimum, remainder, result_type
+from .pointwise_unary import abs, exp, expm1, isnan, log, log1p, sign, sqrt, trunc
 from .select import where
-from .unary import abs, exp, expm1, isnan, log, log1p, sign, sqrt, trunc
 
 __all__ = [
     "acos",
@@ -68,7 +68,9 @@ __all__ = [
     "xlogy",
 ]
 
+
 _SQRT_PI = math.sqrt(math.pi)
+
 _LN2 = math.log(2.0)
 
 
@@ -101,11 +103,17 @@ def _conj(t: Tensor) -> Tensor:
 
 
 atan = composite_unary("atan", "AtanBackward0", lambda x, o, g: g / _conj(1 + x * x))
+
 asin = composite_unary("asin", "AsinBackward0", lambda x, o, g: g / _conj(sqrt(1 - x * x)))
+
 acos = composite_unary("acos", "AcosBackward0", lambda x, o, g: -g / _conj(sqrt(1 - x * x)))
+
 erfc = composite_unary("erfc", "ErfcBackward0", lambda x, o, g: -g * (2 / _SQRT_PI) * exp(-x * x))
+
 erfinv = composite_unary("erfinv", "ErfinvBackward0", lambda x, o, g: g * (_SQRT_PI / 2) * exp(o * o))
+
 lgamma = composite_unary("lgamma", "LgammaBackward0", lambda x, o, g: g * digamma(x))
+
 digamma = composite_unary("digamma", "DigammaBackward0", lambda x, o, g: g * polygamma(1, x))
 
 
@@ -200,9 +208,13 @@ def _hyperbolic(fn: Any, node: str, deriv: Any, doc: str) -> Any:
 
 
 sinh = _hyperbolic(_sinh, "SinhBackward0", lambda x, o: _cosh(x), "Hyperbolic sine.")
+
 cosh = _hyperbolic(_cosh, "CoshBackward0", lambda x, o: _sinh(x), "Hyperbolic cosine.")
+
 asinh = _hyperbolic(_asinh, "AsinhBackward0", lambda x, o: 1 / sqrt(x * x + 1), "Inverse hyperbolic sine.")
+
 acosh = _hyperbolic(_acosh, "AcoshBackward0", lambda x, o: 1 / sqrt(x * x - 1), "Inverse hyperbolic cosine.")
+
 atanh = _hyperbolic(_atanh, "AtanhBackward0", lambda x, o: 1 / (1 - x * x), "Inverse hyperbolic tangent.")
 
 
@@ -262,6 +274,7 @@ def _nan_aware(pick: Callable[[Tensor, Tensor], Tensor]) -> Callable[[Tensor, Te
 
 
 fmax = _nan_aware(maximum)
+
 fmin = _nan_aware(minimum)
 
 

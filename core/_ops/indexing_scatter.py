@@ -1,4 +1,5 @@
-"""Indexing ops built on ``index_put``, ``gather`` and ``nonzero``, plus ``scatter_reduce``.
+"""Indexing ops built on ``index_put``, ``gather`` and ``nonzero``: ``index_add``/``copy``/
+``fill``/``reduce``, masked selects, ``take``, ``put``, slice scatters and ``scatter_reduce``.
 
 ``scatter_reduce`` is a composite op: a backend may register a kernel; otherwise ``sum``
 decomposes into ``scatter`` and the other reductions run on the CPU backend.
@@ -6,6 +7,7 @@ decomposes into ``scatter`` and the other reductions run on the CPU backend.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ember.backends import dtypes as D
@@ -38,8 +40,11 @@ __all__ = [
     "index_reduce",
     "masked_scatter",
     "masked_select",
+    "put",
     "scatter_multiply",
     "scatter_reduce",
+    "select_scatter",
+    "slice_scatter",
     "take",
     "take_along_dim",
 ]
@@ -385,3 +390,39 @@ def scatter_multiply(input: Tensor, dim: int, index: Tensor, src: Any) -> Tensor
     else:
         src = src[tuple(slice(0, s) for s in index._shape)] if src.ndim else src.expand(index._shape)  # type: ignore[attr-defined]
     return _scatter_reduce_checked(input, dim, index, src.to(input.dtype), "prod", True)
+
+
+def _index_vector(like: Tensor, values: Sequence[int]) -> Tensor:
+    from .._creation import tensor
+
+    return tensor(list(values), dtype=D.int64, device=like._device)
+
+
+def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
+    """A copy of ``input`` with ``src`` written at ``index`` of dimension ``dim``."""
+
+    d = norm_dim(dim, input.ndim)
+    size = input._shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
+    i = index % size
+    return index_copy(input, d, _index_vector(input, [i]), src.unsqueeze(d).to(input.dtype))  # type: ignore[attr-defined]
+
+
+def slice_scatter(
+    input: Tensor, src: Tensor, dim: int = 0, start: int | None = None, end: int | None = None, step: int = 1
+) -> Tensor:
+    """A copy of ``input`` with ``src`` written at ``start:end:step`` of dimension ``dim``."""
+
+    d = norm_dim(dim, input.ndim)
+    rows = range(*slice(start, end, step).indices(input._shape[d]))
+    return index_copy(input, d, _index_vector(input, rows), src.to(input.dtype))
+
+
+def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """A copy of ``input`` with ``source`` written (or added) at flat positions ``index``."""
+    from .indexing import index_put
+
+    flat = input.reshape(-1)
+    idx = flat_index("put_", flat, index.reshape(-1) if isinstance(index, Tensor) else index)
+    return index_put(flat, idx, source.reshape(-1).to(input.dtype), accumulate).reshape(input._shape)

@@ -1,4 +1,4 @@
-"""More elementwise functions: heaviside, gcd/lcm, angle units, frexp/ldexp/nextafter,
+"""Elementwise numerics: heaviside, gcd/lcm, angle units, frexp/ldexp/nextafter,
 one-sided clamps, and top-level aliases of special functions (sinc, logit, i0)."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Any
 from ember.backends import dtypes as D
 
 from .._tensor import Tensor
-from .math_extra import _pair
+from .pointwise_special import _pair
+from .pointwise_unary import abs, floor, isnan, log2, sign
 from .select import clamp, where
-from .unary import abs, floor, isnan, log2, sign
 
 __all__ = [
     "clamp_max",
@@ -29,6 +29,7 @@ __all__ = [
     "rad2deg",
     "sinc",
 ]
+
 
 _frexp_t = namedtuple("frexp", ["mantissa", "exponent"])
 
@@ -55,7 +56,7 @@ def _ints(name: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
 def gcd(input: Tensor, other: Tensor) -> Tensor:
     """Greatest common divisor (non-negative), elementwise, by Euclid's algorithm."""
     a, b = _ints("gcd", input, other)
-    from .._ops.shape_extra import broadcast_tensors
+    from .._ops.shape import broadcast_tensors
 
     a, b = (t.clone() for t in broadcast_tensors(abs(a), abs(b)))
     while bool((b != 0).any().item()):  # type: ignore[attr-defined]

@@ -1,7 +1,8 @@
-"""Shape ops built on views, ``cat`` and indexing: flips, rolls, repeats, diagonals, splits.
+"""Shape ops built on views, ``cat`` and indexing: flips, rolls, repeats, broadcasting,
+splits, ``atleast_nd``, ``meshgrid`` and ``unfold``.
 
 Most are compositions of differentiable ember ops, so their gradients come for free;
-``diagonal``, ``diag_embed`` and ``unfold`` record their own nodes.
+``unfold`` records its own node.
 """
 
 from __future__ import annotations
@@ -14,33 +15,36 @@ from ember.backends import dtypes as D
 
 from .._dispatch import call
 from .._tensor import Tensor
-from ..autograd.grad_mode import state as _grad
-from ..autograd.graph import record
 from ._common import broadcast_shape, norm_dim
-from .join import cat, hstack
+from .join import cat, hstack, vstack
 from .views import expand, make_view, narrow
 
 __all__ = [
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
     "broadcast_tensors",
     "broadcast_to",
     "column_stack",
-    "diag",
-    "diag_embed",
-    "diagonal",
+    "dsplit",
     "dstack",
     "flip",
     "fliplr",
     "flipud",
+    "hsplit",
+    "is_same_size",
     "meshgrid",
+    "narrow_copy",
+    "ravel",
     "repeat",
     "repeat_interleave",
     "roll",
     "rot90",
+    "row_stack",
     "tensor_split",
     "tile",
-    "tril",
-    "triu",
     "unfold",
+    "vsplit",
 ]
 
 
@@ -267,116 +271,6 @@ def column_stack(tensors: Sequence[Tensor]) -> Tensor:
     return hstack(ts)
 
 
-# -- diagonals -----------------------------------------------------------------------------
-def _diag_geometry(shape: tuple[int, ...], offset: int, d1: int, d2: int) -> tuple[tuple[int, ...], int]:
-    n = (
-        max(min(shape[d1], shape[d2] - offset), 0)
-        if offset >= 0
-        else max(min(shape[d1] + offset, shape[d2]), 0)
-    )
-    rest = tuple(s for i, s in enumerate(shape) if i not in (d1, d2))
-    return rest + (n,), n
-
-
-def _diag_dims(ndim: int, dim1: int, dim2: int) -> tuple[int, int]:
-    d1, d2 = norm_dim(dim1, ndim), norm_dim(dim2, ndim)
-    if d1 == d2:
-        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return d1, d2
-
-
-def _diagonal_rule(n: Any, g: Tensor) -> tuple:
-    shape, offset, d1, d2 = n.ctx
-    return (_diagonal_backward(g, shape, offset, d1, d2),)
-
-
-def _diagonal_backward(g: Tensor, shape: tuple[int, ...], offset: int, d1: int, d2: int) -> Tensor:
-    """Zeros of ``shape`` with ``g`` on the diagonal; its own rule takes the diagonal again."""
-    from .._creation import zeros
-
-    out = zeros(shape, dtype=g.dtype, device=g._device)
-    view = diagonal(out, offset, d1, d2)
-    call(out._be, "assign", view._data, g.contiguous()._data)
-    if _grad.enabled and g.requires_grad:
-        record("DiagonalBackwardBackward0", _rediag_rule, out, (g,), (), (offset, d1, d2))
-    return out
-
-
-def _rediag_rule(n: Any, g: Tensor) -> tuple:
-    offset, d1, d2 = n.ctx
-    return (diagonal(g, offset, d1, d2),)
-
-
-def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
-    """The diagonal at ``offset`` of the planes ``(dim1, dim2)``, as a view (last dim).
-
-    Writing into it writes into ``input``. Example: ``x.diagonal(1)`` is the first superdiagonal.
-    """
-    d1, d2 = _diag_dims(input.ndim, dim1, dim2)  # IndexError for fewer than 2 dims, as PyTorch
-    shape, n = _diag_geometry(input._shape, offset, d1, d2)
-    strides = input.stride()
-    start = input.storage_offset()
-    if n > 0:
-        start += offset * strides[d2] if offset >= 0 else -offset * strides[d1]
-    rest = tuple(s for i, s in enumerate(strides) if i not in (d1, d2))
-    data = call(input._be, "as_strided", input._data, shape, rest + (strides[d1] + strides[d2],), start)
-    return make_view(input, data, shape, "DiagonalBackward0", _diagonal_rule, (input._shape, offset, d1, d2))
-
-
-_diagonal_view = diagonal
-
-
-def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
-    """Matrices whose ``offset`` diagonals (in dims ``dim1``, ``dim2``) hold the last dim of ``input``."""
-    nd = input.ndim + 1
-    d1, d2 = _diag_dims(nd, dim1, dim2)
-    m = input._shape[-1] + abs(offset) if input.ndim else 1 + abs(offset)
-    x = input if input.ndim else input.reshape(1)
-    rest = list(x._shape[:-1])
-    shape = []
-    for i in range(nd):
-        shape.append(m if i in (d1, d2) else rest.pop(0))
-    if d1 > d2:
-        d1, d2, offset = d2, d1, -offset
-    return _diagonal_backward(x, tuple(shape), offset, d1, d2)
-
-
-def diag(input: Tensor, diagonal: int = 0) -> Tensor:
-    """1-D input: a matrix with it on diagonal ``diagonal``; 2-D input: that diagonal (a copy)."""
-    if input.ndim == 1:
-        return diag_embed(input, diagonal, 0, 1)
-    if input.ndim == 2:
-        return _diagonal_view(input, diagonal, 0, 1).clone()
-    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
-
-
-def _tri_mask(input: Tensor, diagonal: int, upper: bool) -> Tensor:
-    from .._creation import arange
-
-    r, c = input._shape[-2], input._shape[-1]
-    rows = arange(r, device=input._device).reshape(r, 1)
-    cols = arange(c, device=input._device).reshape(1, c)
-    return (cols - rows >= diagonal) if upper else (cols - rows <= diagonal)
-
-
-def _tri(input: Tensor, diagonal: int, upper: bool, name: str) -> Tensor:
-    from .select import where
-
-    if input.ndim < 2:
-        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
-    return where(_tri_mask(input, diagonal, upper), input, 0).to(input.dtype)
-
-
-def tril(input: Tensor, diagonal: int = 0) -> Tensor:
-    """The lower triangle (elements with ``col - row <= diagonal``); others zero."""
-    return _tri(input, diagonal, False, "tril")
-
-
-def triu(input: Tensor, diagonal: int = 0) -> Tensor:
-    """The upper triangle (elements with ``col - row >= diagonal``); others zero."""
-    return _tri(input, diagonal, True, "triu")
-
-
 # -- unfold (sliding windows as a view) ----------------------------------------------------
 def _unfold_rule(n: Any, g: Tensor) -> tuple:
     shape, d, size, step = n.ctx
@@ -385,7 +279,7 @@ def _unfold_rule(n: Any, g: Tensor) -> tuple:
 
 def _unfold_backward(g: Tensor, shape: tuple[int, ...], d: int, size: int, step: int) -> Tensor:
     from .._creation import zeros
-    from .index_extra import index_add
+    from .indexing_scatter import index_add
 
     nwin = g._shape[d] if g.ndim > len(shape) - 1 and shape else 1
     if not shape:
@@ -439,3 +333,78 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
     if swap:
         outs[0], outs[1] = outs[1], outs[0]
     return tuple(outs)
+
+
+row_stack = vstack
+
+
+def _each(tensors: tuple, fn: Any) -> Any:
+    ts = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+    out = tuple(fn(t) for t in ts)
+    return out[0] if len(tensors) == 1 and not isinstance(tensors[0], (list, tuple)) else out
+
+
+def atleast_1d(*tensors: Any) -> Any:
+    """Each tensor with at least one dimension."""
+    return _each(tensors, lambda t: t.reshape(1) if t.ndim == 0 else t)
+
+
+def atleast_2d(*tensors: Any) -> Any:
+    """Each tensor with at least two dimensions (1-D ones become rows)."""
+    return _each(tensors, lambda t: t.reshape(1, -1) if t.ndim < 2 else t)
+
+
+def atleast_3d(*tensors: Any) -> Any:
+    """Each tensor with at least three dimensions (as ``numpy.atleast_3d``)."""
+
+    def up(t: Tensor) -> Tensor:
+        if t.ndim == 0:
+            return t.reshape(1, 1, 1)
+        if t.ndim == 1:
+            return t.reshape(1, -1, 1)
+        return t.unsqueeze(-1) if t.ndim == 2 else t  # type: ignore[attr-defined]
+
+    return _each(tensors, up)
+
+
+def ravel(input: Tensor) -> Tensor:
+    """The flattened tensor (a view when possible)."""
+    return input.reshape(-1)
+
+
+def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """``narrow`` as a new tensor."""
+    return input.narrow(dim, start, length).clone()  # type: ignore[attr-defined]
+
+
+def _split_even(name: str, input: Tensor, ios: Any, dim: int, need: int) -> tuple[Tensor, ...]:
+    if input.ndim < need:
+        raise RuntimeError(
+            f"torch.{name} requires a tensor with at least {need} dimension, but got a tensor with {input.ndim} dimensions!"
+        )
+    if isinstance(ios, int) and input._shape[dim] % ios:
+        raise RuntimeError(
+            f"torch.{name} attempted to split along dimension {dim}, but the size of the dimension "
+            f"{input._shape[dim]} is not divisible by the split_size {ios}!"
+        )
+    return tensor_split(input, ios, dim)
+
+
+def hsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
+    """Split along dimension 1 (0 for 1-D tensors)."""
+    return _split_even("hsplit", input, indices_or_sections, 0 if input.ndim == 1 else 1, 1)
+
+
+def vsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
+    """Split along dimension 0 (needs at least 2 dimensions)."""
+    return _split_even("vsplit", input, indices_or_sections, 0, 2)
+
+
+def dsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
+    """Split along dimension 2 (needs at least 3 dimensions)."""
+    return _split_even("dsplit", input, indices_or_sections, 2, 3)
+
+
+def is_same_size(input: Tensor, other: Tensor) -> bool:
+    """True when both tensors have the same shape."""
+    return input._shape == other._shape

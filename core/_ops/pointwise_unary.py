@@ -28,6 +28,7 @@ __all__ = [
     "exp",
     "exp2",
     "expm1",
+    "fix",
     "floor",
     "isfinite",
     "isinf",
@@ -110,12 +111,20 @@ def _zero_rule(n: Any, g: Tensor) -> tuple:
 
 # -- primitives --------------------------------------------------------------------------
 exp = _unary("exp", "ExpBackward0", lambda n, g: (g * n.ctx[1].conj(),), saves="out")
+
+
 log = _unary("log", "LogBackward0", lambda n, g: (g / n.ctx[0].conj(),))
+
 sqrt = _unary("sqrt", "SqrtBackward0", lambda n, g: (g / (2 * n.ctx[1].conj()),), saves="out")
+
 sin = _unary("sin", "SinBackward0", lambda n, g: (g * cos(n.ctx[0]).conj(),))
+
 cos = _unary("cos", "CosBackward0", lambda n, g: (-g * sin(n.ctx[0]).conj(),))
+
 tanh = _unary("tanh", "TanhBackward0", lambda n, g: (g * (1 - n.ctx[1] * n.ctx[1]).conj(),), saves="out")
+
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
 erf = _unary("erf", "ErfBackward0", lambda n, g: (g * _TWO_OVER_SQRT_PI * exp(-n.ctx[0] * n.ctx[0]),))
 
 
@@ -132,6 +141,7 @@ def _real_only(op: Callable[[Tensor], Tensor]) -> Callable[[Tensor], Tensor]:
 
 
 floor = _real_only(_unary("floor", "FloorBackward0", _zero_rule, int_identity=True, saves=""))
+
 _neg = _unary("neg", "NegBackward0", lambda n, g: (-g,), float_only=False, saves="")
 
 
@@ -195,11 +205,15 @@ def _sigmoid(x: Tensor) -> Tensor:
 
 
 ceil = _real_only(_unary("ceil", "CeilBackward0", _zero_rule, decompose=_ceil, int_identity=True, saves=""))
+
 trunc = _real_only(
     _unary("trunc", "TruncBackward0", _zero_rule, decompose=_trunc, int_identity=True, saves="")
 )
+
 _round_op = _unary("round", "RoundBackward0", _zero_rule, decompose=_round, int_identity=True, saves="")
+
 sign = _unary("sign", "SignBackward0", _zero_rule, float_only=False, decompose=_sign, saves="")
+
 sigmoid = _unary(
     "sigmoid",
     "SigmoidBackward0",
@@ -231,6 +245,7 @@ def _expm1(x: Tensor) -> Tensor:
 log1p = _unary(
     "log1p", "Log1PBackward0", lambda n, g: (g / (n.ctx[0] + 1).conj(),), decompose=lambda x: _log1p(x)
 )
+
 expm1 = _unary(
     "expm1",
     "Expm1Backward0",
@@ -252,13 +267,13 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:
 
 # -- defined in ember ops: their gradients come from the ops they use ----------------------
 def reciprocal(input: Tensor) -> Tensor:
-    from .binary import div
+    from .pointwise_binary import div
 
     return relabel(div(1, _floatify(input)), "ReciprocalBackward0")
 
 
 def rsqrt(input: Tensor) -> Tensor:
-    from .binary import div
+    from .pointwise_binary import div
 
     return relabel(div(1, sqrt(input)), "RsqrtBackward0")
 
@@ -299,7 +314,7 @@ def relu(input: Tensor) -> Tensor:
 
     ``maximum`` rather than ``where``: NumPy's ``where`` branches per element (~10x slower).
     """
-    from .binary import maximum
+    from .pointwise_binary import maximum
 
     if input.dtype is D.bool_:
         raise RuntimeError("\"clamp_min_cpu\" not implemented for 'Bool'")
@@ -338,3 +353,6 @@ def isfinite(input: Tensor) -> Tensor:
     if input.dtype.category < 2:
         return input.eq(input)  # type: ignore[attr-defined]
     return input.eq(input) & (abs(input) != float("inf"))  # type: ignore[attr-defined]
+
+
+fix = trunc

@@ -1,22 +1,25 @@
-"""Tensor methods for the extended op surface, merged into ``_methods``' tables."""
+"""Tensor methods of the ops beyond ``_methods``' core table, merged into its tables."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from .._tensor import Tensor
-from . import aliases as AL
 from . import complex as CX
 from . import convert as C
+from . import diagonal as DG
 from . import distances as DS
-from . import index_extra as IX
-from . import math_extra as MX
-from . import math_more as MM
+from . import indexing_scatter as IS
+from . import pointwise_binary as PB
+from . import pointwise_numeric as PN
+from . import pointwise_special as PS
+from . import pointwise_unary as PU
 from . import products as PR
-from . import reduce_extra as RX
+from . import reduction as RD
+from . import reduction_scan as RS
 from . import search as SR
-from . import shape_extra as SX
-from . import shape_more as SM
+from . import shape as SH
+from . import sort as SO
 from . import statistics as ST
 
 __all__ = ["INPLACE_METHODS", "METHODS", "OPERATORS", "PROPERTIES"]
@@ -30,7 +33,7 @@ def _swap(fn: Any) -> Any:
 
 
 def _flip_method(self: Tensor, *dims: Any) -> Tensor:
-    return SX.flip(self, *dims)
+    return SH.flip(self, *dims)
 
 
 def _special(name: str) -> Any:
@@ -44,13 +47,13 @@ def _special(name: str) -> Any:
 
 
 def _absolute(self: Tensor) -> Tensor:
-    from .unary import abs as _abs
+    from .pointwise_unary import abs as _abs
 
     return _abs(self)
 
 
 def _positive(self: Tensor) -> Tensor:
-    from .unary import positive
+    from .pointwise_unary import positive
 
     return positive(self)
 
@@ -80,93 +83,93 @@ def _linalg(name: str) -> Any:
 METHODS: dict[str, Any] = {
     # shape
     "flip": _flip_method,
-    "fliplr": SX.fliplr,
-    "flipud": SX.flipud,
-    "roll": SX.roll,
-    "rot90": SX.rot90,
-    "repeat": SX.repeat,
-    "repeat_interleave": SX.repeat_interleave,
-    "tile": SX.tile,
-    "broadcast_to": SX.broadcast_to,
-    "tensor_split": SX.tensor_split,
-    "diagonal": SX.diagonal,
-    "diag": SX.diag,
-    "diag_embed": SX.diag_embed,
-    "tril": SX.tril,
-    "triu": SX.triu,
-    "unfold": SX.unfold,
+    "fliplr": SH.fliplr,
+    "flipud": SH.flipud,
+    "roll": SH.roll,
+    "rot90": SH.rot90,
+    "repeat": SH.repeat,
+    "repeat_interleave": SH.repeat_interleave,
+    "tile": SH.tile,
+    "broadcast_to": SH.broadcast_to,
+    "tensor_split": SH.tensor_split,
+    "diagonal": DG.diagonal,
+    "diag": DG.diag,
+    "diag_embed": DG.diag_embed,
+    "tril": DG.tril,
+    "triu": DG.triu,
+    "unfold": SH.unfold,
     # indexing
-    "take": IX.take,
-    "take_along_dim": IX.take_along_dim,
-    "index_add": IX.index_add,
-    "index_copy": IX.index_copy,
-    "index_fill": IX.index_fill,
-    "index_reduce": IX.index_reduce,
-    "masked_select": IX.masked_select,
-    "masked_scatter": IX.masked_scatter,
-    "argwhere": IX.argwhere,
-    "scatter_reduce": IX.scatter_reduce,
+    "take": IS.take,
+    "take_along_dim": IS.take_along_dim,
+    "index_add": IS.index_add,
+    "index_copy": IS.index_copy,
+    "index_fill": IS.index_fill,
+    "index_reduce": IS.index_reduce,
+    "masked_select": IS.masked_select,
+    "masked_scatter": IS.masked_scatter,
+    "argwhere": IS.argwhere,
+    "scatter_reduce": IS.scatter_reduce,
     # math
-    "atan2": MX.atan2,
-    "arctan2": MX.atan2,
-    "hypot": MX.hypot,
-    "fmod": MX.fmod,
-    "float_power": MX.float_power,
-    "fmax": MX.fmax,
-    "fmin": MX.fmin,
-    "copysign": MX.copysign,
-    "logaddexp": MX.logaddexp,
-    "logaddexp2": MX.logaddexp2,
-    "xlogy": MX.xlogy,
-    "lerp": MX.lerp,
-    "addcmul": MX.addcmul,
-    "addcdiv": MX.addcdiv,
-    "bitwise_left_shift": MX.bitwise_left_shift,
-    "bitwise_right_shift": MX.bitwise_right_shift,
-    "isclose": MX.isclose,
-    "allclose": MX.allclose,
-    "equal": MX.equal,
-    "sinh": MX.sinh,
-    "cosh": MX.cosh,
-    "asinh": MX.asinh,
-    "acosh": MX.acosh,
-    "atanh": MX.atanh,
-    "arcsinh": MX.asinh,
-    "arccosh": MX.acosh,
-    "arctanh": MX.atanh,
-    "asin": MX.asin,
-    "acos": MX.acos,
-    "atan": MX.atan,
-    "arcsin": MX.asin,
-    "arccos": MX.acos,
-    "arctan": MX.atan,
-    "erfc": MX.erfc,
-    "erfinv": MX.erfinv,
-    "lgamma": MX.lgamma,
-    "digamma": MX.digamma,
-    "polygamma": _swap(MX.polygamma),
-    "frac": MX.frac,
-    "nan_to_num": MX.nan_to_num,
-    "isneginf": MX.isneginf,
-    "isposinf": MX.isposinf,
-    "signbit": MX.signbit,
-    "sgn": MX.sgn,
+    "atan2": PS.atan2,
+    "arctan2": PS.atan2,
+    "hypot": PS.hypot,
+    "fmod": PS.fmod,
+    "float_power": PS.float_power,
+    "fmax": PS.fmax,
+    "fmin": PS.fmin,
+    "copysign": PS.copysign,
+    "logaddexp": PS.logaddexp,
+    "logaddexp2": PS.logaddexp2,
+    "xlogy": PS.xlogy,
+    "lerp": PS.lerp,
+    "addcmul": PS.addcmul,
+    "addcdiv": PS.addcdiv,
+    "bitwise_left_shift": PS.bitwise_left_shift,
+    "bitwise_right_shift": PS.bitwise_right_shift,
+    "isclose": PS.isclose,
+    "allclose": PS.allclose,
+    "equal": PS.equal,
+    "sinh": PS.sinh,
+    "cosh": PS.cosh,
+    "asinh": PS.asinh,
+    "acosh": PS.acosh,
+    "atanh": PS.atanh,
+    "arcsinh": PS.asinh,
+    "arccosh": PS.acosh,
+    "arctanh": PS.atanh,
+    "asin": PS.asin,
+    "acos": PS.acos,
+    "atan": PS.atan,
+    "arcsin": PS.asin,
+    "arccos": PS.acos,
+    "arctan": PS.atan,
+    "erfc": PS.erfc,
+    "erfinv": PS.erfinv,
+    "lgamma": PS.lgamma,
+    "digamma": PS.digamma,
+    "polygamma": _swap(PS.polygamma),
+    "frac": PS.frac,
+    "nan_to_num": PS.nan_to_num,
+    "isneginf": PS.isneginf,
+    "isposinf": PS.isposinf,
+    "signbit": PS.signbit,
+    "sgn": PS.sgn,
     # reductions, scans, counting
-    "logsumexp": RX.logsumexp,
-    "nansum": RX.nansum,
-    "nanmean": RX.nanmean,
-    "median": RX.median,
-    "nanmedian": RX.nanmedian,
-    "mode": RX.mode,
-    "quantile": RX.quantile,
-    "nanquantile": RX.nanquantile,
-    "kthvalue": RX.kthvalue,
-    "cumprod": RX.cumprod,
-    "cummax": RX.cummax,
-    "cummin": RX.cummin,
-    "logcumsumexp": RX.logcumsumexp,
-    "count_nonzero": RX.count_nonzero,
-    "aminmax": RX.aminmax,
+    "logsumexp": RD.logsumexp,
+    "nansum": RD.nansum,
+    "nanmean": RD.nanmean,
+    "median": SO.median,
+    "nanmedian": SO.nanmedian,
+    "mode": SO.mode,
+    "quantile": SO.quantile,
+    "nanquantile": SO.nanquantile,
+    "kthvalue": SO.kthvalue,
+    "cumprod": RS.cumprod,
+    "cummax": RS.cummax,
+    "cummin": RS.cummin,
+    "logcumsumexp": RS.logcumsumexp,
+    "count_nonzero": RD.count_nonzero,
+    "aminmax": RD.aminmax,
     "unique": SR.unique,
     "unique_consecutive": SR.unique_consecutive,
     "bincount": SR.bincount,
@@ -191,32 +194,32 @@ METHODS: dict[str, Any] = {
     "angle": CX.angle,
     "conj_physical": CX.conj_physical,
     # more shape and math
-    "ravel": SM.ravel,
-    "hsplit": SM.hsplit,
-    "vsplit": SM.vsplit,
-    "dsplit": SM.dsplit,
-    "narrow_copy": SM.narrow_copy,
-    "select_scatter": SM.select_scatter,
-    "slice_scatter": SM.slice_scatter,
-    "diagonal_scatter": SM.diagonal_scatter,
-    "isreal": SM.isreal,
+    "ravel": SH.ravel,
+    "hsplit": SH.hsplit,
+    "vsplit": SH.vsplit,
+    "dsplit": SH.dsplit,
+    "narrow_copy": SH.narrow_copy,
+    "select_scatter": IS.select_scatter,
+    "slice_scatter": IS.slice_scatter,
+    "diagonal_scatter": DG.diagonal_scatter,
+    "isreal": CX.isreal,
     "histogram": ST.histogram,
     "cov": ST.cov,
     "corrcoef": ST.corrcoef,
-    "renorm": SM.renorm,
-    "heaviside": MM.heaviside,
-    "gcd": MM.gcd,
-    "lcm": MM.lcm,
-    "deg2rad": MM.deg2rad,
-    "rad2deg": MM.rad2deg,
-    "frexp": MM.frexp,
-    "ldexp": MM.ldexp,
-    "nextafter": MM.nextafter,
-    "clamp_min": MM.clamp_min,
-    "clamp_max": MM.clamp_max,
-    "sinc": MM.sinc,
-    "logit": MM.logit,
-    "i0": MM.i0,
+    "renorm": DS.renorm,
+    "heaviside": PN.heaviside,
+    "gcd": PN.gcd,
+    "lcm": PN.lcm,
+    "deg2rad": PN.deg2rad,
+    "rad2deg": PN.rad2deg,
+    "frexp": PN.frexp,
+    "ldexp": PN.ldexp,
+    "nextafter": PN.nextafter,
+    "clamp_min": PN.clamp_min,
+    "clamp_max": PN.clamp_max,
+    "sinc": PN.sinc,
+    "logit": PN.logit,
+    "i0": PN.i0,
     # linear algebra (the older Tensor methods)
     "det": _linalg("det"),
     "logdet": _linalg("logdet"),
@@ -235,26 +238,26 @@ METHODS: dict[str, Any] = {
     "lu_solve": _linalg("old_lu_solve"),
     "orgqr": _linalg("householder_product"),
     # alternative spellings
-    "adjoint": AL.adjoint,
-    "diagflat": AL.diagflat,
-    "fix": AL.fix,
-    "greater": AL.greater,
-    "greater_equal": AL.greater_equal,
-    "less": AL.less,
-    "less_equal": AL.less_equal,
-    "not_equal": AL.not_equal,
-    "is_conj": AL.is_conj,
-    "is_neg": AL.is_neg,
-    "is_nonzero": AL.is_nonzero,
-    "is_same_size": AL.is_same_size,
-    "put": AL.put,
-    "resolve_conj": AL.resolve_conj,
-    "resolve_neg": AL.resolve_neg,
+    "adjoint": CX.adjoint,
+    "diagflat": DG.diagflat,
+    "fix": PU.fix,
+    "greater": PB.greater,
+    "greater_equal": PB.greater_equal,
+    "less": PB.less,
+    "less_equal": PB.less_equal,
+    "not_equal": PB.not_equal,
+    "is_conj": CX.is_conj,
+    "is_neg": CX.is_neg,
+    "is_nonzero": C.is_nonzero,
+    "is_same_size": SH.is_same_size,
+    "put": IS.put,
+    "resolve_conj": CX.resolve_conj,
+    "resolve_neg": CX.resolve_neg,
     "mvlgamma": _mvlgamma,
-    "nonzero_static": AL.nonzero_static,
+    "nonzero_static": SR.nonzero_static,
     "absolute": _absolute,
     "positive": _positive,
-    "sum_to_size": AL.sum_to_size,
+    "sum_to_size": RD.sum_to_size,
     "igamma": _special("gammainc"),
     "igammac": _special("gammaincc"),
 }
@@ -319,12 +322,12 @@ INPLACE_METHODS = [
 ]
 
 OPERATORS: dict[str, Any] = {
-    "__lshift__": MX.bitwise_left_shift,
-    "__rlshift__": _swap(MX.bitwise_left_shift),
-    "__rshift__": MX.bitwise_right_shift,
-    "__rrshift__": _swap(MX.bitwise_right_shift),
-    "__ilshift__": C.inplace(MX.bitwise_left_shift),
-    "__irshift__": C.inplace(MX.bitwise_right_shift),
+    "__lshift__": PS.bitwise_left_shift,
+    "__rlshift__": _swap(PS.bitwise_left_shift),
+    "__rshift__": PS.bitwise_right_shift,
+    "__rrshift__": _swap(PS.bitwise_right_shift),
+    "__ilshift__": C.inplace(PS.bitwise_left_shift),
+    "__irshift__": C.inplace(PS.bitwise_right_shift),
 }
 
 

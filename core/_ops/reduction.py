@@ -1,4 +1,5 @@
-"""Reductions and scans (``keepdim=False`` by default, as PyTorch 0.2 made it), with rules."""
+"""Reductions (``keepdim=False`` by default, as PyTorch 0.2 made it), each with its rule:
+sums, means, products, extremes, ``any``/``all``, variance, logsumexp and the nan-aware forms."""
 
 from __future__ import annotations
 
@@ -8,27 +9,36 @@ from typing import Any
 from ember.backends import dtypes as D
 
 from .._dispatch import call, has_kernel
+from .._dtype import get_default_dtype
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
 from ._common import norm_dim, norm_dims, numel
+from ._composite import NoRecord
+from .pointwise_unary import exp, isnan, log
+from .select import where
 
 __all__ = [
     "all",
     "amax",
     "amin",
+    "aminmax",
     "any",
     "argmax",
     "argmin",
-    "cumsum",
+    "count_nonzero",
+    "logsumexp",
     "max",
     "mean",
     "min",
+    "nanmean",
+    "nansum",
     "prod",
     "return_types",
     "std",
     "std_mean",
     "sum",
+    "sum_to_size",
     "var",
     "var_mean",
 ]
@@ -247,7 +257,7 @@ def _indexed_rule(n: Any, g: Tensor) -> tuple:
 
 
 def _max_min(which: str, input: Tensor, dim: Any, keepdim: bool, other: Any) -> Any:
-    from .binary import maximum, minimum
+    from .pointwise_binary import maximum, minimum
 
     if isinstance(dim, Tensor):
         return (maximum if which == "max" else minimum)(input, dim)
@@ -363,25 +373,6 @@ def std_mean(
     return return_types.std_mean(_spread_sqrt(v), m)
 
 
-def _cumsum_rule(n: Any, g: Tensor) -> tuple:
-    (d,) = n.ctx
-    total = g.sum(d, keepdim=True)
-    return (total - cumsum(g, d) + g,)
-
-
-def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
-    """Inclusive prefix sums along ``dim``; integers accumulate in int64."""
-    d = norm_dim(dim, input.ndim)
-    dt = _sum_dtype(input, dtype)
-    x = input if input.dtype is dt else input.to(dt)
-    if not x._shape:
-        return x.clone()
-    out = wrap(call(x._be, "cumsum", x._data, d), x._be, x._device, dt, x._shape)
-    if _grad.enabled and input.requires_grad:
-        record("CumsumBackward0", _cumsum_rule, out, (x,), (), (d,))
-    return out
-
-
 class _NoRecord:
     def __enter__(self) -> None:
         self.prev = _grad.enabled
@@ -389,3 +380,106 @@ class _NoRecord:
 
     def __exit__(self, *exc: object) -> None:
         _grad.enabled = self.prev
+
+
+_RETURN_TYPES = {
+    n: namedtuple(n, ["values", "indices"])
+    for n in ("median", "nanmedian", "kthvalue", "mode", "cummax", "cummin")
+}
+
+
+def _ret(name: str, values: Tensor, indices: Tensor) -> Any:
+    return _RETURN_TYPES[name](values, indices)
+
+
+aminmax_t = namedtuple("aminmax", ["min", "max"])
+
+
+def _float(x: Tensor) -> Tensor:
+    return x.to(get_default_dtype()) if x.dtype.category < 2 else x
+
+
+def _arange(n: int, like: Tensor) -> Tensor:
+    from .._creation import arange
+
+    return arange(n, device=like._device)
+
+
+def logsumexp(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """``log(sum(exp(input), dim))`` computed stably (shifted by the max).
+
+    Example: ``ember.logsumexp(ember.tensor([1000., 1000.]), 0)`` is ``1000 + log 2``.
+    """
+    x = _float(input)
+    dims = norm_dims(dim, x.ndim)
+    if x.numel() == 0:
+        return log(exp(x).sum(dims, keepdim=keepdim))  # type: ignore[attr-defined]
+    with NoRecord():
+        r = x.real if x.dtype.is_complex else x  # type: ignore[attr-defined]
+        m = r.amax(dims, keepdim=True) if x.ndim else r  # type: ignore[attr-defined]
+        m = where(m.abs() == float("inf"), 0.0, m)  # type: ignore[attr-defined]
+    out = log(exp(x - m).sum(dims, keepdim=True)) + m  # type: ignore[attr-defined]
+    return out.squeeze(dims) if not keepdim and dims else out  # type: ignore[attr-defined]
+
+
+def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """Sum treating NaN as zero."""
+    if input.dtype.is_complex:
+        raise RuntimeError("nansum on CPU does not support complex inputs")
+    x = where(isnan(input), 0, input) if input.dtype.category >= 2 else input
+    return x.sum(dim, keepdim, dtype=dtype)  # type: ignore[attr-defined]
+
+
+def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """Mean of the non-NaN elements."""
+    if input.dtype.is_complex:
+        raise RuntimeError("nansum on CPU does not support complex inputs")
+    if input.dtype.category < 2:
+        raise RuntimeError(
+            f"nanmean(): expected input to have floating point or complex dtype but got {input.dtype.name}"
+        )
+    count = (~isnan(input)).sum(dim, keepdim)  # type: ignore[attr-defined, operator]
+    return nansum(input, dim, keepdim, dtype=dtype) / count
+
+
+# -- counting ------------------------------------------------------------------------------------
+def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
+    """Number of non-zero elements over ``dim``."""
+    return (input != 0).sum(dim)  # type: ignore[attr-defined]
+
+
+def _check_aminmax_nonempty(input: Tensor, dim: Any) -> None:
+    """PyTorch's own aminmax wording (not amin's) for an empty reduction."""
+    if dim is None and input.numel() == 0:
+        raise RuntimeError(
+            "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity."
+        )
+    d = norm_dim(dim, input.ndim) if dim is not None and input.ndim else None
+    if d is not None and input.shape[d] == 0:
+        raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size.")
+
+
+def aminmax(input: Tensor, *, dim: Any = None, keepdim: bool = False) -> Any:
+    """``(min, max)`` over ``dim`` (all elements when None)."""
+    _check_aminmax_nonempty(input, dim)
+    if dim is None:
+        mn, mx = input.amin(), input.amax()  # type: ignore[attr-defined]
+        if keepdim:
+            mn, mx = mn.reshape((1,) * input.ndim), mx.reshape((1,) * input.ndim)
+        return aminmax_t(mn, mx)
+    return aminmax_t(input.amin(dim, keepdim), input.amax(dim, keepdim))  # type: ignore[attr-defined]
+
+
+def sum_to_size(input: Tensor, *size: Any) -> Tensor:
+    """Sum broadcast dimensions away so the result has shape ``size``."""
+    from ._common import broadcast_shape, sum_to
+
+    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
+    try:
+        ok = broadcast_shape(shape, input._shape) == input._shape
+    except RuntimeError:
+        ok = False
+    if not ok:
+        raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(input._shape)}}}.")
+
+    return sum_to(input, shape)
