@@ -104,20 +104,25 @@ def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
 
 
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False) -> Any:
-    """``(result, info)``: ``solve`` with info 0 on success, 1 for singular inputs."""
+    """``(result, info)``: ``solve`` with info (``A``'s batch shape) 0 on success, else the
+    1-based index of the first zero pivot of ``A``'s LU (LAPACK's ``getrf``); failed results are NaN."""
     from ember.backends import dtypes as D
 
-    from .._creation import full, zeros
+    from .._creation import zeros
     from ._decomp import LinAlgError
+    from ._ex import lu_info, mask_failed, raise_ex, settle
 
     try:
-        out = solve(A, B, left=left)
-        return _solve_ex_t(out, zeros(A._shape[:-2], dtype=D.int32, device=A._device))
+        out, info = solve(A, B, left=left), zeros(A._shape[:-2], dtype=D.int32, device=A._device)
     except LinAlgError:
-        if check_errors:
-            raise
-        shape = B._shape
-        return _solve_ex_t(
-            full(shape, float("nan"), dtype=A.dtype, device=A._device),
-            full(A._shape[:-2], 1, dtype=D.int32, device=A._device),
+        out, info = settle(A, lu_info(A.detach()), lambda M: solve(M, B, left=left))
+        vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B._shape == A._shape[:-1])
+        out = mask_failed(out, info, float("nan"), 1 if vector else 2)
+    if check_errors:
+        raise_ex(
+            info,
+            "torch.linalg.solve_ex",
+            "The solver failed because the input matrix is singular.",
+            LinAlgError,
         )
+    return _solve_ex_t(out, info)

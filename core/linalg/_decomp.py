@@ -129,17 +129,19 @@ def inv(A: Tensor) -> Tensor:
 
 
 def inv_ex(A: Tensor, *, check_errors: bool = False) -> Any:
-    """``(inverse, info)``: info is 0 where the inverse exists."""
-    from .._creation import full, zeros
+    """``(inverse, info)``: info is 0 where the inverse exists, else the 1-based index of the
+    first zero pivot of ``A``'s LU (as LAPACK's ``getrf``); failed inverses are NaN."""
+    from .._creation import zeros
+    from ._ex import lu_info, mask_failed, raise_ex, settle
 
     try:
-        out = inv(A)
-        info = zeros(A._shape[:-2], dtype=D.int32, device=A._device)
+        out, info = inv(A), zeros(A._shape[:-2], dtype=D.int32, device=A._device)
     except LinAlgError:
-        if check_errors:
-            raise
-        out = full(A._shape, float("nan"), dtype=A.dtype, device=A._device)
-        info = full(A._shape[:-2], 1, dtype=D.int32, device=A._device)
+        out, info = settle(A, lu_info(A.detach()), inv)
+        out = mask_failed(out, info, float("nan"))
+    if check_errors:
+        msg = "The diagonal element {k} is zero, the inversion could not be completed because the input matrix is singular."
+        raise_ex(info, "linalg.inv_ex", msg, LinAlgError)
     return _inv_ex_t(out, info)
 
 
@@ -211,18 +213,29 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
 
 
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -> Any:
-    """``(L, info)``: info is 0 where ``A`` is positive-definite."""
-    from .._creation import full, zeros
+    """``(L, info)``: info is 0 where ``A`` is positive-definite, else the order of its first
+    leading minor that is not (LAPACK's ``potrf``); a failed ``L`` is the partial factor."""
+    from .._creation import zeros
+    from .._ops.select import where
+    from ._ex import cholesky_partial, healthy, raise_ex
 
     try:
-        return _chol_ex_t(cholesky(A, upper=upper), zeros(A._shape[:-2], dtype=D.int32, device=A._device))
+        L, info = cholesky(A, upper=upper), zeros(A._shape[:-2], dtype=D.int32, device=A._device)
     except LinAlgError:
-        if check_errors:
-            raise
-        return _chol_ex_t(
-            full(A._shape, float("nan"), dtype=A.dtype, device=A._device),
-            full(A._shape[:-2], 1, dtype=D.int32, device=A._device),
+        L, info = cholesky_partial(A)
+        if bool((info == 0).any().item()):  # type: ignore[attr-defined]
+            try:
+                L = where((info == 0).unsqueeze(-1).unsqueeze(-1), cholesky(healthy(A, info)), L)  # type: ignore[attr-defined]
+            except LinAlgError:
+                pass  # rounding: the kernel refuses what the partial factor finished; keep that
+        L = _mH(L) if upper else L
+    if check_errors:
+        msg = (
+            "The factorization could not be completed because the input is not positive-definite "
+            "(the leading minor of order {k} is not positive-definite)."
         )
+        raise_ex(info, "linalg.cholesky_ex", msg, LinAlgError)
+    return _chol_ex_t(L, info)
 
 
 def qr(A: Tensor, mode: str = "reduced") -> Any:
@@ -331,8 +344,8 @@ def eig(A: Tensor) -> Any:
 
 def _eig_rule(n: Any, g: tuple) -> tuple:
     """PyTorch's formula: gA = V^-H (diag(gL) + (V^H gV - V^H V diag(Re(V^H gV))) / E*) V^H."""
-    from .._ops.select import where
     from .._ops.diagonal import diag_embed, diagonal
+    from .._ops.select import where
 
     L, V, real_input = n.ctx
     gL, gV = g
@@ -355,8 +368,8 @@ def eigvals(A: Tensor) -> Tensor:
 def _svd_rule(n: Any, g: tuple) -> tuple:
     U, S, Vh = n.ctx
     gU, gS, gVh = g
-    from .._ops.select import where
     from .._ops.diagonal import diag_embed, diagonal
+    from .._ops.select import where
 
     V = _mH(Vh)
     s2 = S * S

@@ -64,11 +64,14 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -
     d = diagonal(LU, 0, -2, -1)
     zero = (d == 0).to(D.int32)
     first = where(zero.sum(-1) > 0, zero.argmax(-1) + 1, 0).to(D.int32)  # type: ignore[attr-defined]
-    if check_errors and bool((first > 0).any().item()):  # type: ignore[attr-defined]
-        raise RuntimeError(
-            "torch.linalg.lu_factor_ex: U[{0},{0}] is zero and using it on lu_solve would result in a "
-            "division by zero.".format(int(first.reshape(-1).amax().item()))  # type: ignore[attr-defined]
+    if check_errors:
+        from ._ex import raise_ex
+
+        msg = (
+            "U[{k},{k}] is zero and using it on lu_solve would result in a division by zero. If you still "
+            "want to perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)"
         )
+        raise_ex(first, "torch.linalg.lu_factor_ex", msg, RuntimeError)
     return _lu_factor_ex_t(LU, (piv + 1).to(D.int32), first)
 
 
