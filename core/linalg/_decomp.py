@@ -216,11 +216,14 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
     """``(L, info)``: info is 0 where ``A`` is positive-definite, else the order of its first
     leading minor that is not (LAPACK's ``potrf``); a failed ``L`` is the partial factor."""
     from .._creation import zeros
+    from .._ops.diagonal import diagonal
     from .._ops.select import where
     from ._ex import cholesky_partial, healthy, raise_ex
 
     try:
         L, info = cholesky(A, upper=upper), zeros(A._shape[:-2], dtype=D.int32, device=A._device)
+        if bool(diagonal(L, 0, -2, -1).isnan().any().item()):  # type: ignore[attr-defined]
+            raise LinAlgError("NaN pivot")  # LAPACK stops at a NaN pivot; a kernel may run through it
     except LinAlgError:
         L, info = cholesky_partial(A)
         if bool((info == 0).any().item()):  # type: ignore[attr-defined]
