@@ -8,8 +8,10 @@ from ember.backends import dtypes as _d
 from ember.backends.dtypes import BOOL, COMPLEX, FLOAT, INT, DType, promote_types
 
 __all__ = [
+    "PT_NAMES",
     "combine",
     "get_default_dtype",
+    "pt_name",
     "result_type_scalar",
     "scalar_dtype",
     "set_default_dtype",
@@ -93,3 +95,25 @@ def combine(dim: DType | None, zero: DType | None, wrapped: DType | None) -> DTy
     if out is None:
         raise TypeError("result_type: no operand had a dtype")
     return out
+
+
+# PyTorch's scalar-type names, as its error messages spell them ("expected scalar type Float").
+PT_NAMES = {
+    "float16": "Half",
+    "bfloat16": "BFloat16",
+    "float32": "Float",
+    "float64": "Double",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
+
+
+def pt_name(d: DType) -> str:
+    """PyTorch's name for ``d`` in error messages: ``Float``, ``Long``, ``ComplexDouble``."""
+    return PT_NAMES[d.name]

@@ -16,6 +16,7 @@ from ember.backends import COMPOSITES, DTYPES_BY_NAME, DType, registry
 
 from .._device import canonical
 from .._dispatch import call, has_kernel, to_host
+from .._dtype import pt_name
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 
@@ -67,6 +68,8 @@ def declare_inline(*ops: str) -> None:
 class NoRecord:
     """Grad mode off for a block (the caller records one node itself)."""
 
+    __slots__ = ("prev",)
+
     def __enter__(self) -> None:
         self.prev = _grad.enabled
         _grad.enabled = False
@@ -82,20 +85,6 @@ def _shape(be: Any, data: Any) -> tuple[int, ...]:
     return tuple(int(s) for s in shape)
 
 
-_PT = {
-    "float16": "Half",
-    "bfloat16": "BFloat16",
-    "float32": "Float",
-    "float64": "Double",
-    "int64": "Long",
-    "int32": "Int",
-    "int16": "Short",
-    "int8": "Char",
-    "uint8": "Byte",
-    "bool": "Bool",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-}
 _KINDS = {"bool": (0,), "int": (0, 1), "complex": (3,)}
 
 
@@ -111,7 +100,7 @@ def not_implemented_for(kernel: str, t: Any, *kinds: str) -> None:
     for kind in kinds:
         hit = dt.name in ("float16", "bfloat16") if kind == "half" else dt.category in _KINDS[kind]
         if hit:
-            raise NotImplementedError(f"\"{kernel}\" not implemented for '{_PT[dt.name]}'")
+            raise NotImplementedError(f"\"{kernel}\" not implemented for '{pt_name(dt)}'")
 
 
 def run_composite(name: str, tensors: tuple[Tensor, ...], params: tuple, dtypes: Any) -> Any:

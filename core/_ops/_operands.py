@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._dtype import get_default_dtype
+from .._dtype import get_default_dtype, pt_name
 from .._tensor import Tensor
 from .pointwise_binary import result_type
 
@@ -33,12 +33,7 @@ def check_tensors(name: str, a: Any, b: Any, floats_only: bool = False) -> None:
                 f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}"
             )
     if floats_only and a.dtype.category < 2 and b.dtype.category < 2:
-        raise NotImplementedError(
-            f"\"{name}_cpu\" not implemented for '{_PT.get(a.dtype.name, a.dtype.name)}'"
-        )
-
-
-_PT = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{pt_name(a.dtype)}'")
 
 
 def promoted_pair(a: Any, b: Any, floating: bool = True) -> tuple[Tensor, Tensor]:

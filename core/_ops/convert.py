@@ -10,6 +10,7 @@ from ember.backends import DType
 
 from .._device import resolve
 from .._dispatch import call, from_host, has_kernel, kernel_writes_out, to_host
+from .._dtype import pt_name as _pt
 from .._tensor import Tensor, _is_contiguous, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
@@ -307,26 +308,6 @@ def inplace_binary(kernel: str, op: Callable[..., Tensor]) -> Callable[..., Tens
 
     method.__name__ = op.__name__ + "_"
     return method
-
-
-_PT = {
-    "float32": "Float",
-    "float64": "Double",
-    "int64": "Long",
-    "int32": "Int",
-    "int16": "Short",
-    "int8": "Char",
-    "uint8": "Byte",
-    "bool": "Bool",
-    "float16": "Half",
-    "bfloat16": "BFloat16",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-}
-
-
-def _pt(d: DType) -> str:
-    return _PT[d.name]
 
 
 def requires_grad_(input: Tensor, requires_grad: bool = True) -> Tensor:

@@ -13,11 +13,12 @@ import numpy as np
 from ember.backends import dtypes as D
 
 from .._dispatch import call, has_kernel, to_host
+from .._dtype import pt_name as _pt
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
 from ._common import broadcast_shape, norm_dim, numel, same_device
-from .convert import _pt
+from ._composite import NoRecord
 from .select import where
 from .views import basic_slice
 
@@ -347,7 +348,6 @@ def _value_data(x: Tensor, value: Any, shape: tuple[int, ...], advanced: bool = 
             else:
                 v = v.expand(shape)  # basic indexing words a mismatch as expand does
         return v._data
-    from .convert import _pt
     from .pointwise_binary import _scalar_for
 
     if isinstance(value, (list, tuple)):
@@ -487,21 +487,12 @@ def _index_put_out_rule(n: Any, g: Tensor) -> tuple:
 def index_put(input: Tensor, indices: Any, values: Any, accumulate: bool = False) -> Tensor:
     """Out of place ``index_put_``: a copy of ``input`` with ``values`` written at ``indices``."""
     adv = _adv_from(indices)
-    with _NoRecord():
+    with NoRecord():
         out = input.clone()
         index_put_(out, adv, values, accumulate)
     if _grad.enabled and (input.requires_grad or getattr(values, "requires_grad", False)):
         record("IndexPutBackward0", _index_put_out_rule, out, (input, values), (), (adv, accumulate))
     return out
-
-
-class _NoRecord:
-    def __enter__(self) -> None:
-        self.prev = _grad.enabled
-        _grad.enabled = False
-
-    def __exit__(self, *exc: object) -> None:
-        _grad.enabled = self.prev
 
 
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:

@@ -13,12 +13,12 @@ from typing import Any
 from ember.backends import dtypes as D
 
 from .._dispatch import has_kernel
+from .._dtype import pt_name as _pt
 from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
 from ._common import broadcast_shape, norm_dim, same_device
 from ._composite import NoRecord, run_composite
-from .convert import _pt
 from .indexing import (
     INDEX_DTYPES,
     Bounded,

@@ -14,7 +14,7 @@ from ember.backends.dtypes import promote_types
 
 from .._dispatch import call, has_kernel
 from .._dtype import SCALAR_RESULT_CACHE as _SCALAR_DT
-from .._dtype import combine, get_default_dtype, result_type_scalar
+from .._dtype import combine, get_default_dtype, pt_name, result_type_scalar
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
@@ -436,9 +436,7 @@ def pow(input: Any, exponent: Any) -> Tensor:
 
 
 def _pt_name(a: Any, b: Any) -> str:
-    from .convert import _pt
-
-    return _pt(result_type(a, b))
+    return pt_name(result_type(a, b))
 
 
 def _refuse(a: Any, b: Any, category: int, kernel: str) -> None:

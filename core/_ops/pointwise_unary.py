@@ -18,6 +18,7 @@ from .._dtype import get_default_dtype
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
+from ._composite import NoRecord
 
 __all__ = [
     "abs",
@@ -59,15 +60,6 @@ def _floatify(x: Tensor) -> Tensor:
     return x.to(get_default_dtype()) if x.dtype.category < 2 else x
 
 
-class _NoRecord:
-    def __enter__(self) -> None:
-        self.prev = _grad.enabled
-        _grad.enabled = False
-
-    def __exit__(self, *exc: object) -> None:
-        _grad.enabled = self.prev
-
-
 def _unary(
     name: str,
     node: str,
@@ -95,7 +87,7 @@ def _unary(
         if has_kernel(x._be, name):
             out = wrap(call(x._be, name, x._data), x._be, x._device, x.dtype, x._shape)
         else:
-            with _NoRecord():
+            with NoRecord():
                 out = decompose(x)  # type: ignore[misc]
         if _grad.enabled and x.requires_grad:
             record(node, rule, out, (x,), (), (x if keep_x else None, out if keep_out else None))
@@ -318,7 +310,7 @@ def relu(input: Tensor) -> Tensor:
 
     if input.dtype is D.bool_:
         raise RuntimeError("\"clamp_min_cpu\" not implemented for 'Bool'")
-    with _NoRecord():
+    with NoRecord():
         out = maximum(input, 0)
     if _grad.enabled and input.requires_grad:
         record("ReluBackward0", _relu_rule, out, (input,), (), (out,))

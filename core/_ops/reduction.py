@@ -9,7 +9,7 @@ from typing import Any
 from ember.backends import dtypes as D
 
 from .._dispatch import call, has_kernel
-from .._dtype import get_default_dtype
+from .._dtype import get_default_dtype, pt_name
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
@@ -108,11 +108,11 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
     if dt.category < 2:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {_pt(input.dtype)}"
+            f"or complex dtype. Got: {pt_name(input.dtype)}"
         )
     dims = norm_dims(dim, input.ndim)
     count = numel(tuple(input._shape[d] for d in dims))
-    with _NoRecord():
+    with NoRecord():
         out = _reduce("sum", input, dims, keepdim, dt) / (count if count else float("nan"))
     if _grad.enabled and input.requires_grad:
         node = "MeanBackward0" if dim is None else "MeanBackward1"
@@ -143,12 +143,6 @@ def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
             (input, out, dims, keepdim),
         )
     return out
-
-
-def _pt(d: Any) -> str:
-    from .convert import _pt as pt
-
-    return pt(d)
 
 
 def _is_all(dim: Any) -> bool:
@@ -186,13 +180,13 @@ def _extreme_rule(n: Any, g: Tensor) -> tuple:
 def _extreme(op: str, node: str, input: Tensor, dim: Any, keepdim: bool, name: str = "") -> Tensor:
     if input.dtype.is_complex:
         kernel = {"amax": "max_values_cpu", "amin": "min_values_cpu"}[op] if not name else f"{name}_all"
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_pt(input.dtype)}'")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{pt_name(input.dtype)}'")
     if not _is_all(dim):  # before norm_dims: PyTorch reports an empty dim ahead of a repeated one
         _check_given_dims(name or op, input, dim)
     dims = norm_dims(dim, input.ndim)
     _check_nonempty(name or op, input, dims, _is_all(dim))
     if op == "amin" and not has_kernel(input._be, "amin"):
-        with _NoRecord():
+        with NoRecord():
             out = _flip_order(_reduce("amax", _flip_order(input), dims, keepdim, input.dtype))
     else:
         out = _reduce(op, input, dims, keepdim, input.dtype)
@@ -232,7 +226,7 @@ def _arg(op: str, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
         if not input._shape:
             d = None
     if not has_kernel(input._be, op):  # argmin without a kernel: argmax of an order-reversed copy
-        with _NoRecord():
+        with NoRecord():
             return _arg("argmax", _flip_order(input), dim, keepdim)
     return wrap(call(input._be, op, input._data, d, keepdim), input._be, input._device, D.int64, shape)
 
@@ -268,7 +262,7 @@ def _max_min(which: str, input: Tensor, dim: Any, keepdim: bool, other: Any) -> 
         return _extreme(op, "MaxBackward1" if which == "max" else "MinBackward1", input, None, False, which)
     d = norm_dim(dim, input.ndim)
     _check_nonempty(which, input, (d,), False)
-    with _NoRecord():
+    with NoRecord():
         values = (amax if which == "max" else amin)(input, dim, keepdim)
         indices = (argmax if which == "max" else argmin)(input, dim, keepdim)
     if _grad.enabled and input.requires_grad:
@@ -371,15 +365,6 @@ def std_mean(
 ) -> Any:
     v, m = var_mean(input, dim, unbiased, keepdim, correction=correction)
     return return_types.std_mean(_spread_sqrt(v), m)
-
-
-class _NoRecord:
-    def __enter__(self) -> None:
-        self.prev = _grad.enabled
-        _grad.enabled = False
-
-    def __exit__(self, *exc: object) -> None:
-        _grad.enabled = self.prev
 
 
 _RETURN_TYPES = {

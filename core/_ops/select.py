@@ -7,6 +7,7 @@ from typing import Any
 from ember.backends import dtypes as D
 
 from .._dispatch import call
+from .._dtype import pt_name
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
@@ -34,9 +35,7 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
 
         return nonzero(condition, as_tuple=True)
     if not isinstance(condition, Tensor) or condition.dtype is not D.bool_:
-        from .convert import _pt
-
-        got = _pt(condition.dtype) if isinstance(condition, Tensor) else type(condition).__name__
+        got = pt_name(condition.dtype) if isinstance(condition, Tensor) else type(condition).__name__
         raise RuntimeError(
             f"where expected condition to be a boolean tensor, but got a tensor with dtype {got}"
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .._dtype import pt_name as _pt
 from .grad_mode import state
 
 __all__ = ["AccumulateGrad", "Node", "edge", "meta", "node_class", "record", "relabel"]
@@ -67,8 +68,6 @@ class Node:
 
     def _modified_message(self, t: Any, v: int) -> str:
         """PyTorch's text: names the tensor's type, shape and the op that produced it."""
-        from .._ops.convert import _pt
-
         producer = self if id(t) == self._out_id else t.grad_fn
         which = f", which is output 0 of {_short(producer.name())}," if producer is not None else ""
         return (

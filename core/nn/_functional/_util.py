@@ -1,26 +1,15 @@
-"""Small shared helpers of the functional ops: tuples of ints, reductions, no-record blocks."""
+"""Small shared helpers of the functional ops: tuples of ints, reductions, no-record blocks
+(``NoRecord`` is ``_ops._composite``'s, re-exported)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..._ops._composite import NoRecord
 from ..._tensor import Tensor
 from ...autograd.grad_mode import state as _grad
 
 __all__ = ["NoRecord", "apply_reduction", "ntuple", "recording"]
-
-
-class NoRecord:
-    """Run a forward computation without recording graph nodes (the op records one itself)."""
-
-    __slots__ = ("prev",)
-
-    def __enter__(self) -> None:
-        self.prev = _grad.enabled
-        _grad.enabled = False
-
-    def __exit__(self, *exc: object) -> None:
-        _grad.enabled = self.prev
 
 
 def recording(*tensors: Any) -> bool:

@@ -10,8 +10,8 @@ from ember.backends.dtypes import promote_types
 
 from ..._creation import eye, zeros
 from ..._creation import tensor as make
+from ..._dtype import pt_name as _pt
 from ..._ops import pointwise_unary as U
-from ..._ops.convert import _pt
 from ..._ops.indexing import first_outside
 from ..._ops.select import clamp
 from ..._tensor import Tensor

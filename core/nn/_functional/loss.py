@@ -8,8 +8,8 @@ from typing import Any
 from ember.backends import dtypes as D
 
 from ..._creation import zeros
+from ..._dtype import pt_name as _pt
 from ..._ops import pointwise_unary as U
-from ..._ops.convert import _pt
 from ..._ops.select import clamp, where
 from ..._tensor import Tensor
 from ...autograd.grad_mode import is_grad_enabled, no_grad

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..._creation import tensor
-from ..._ops.convert import _pt
+from ..._dtype import pt_name as _pt
 from ..._ops.select import where
 from ..._tensor import Tensor
 from .sampling_weights import cubic_coefficients

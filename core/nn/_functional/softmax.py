@@ -10,8 +10,8 @@ import warnings
 from typing import Any
 
 from ..._dispatch import call, has_kernel
+from ..._dtype import pt_name as _pt
 from ..._ops._common import norm_dim
-from ..._ops.convert import _pt
 from ..._tensor import Tensor, wrap
 from ...autograd.graph import record
 from ._util import NoRecord, recording
