@@ -176,3 +176,36 @@ def test_scheduler_state_dict_matches_and_resumes(name: str) -> None:
     t_resumed, t_opt = _scheduled(torch, name, 3, sd=t_sd)
     assert e_opt.param_groups[0]["lr"] == pytest.approx(t_opt.param_groups[0]["lr"], rel=1e-12)
     assert e_resumed.get_last_lr() == pytest.approx(t_resumed.get_last_lr(), rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ["Adam", "ASGD", "NAdam", "RMSprop"])
+def test_an_older_checkpoint_with_float_steps_and_fewer_options_loads_as_in_pytorch(
+    name: str, tmp_path: Any
+) -> None:
+    """PyTorch < 1.12 kept ``step`` (and ASGD's ``eta``/``mu``) as numbers, and older group dicts
+    lack options added since; both frameworks turn them into tensors and fill the defaults."""
+    w = torch.tensor([1.0, -2.0], requires_grad=True)
+    opt = getattr(torch.optim, name)([w])
+    (w**2).sum().backward()
+    opt.step()
+    full = opt.state_dict()
+    scalars = ("step", "eta", "mu", "mu_product")
+    state = {k: v.item() if k in scalars else v for k, v in full["state"][0].items()}
+    newer = ("foreach", "differentiable", "capturable", "maximize", "fused", "decoupled_weight_decay")
+    group = {k: v for k, v in full["param_groups"][0].items() if k not in newer}
+    path = os.path.join(tmp_path, "old.pt")
+    torch.save({"state": {0: state}, "param_groups": [group]}, path)
+    results = []
+    for lib in (torch, ember):
+        p = lib.tensor([1.0, -2.0], requires_grad=True)
+        o = getattr(lib.optim, name)([p])
+        o.load_state_dict(lib.load(path))
+        sd = o.state_dict()  # the filled-in options' order is each class's __setstate__ detail
+        loaded = (_shape_of(sd["state"]), sorted(_shape_of(sd["param_groups"][0])))
+        for _ in range(2):
+            o.zero_grad()
+            (p**2).sum().backward()
+            o.step()
+        results.append((loaded, p.detach().numpy().copy()))
+    assert results[1][0] == results[0][0]
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-6)

@@ -252,12 +252,24 @@ class Optimizer:
         self.param_groups = [
             {**theirs, "params": ours["params"]} for ours, theirs in zip(self.param_groups, saved)
         ]
+        for group in self.param_groups:  # an older checkpoint lacks newer options: ours fill in
+            for name, default in self.defaults.items():
+                if default is not required:
+                    group.setdefault(name, default)
 
 
 Optimizer.step = _with_hooks(Optimizer.step)  # type: ignore[method-assign]
 
 
+_SCALAR_STATE = ("step", "eta", "mu", "mu_product")
+
+
 def _cast_state(p: Tensor, name: str, value: Any) -> Any:
+    if name in _SCALAR_STATE and isinstance(value, (int, float)) and not isinstance(value, bool):
+        from .._creation import tensor
+
+        device = None if name == "step" else p.device  # older checkpoints kept Python numbers
+        return tensor(float(value), device=device)  # PyTorch now loads float32 tensors
     if not isinstance(value, Tensor):
         return value
     if name == "step":  # step counters stay float32 on their device, as in PyTorch
