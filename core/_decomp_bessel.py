@@ -12,8 +12,8 @@ import math
 from ._decomp_elementary import work_dtype
 from ._ops._composite import decomposition
 from ._ops.pointwise_special import copysign
-from ._ops.select import where
 from ._ops.pointwise_unary import abs, cos, exp, sin, sqrt
+from ._ops.select import where
 from ._tensor import Tensor
 
 __all__ = ["bessel_i", "bessel_j"]

@@ -18,8 +18,8 @@ from ember.backends import dtypes as D
 from ._creation import arange, eye, tensor
 from ._decomp_linalg import qr_complete
 from ._ops._composite import decomposition
-from ._ops.select import where
 from ._ops.pointwise_unary import abs, sqrt
+from ._ops.select import where
 from ._tensor import Tensor
 
 __all__ = ["schur"]

@@ -12,8 +12,8 @@ from ember.backends import dtypes as D
 
 from ._ops._composite import decomposition
 from ._ops.pointwise_special import copysign
-from ._ops.select import where
 from ._ops.pointwise_unary import abs, isnan, log, sqrt
+from ._ops.select import where
 from ._tensor import Tensor
 
 __all__ = ["atan", "work_dtype"]

@@ -14,8 +14,8 @@ from fractions import Fraction
 from ._decomp_elementary import work_dtype
 from ._ops._composite import decomposition
 from ._ops.pointwise_special import copysign
-from ._ops.select import where
 from ._ops.pointwise_unary import abs, cos, floor, log, sin
+from ._ops.select import where
 from ._tensor import Tensor
 
 __all__ = ["digamma", "lgamma", "zeta"]

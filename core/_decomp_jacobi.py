@@ -19,8 +19,8 @@ from ._creation import arange, eye, zeros
 from ._decomp_linalg import conj_if_complex, geqrf_q, mH, real_part
 from ._ops._composite import decomposition
 from ._ops.join import cat
-from ._ops.select import where
 from ._ops.pointwise_unary import abs, sqrt
+from ._ops.select import where
 from ._tensor import Tensor
 
 __all__ = ["jacobi_eigh", "jacobi_svd"]

@@ -16,8 +16,8 @@ from ember.backends import dtypes as D
 from ._creation import arange, eye, zeros
 from ._ops._composite import decomposition
 from ._ops.join import cat
-from ._ops.select import where
 from ._ops.pointwise_unary import abs, log, sqrt
+from ._ops.select import where
 from ._tensor import Tensor
 
 __all__ = ["conj_if_complex", "geqrf_q", "lu_diagonal", "mH", "qr_complete", "real_part", "solve"]

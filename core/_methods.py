@@ -8,6 +8,7 @@ from typing import Any
 from ember.backends import dtypes as D
 
 from . import _random
+from ._creation import _size, full, tensor
 from ._legacy import tensor_type
 from ._ops import convert as C
 from ._ops import indexing as I
@@ -20,6 +21,8 @@ from ._ops import select as S
 from ._ops import sort as O
 from ._ops import tensor_methods as X
 from ._ops import views as V
+from ._ops.inplace import record_fill
+from ._ops.pointwise_binary import _scalar_for
 from ._tensor import Tensor
 from .autograd import graph as G
 
@@ -105,7 +108,7 @@ def backward(
     inputs: Any = None,
 ) -> None:
     """Accumulate this tensor's gradient into the leaves' ``.grad``."""
-    from .autograd import backward as _backward
+    from .autograd import backward as _backward  # cycle: ember.autograd
 
     _backward(self, gradient, retain_graph, create_graph, inputs)
 
@@ -153,14 +156,11 @@ def register_post_accumulate_grad_hook(self: Tensor, hook: Any) -> Any:
 
 def fill_(self: Tensor, value: Any) -> Tensor:
     C.check_inplace(self)
-    from ._ops.pointwise_binary import _scalar_for
 
     v = value.item() if isinstance(value, Tensor) else value
     C.assign(self, _scalar_for(v, self.dtype))
     self._vc[0] += 1
     if self.grad_fn is not None:
-        from ._ops.inplace import record_fill
-
         record_fill(self)
     return self
 
@@ -188,7 +188,6 @@ def new_tensor(
     self: Tensor, data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
     """A new tensor from ``data`` with this tensor's dtype and device by default."""
-    from ._creation import tensor
 
     return tensor(data, **_new_kwargs(self, dtype, device), requires_grad=requires_grad)
 
@@ -197,7 +196,6 @@ def _new_filled(fill: Any) -> Any:
     def method(
         self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
     ) -> Tensor:
-        from ._creation import _size, full
 
         return full(_size(size), fill, **_new_kwargs(self, dtype, device), requires_grad=requires_grad)
 
@@ -214,7 +212,6 @@ def new_full(
     requires_grad: bool = False,
 ) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype and device."""
-    from ._creation import full
 
     return full(size, fill_value, **_new_kwargs(self, dtype, device), requires_grad=requires_grad)
 
@@ -243,7 +240,7 @@ def _nn(name: str) -> Any:
     """A method calling ``ember.nn.functional.<name>`` (imported late: nn needs bound methods)."""
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-        from .nn import functional
+        from .nn import functional  # cycle: ember.nn.functional
 
         return getattr(functional, name)(self, *args, **kwargs)
 

@@ -285,3 +285,20 @@ def test_the_contract_imports_no_frontend_module() -> None:
                 f"{path.relative_to(ROOT)}: {n}" for n in names if re.match(r"ember(\.|$)(?!backends)", n)
             ]
     assert not bad, bad
+
+
+def test_function_level_imports_in_ops_say_which_cycle_they_break() -> None:
+    """Under ``core/_ops`` an import inside a function is there only to break a cycle."""
+    bare = []
+    for path in sorted((CORE / "_ops").glob("*.py")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for fn in ast.walk(ast.parse("\n".join(lines))):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if (
+                    isinstance(node, (ast.Import, ast.ImportFrom))
+                    and "# cycle: " not in lines[node.end_lineno - 1]
+                ):
+                    bare.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not bare, "move to module level, or comment '# cycle: <module>': " + ", ".join(sorted(set(bare)))

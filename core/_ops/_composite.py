@@ -19,6 +19,7 @@ from .._dispatch import call, has_kernel, to_host
 from .._dtype import pt_name
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
+from ..autograd.graph import record
 
 __all__ = [
     "DECOMPOSITIONS",
@@ -174,8 +175,6 @@ def composed(fn: Callable[..., Tensor], node: str, rule: Callable[..., Any]) -> 
         with NoRecord():
             out = fn(*inputs, **kwargs)
         if _grad.enabled and any(getattr(t, "requires_grad", False) for t in inputs):
-            from ..autograd.graph import record
-
             record(node, rule, out, inputs, (), (inputs, out, kwargs))
         return out
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._creation import full
 from .._dtype import get_default_dtype, pt_name
 from .._tensor import Tensor
 from .pointwise_binary import result_type
@@ -19,7 +20,6 @@ def as_float(x: Tensor) -> Tensor:
 def scalar_tensor(x: Any, like: Tensor) -> Tensor:
     if isinstance(x, Tensor):
         return x
-    from .._creation import full
 
     dt = result_type(like, x)
     return full((), x, dtype=dt, device=like._device)

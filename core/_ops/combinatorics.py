@@ -6,6 +6,7 @@ import itertools
 
 from ember.backends import dtypes as D
 
+from .._creation import arange, zeros
 from .._tensor import Tensor
 from .indexing_scatter import _index_vector
 from .join import stack
@@ -31,8 +32,6 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     make = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     combos = list(make(range(input._shape[0]), r))
     if r == 0 or not combos:
-        from .._creation import zeros
-
         return (
             zeros(0, dtype=input.dtype, device=input._device)
             if r == 0
@@ -44,7 +43,6 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
 
 def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     """Powers of the 1-D ``x`` as columns (decreasing unless ``increasing``)."""
-    from .._creation import arange
 
     if x.ndim != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")

@@ -13,10 +13,17 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._creation import ones, zeros_like
 from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
+from ._common import broadcast_shape, sum_to
 from ._composite import NoRecord, run_composite
+from .join import stack
+from .pointwise_special import atan2
+from .pointwise_unary import abs as _abs
+from .pointwise_unary import cos, isnan, sin
+from .select import where
 
 __all__ = [
     "adjoint",
@@ -38,7 +45,6 @@ __all__ = [
 
 def _to_complex(g: Tensor, dtype: Any) -> Tensor:
     """A real gradient as the complex dtype ``dtype`` (imaginary part 0)."""
-    from .._creation import zeros_like
 
     return complex(g, zeros_like(g))
 
@@ -54,7 +60,6 @@ def _real_rule(n: Any, g: Tensor) -> tuple:
 
 
 def _imag_rule(n: Any, g: Tensor) -> tuple:
-    from .._creation import zeros_like
 
     g = _real_grad(g)
     return (complex(zeros_like(g), g),)
@@ -85,15 +90,12 @@ def imag(input: Tensor) -> Tensor:
 
 def _complex_rule(n: Any, g: Tensor) -> tuple:
     if not g.dtype.is_complex:
-        from .._creation import zeros_like
-
         return (g, zeros_like(g))
     return (real(g), imag(g))
 
 
 def complex(real: Tensor, imag: Tensor) -> Tensor:
     """``real + 1j * imag`` from two float tensors of one dtype (float32 -> complex64)."""
-    from ._common import broadcast_shape
 
     if not isinstance(real, Tensor) or not isinstance(imag, Tensor):
         raise TypeError("complex(): argument 'real' and 'imag' must be Tensors")
@@ -114,7 +116,6 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:
     with NoRecord():
         out = run_composite("complex", (re, im), (), dt)
     if _grad.enabled and (real.requires_grad or imag.requires_grad):
-        from ._common import sum_to
 
         def rule(n: Any, g: Tensor) -> tuple:
             gr, gi = _complex_rule(n, g)
@@ -126,15 +127,12 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:
 
 def polar(abs: Tensor, angle: Tensor) -> Tensor:
     """``abs * (cos(angle) + 1j * sin(angle))``."""
-    from .pointwise_unary import cos, sin
 
     return complex(abs * cos(angle), abs * sin(angle))
 
 
 def _angle_rule(n: Any, g: Tensor) -> tuple:
     (z,) = n.ctx
-    from .pointwise_unary import abs as _abs
-    from .select import where
 
     a2 = _abs(z) ** 2
     safe = where(a2 == 0, 1.0, a2)
@@ -143,8 +141,6 @@ def _angle_rule(n: Any, g: Tensor) -> tuple:
 
 def angle(input: Tensor) -> Tensor:
     """The argument of complex numbers; for real ones ``pi`` where negative, else 0 (NaN kept)."""
-    from .pointwise_special import atan2
-    from .select import where
 
     if input.dtype.is_complex:
         with NoRecord():
@@ -152,7 +148,6 @@ def angle(input: Tensor) -> Tensor:
         if _grad.enabled and input.requires_grad:
             record("AngleBackward0", _angle_rule, out, (input,), (), (input,))
         return out
-    from .pointwise_unary import isnan
 
     x = input.to(D.float32) if input.dtype.category < 2 else input
     out = where(x < 0, math.pi, 0.0).to(x.dtype)
@@ -168,7 +163,6 @@ def conj_physical(input: Tensor) -> Tensor:
 
 def view_as_real(input: Tensor) -> Tensor:
     """A ``(..., 2)`` real tensor of real and imaginary parts (a copy in ember, not a view)."""
-    from .join import stack
 
     if not input.dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")
@@ -190,7 +184,6 @@ def isreal(input: Tensor) -> Tensor:
     """True where the imaginary part is zero (everywhere for real dtypes)."""
     if input.dtype.is_complex:
         return input.imag == 0  # type: ignore[attr-defined]
-    from .._creation import ones
 
     return ones(input._shape, dtype=D.bool_, device=input._device)
 

@@ -7,14 +7,20 @@ from typing import Any
 
 import numpy as np
 from ember.backends import DType
+from ember.backends.dtypes import bool_
 
+from .._creation import _check_dtype, tensor
 from .._device import resolve
 from .._dispatch import call, from_host, has_kernel, kernel_writes_out, to_host
 from .._dtype import pt_name as _pt
 from .._tensor import Tensor, _is_contiguous, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
-from ._common import broadcast_shape
+from . import complex as _complex
+from ._common import broadcast_shape, sum_to
+from .complex import conj_physical
+from .inplace import check_view_of_leaf, rebase_view
+from .pointwise_binary import _operands
 
 __all__ = [
     "clone",
@@ -88,8 +94,6 @@ def to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     if dev is input._device and dt is input.dtype:
         return clone(input) if copy else input
     if dt not in lb.backend.dtypes:
-        from .._creation import _check_dtype
-
         _check_dtype(lb, dt)
     data = input._data
     if dev is not input._device:
@@ -137,8 +141,6 @@ def check_inplace(t: Tensor) -> None:
     if _grad.enabled and t.requires_grad and t.grad_fn is None and t._base is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     if t._base is not None:
-        from .inplace import check_view_of_leaf
-
         check_view_of_leaf(t)
 
 
@@ -175,7 +177,6 @@ def assign(t: Tensor, data: Any) -> None:
 
 def _copy_rule(n: Any, g: Tensor) -> tuple:
     src_shape, src_dtype, src_dev = n.ctx
-    from ._common import sum_to
 
     return (g * 0, sum_to(g, src_shape).to(device=src_dev, dtype=src_dtype))
 
@@ -184,8 +185,6 @@ def copy_(input: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     """Copy ``src``'s values into ``input`` in place (any device, dtype cast, broadcast)."""
     check_inplace(input)
     if not isinstance(src, Tensor):
-        from .._creation import tensor
-
         src = tensor(src, dtype=input.dtype, device=input._device)
     moved = src if src._device is input._device else to(src.detach(), input._device)
     _write(input, moved.detach())
@@ -259,8 +258,6 @@ def inplace(op: Callable[..., Tensor]) -> Callable[..., Tensor]:
         _write(self, out.detach())
         self.grad_fn, self.requires_grad = out.grad_fn, True
         if self._base is not None:
-            from .inplace import rebase_view
-
             rebase_view(self)
         return self
 
@@ -272,9 +269,6 @@ def inplace_binary(kernel: str, op: Callable[..., Tensor]) -> Callable[..., Tens
     """``add_``/``sub_``/``mul_``/``div_`` and ``+=`` ... : when no graph is recorded and the
     result keeps ``self``'s dtype and shape, a kernel marked ``writes_out`` writes straight into
     ``self`` (no new array, no copy); every other case is ``inplace(op)``."""
-    from ember.backends.dtypes import bool_
-
-    from .pointwise_binary import _operands
 
     general = inplace(op)
 
@@ -337,14 +331,12 @@ def conj(input: Tensor) -> Tensor:
     """Complex conjugate (the tensor itself for real dtypes)."""
     if not input.dtype.is_complex:
         return input
-    from .complex import conj_physical
 
     return conj_physical(input)
 
 
 def _part(input: Tensor, which: str) -> Tensor:
     # Backend-neutral and differentiable: the ``real``/``imag`` composites in complex.py.
-    from . import complex as _complex
 
     return getattr(_complex, which)(input)
 

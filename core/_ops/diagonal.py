@@ -7,6 +7,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._creation import arange, ones_like, tensor, zeros
 from .._dispatch import call
 from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad
@@ -55,7 +56,6 @@ def _diagonal_rule(n: Any, g: Tensor) -> tuple:
 
 def _diagonal_backward(g: Tensor, shape: tuple[int, ...], offset: int, d1: int, d2: int) -> Tensor:
     """Zeros of ``shape`` with ``g`` on the diagonal; its own rule takes the diagonal again."""
-    from .._creation import zeros
 
     out = zeros(shape, dtype=g.dtype, device=g._device)
     view = diagonal(out, offset, d1, d2)
@@ -114,7 +114,6 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
 
 
 def _tri_mask(input: Tensor, diagonal: int, upper: bool) -> Tensor:
-    from .._creation import arange
 
     r, c = input._shape[-2], input._shape[-1]
     rows = arange(r, device=input._device).reshape(r, 1)
@@ -123,7 +122,6 @@ def _tri_mask(input: Tensor, diagonal: int, upper: bool) -> Tensor:
 
 
 def _tri(input: Tensor, diagonal: int, upper: bool, name: str) -> Tensor:
-    from .select import where
 
     if input.ndim < 2:
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
@@ -142,7 +140,6 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
 
 def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """A copy of ``input`` with ``src`` written on its ``offset`` diagonal of ``(dim1, dim2)``."""
-    from .._creation import ones_like
 
     d1, d2 = norm_dim(dim1, input.ndim), norm_dim(dim2, input.ndim)
     view = diagonal(input, offset, d1, d2)
@@ -158,7 +155,6 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
 
 
 def _indices(row: int, col: int, offset: int, upper: bool, dtype: Any, device: Any) -> Tensor:
-    from .._creation import tensor
 
     pairs = [
         (r, c) for r in range(row) for c in range(col) if (c - r >= offset if upper else c - r <= offset)
@@ -184,7 +180,6 @@ def triu_indices(
 
 def block_diag(*tensors: Tensor) -> Tensor:
     """A block-diagonal matrix of the given 0-, 1- or 2-D tensors."""
-    from .._creation import zeros
 
     ts = [t.reshape(1, 1) if t.ndim == 0 else (t.reshape(1, -1) if t.ndim == 1 else t) for t in tensors]
     for i, t in enumerate(ts):

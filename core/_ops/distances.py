@@ -9,6 +9,9 @@ from ember.backends import dtypes as D
 
 from .._tensor import Tensor
 from ._common import norm_dim
+from ._composite import composed, not_implemented_for
+from .diagonal import diagonal, triu_indices
+from .join import cat
 from .select import where
 
 __all__ = [
@@ -27,7 +30,7 @@ __all__ = [
 
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     """The p-norm over ``dim`` (all elements when None); ``'fro'`` and ``'nuc'`` for matrices."""
-    from ..linalg import matrix_norm, vector_norm
+    from ..linalg import matrix_norm, vector_norm  # cycle: ember.linalg
 
     if isinstance(dim, int):
         dim = (dim,)
@@ -42,7 +45,7 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
 
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     """``norm(input - other, p)``."""
-    from ..linalg import vector_norm
+    from ..linalg import vector_norm  # cycle: ember.linalg
 
     return vector_norm(input - other, p)
 
@@ -51,8 +54,7 @@ def cdist(
     x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary"
 ) -> Tensor:
     """Pairwise p-norm distances between the rows of ``x1`` (..., P, M) and ``x2`` (..., R, M)."""
-    from ..linalg import vector_norm
-    from ._composite import not_implemented_for
+    from ..linalg import vector_norm  # cycle: ember.linalg
 
     if x1.dtype.is_complex or x1.dtype.category < 2:
         raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {x1.dtype.name}")
@@ -76,7 +78,6 @@ def cdist(
 
 
 def _safe_sqrt_rule(n: Any, g: Tensor) -> tuple:
-    from .select import where
 
     _, out, _ = n.ctx
     return (where(out == 0, 0.0, g / (2 * where(out == 0, 1.0, out))),)
@@ -89,7 +90,6 @@ def _sqrt(x: Tensor) -> Tensor:
 def _euclid_mm(x1: Tensor, x2: Tensor) -> Tensor:
     """Euclidean distances as PyTorch computes them for many points: one matmul,
     ``sqrt(clamp(|a|^2 + |b|^2 - 2 a.b, 0))``, with a zero gradient at zero distance."""
-    from ._composite import composed
 
     a2 = (x1 * x1).sum(-1, keepdim=True)  # type: ignore[attr-defined]
     b2 = (x2 * x2).sum(-1, keepdim=True)  # type: ignore[attr-defined]
@@ -101,7 +101,6 @@ def diff(
     input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None, append: Tensor | None = None
 ) -> Tensor:
     """The ``n``-th forward difference along ``dim`` (``!=`` for bool)."""
-    from .join import cat
 
     if input.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
@@ -123,8 +122,6 @@ def diff(
 
 def trace(input: Tensor) -> Tensor:
     """Sum of the main diagonal of a 2-D tensor."""
-    from ._composite import not_implemented_for
-    from .diagonal import diagonal
 
     not_implemented_for("trace", input, "bool")
     if input.ndim != 2:
@@ -134,7 +131,7 @@ def trace(input: Tensor) -> Tensor:
 
 def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     """Each slice along ``dim`` rescaled so its ``p``-norm is at most ``maxnorm``."""
-    from ..linalg import vector_norm
+    from ..linalg import vector_norm  # cycle: ember.linalg
 
     if p <= 0:
         raise RuntimeError(f"renorm: non-positive-norm not supported, got p={p}")
@@ -147,14 +144,14 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
 
 def frobenius_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False) -> Tensor:
     """The square root of the sum of squared magnitudes over ``dim``."""
-    from ..linalg import vector_norm
+    from ..linalg import vector_norm  # cycle: ember.linalg
 
     return vector_norm(input, 2, dim, keepdim)
 
 
 def nuclear_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False) -> Tensor:
     """The sum of singular values of the matrices in ``dim``."""
-    from ..linalg import matrix_norm
+    from ..linalg import matrix_norm  # cycle: ember.linalg
 
     if isinstance(dim, bool):
         dim, keepdim = (-2, -1), dim
@@ -163,8 +160,7 @@ def nuclear_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False) -> T
 
 def pdist(input: Tensor, p: float = 2) -> Tensor:
     """Distances between all pairs of rows (the upper triangle of ``cdist``), row-major."""
-    from ..linalg import vector_norm
-    from .diagonal import triu_indices
+    from ..linalg import vector_norm  # cycle: ember.linalg
 
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
@@ -175,7 +171,6 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
 
 def _grad_1d(y: Tensor, d: int, h: Any, edge_order: int) -> Tensor:
     """np.gradient along one dim with uniform spacing ``h`` or coordinates ``h`` (1-D tensor)."""
-    from .join import cat
 
     n = y._shape[d]
     if n < edge_order + 1:

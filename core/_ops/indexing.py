@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from ember.backends import dtypes as D
 
+from .._creation import arange, tensor, zeros
 from .._dispatch import call, has_kernel, to_host
 from .._dtype import pt_name as _pt
 from .._tensor import Tensor, wrap
@@ -19,8 +20,12 @@ from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
 from ._common import broadcast_shape, norm_dim, numel, same_device
 from ._composite import NoRecord
+from .convert import assign, check_inplace
+from .inplace import record_setitem
+from .join import stack
+from .pointwise_binary import _scalar_for
 from .select import where
-from .views import basic_slice
+from .views import basic_slice, select
 
 __all__ = [
     "gather",
@@ -77,7 +82,6 @@ def legacy_type_name(dtype: Any) -> str:
 
 
 def _to_index_tensor(x: Tensor, k: Any) -> Tensor:
-    from .._creation import tensor
 
     if isinstance(k, Tensor):
         return k
@@ -169,8 +173,6 @@ def _parse(x: Tensor, key: Any) -> tuple[tuple[Any, ...], tuple[int, ...], dict[
 def _as_mask(x: Tensor, k: Any) -> Any:
     """Sequences become index tensors; Python bools and uint8 tensors become bool masks."""
     if isinstance(k, bool):
-        from .._creation import tensor
-
         return tensor(k, device=x._device)
     if isinstance(k, (list, tuple)) or (hasattr(k, "__array__") and not isinstance(k, Tensor)):
         k = _to_index_tensor(x, k)
@@ -207,7 +209,6 @@ def _dims_of(k: Any) -> int:
 
 
 def _empty_index(x: Tensor) -> Tensor:
-    from .._creation import zeros
 
     return zeros(0, dtype=D.int64, device=x._device)
 
@@ -267,7 +268,6 @@ def _result_shape(shape: tuple[int, ...], dims: list[int], bshape: tuple[int, ..
 
 def _index_rule(n: Any, g: Tensor) -> tuple:
     shape, _, adv = n.ctx
-    from .._creation import zeros
 
     out = zeros(shape, dtype=g.dtype, device=g._device)
     return (index_put(out, adv, g, accumulate=True),)
@@ -326,7 +326,6 @@ def getitem(x: Tensor, key: Any) -> Tensor:
         size = x._shape[0]  # the common x[i] fast path
         if not -size <= key < size:
             raise IndexError(f"index {key} is out of bounds for dimension 0 with size {size}")
-        from .views import select
 
         return select(x, 0, key)
     slice_key, shape, adv = _parse(x, key)
@@ -348,7 +347,6 @@ def _value_data(x: Tensor, value: Any, shape: tuple[int, ...], advanced: bool = 
             else:
                 v = v.expand(shape)  # basic indexing words a mismatch as expand does
         return v._data
-    from .pointwise_binary import _scalar_for
 
     if isinstance(value, (list, tuple)):
         raise TypeError(f"can't assign a {type(value).__name__} to a ember.{_pt(x.dtype)}Tensor")
@@ -369,7 +367,6 @@ def _squeeze_lead(v: Tensor, shape: tuple[int, ...]) -> Tensor:
 
 
 def _check_inplace(x: Tensor) -> None:
-    from .convert import check_inplace
 
     check_inplace(x)
 
@@ -380,15 +377,11 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     slice_key, shape, adv = _parse(x, key)
     view = basic_slice(x.detach(), slice_key, shape)
     if not adv:
-        from .convert import assign
-
         assign(view, _value_data(x, value, shape))
     else:
         _index_put_into(view, adv, value, accumulate=False)
     x._vc[0] += 1
     if _grad.enabled:
-        from .inplace import record_setitem
-
         record_setitem(x, key, value)
 
 
@@ -516,7 +509,6 @@ def _nonzero_shape(input: Tensor, data: Any) -> tuple[int, ...]:
 
 def _nonzero_decomposed(input: Tensor) -> Tensor:
     """Stream compaction with ``cumsum`` and ``scatter``: works on every backend."""
-    from .._creation import arange, zeros
 
     flat = (input != 0).reshape(-1).to(D.int64)
     n = flat.numel()
@@ -538,7 +530,6 @@ def _nonzero_decomposed(input: Tensor) -> Tensor:
 
 
 def _stack_cols(cols: list[Tensor]) -> Tensor:
-    from .join import stack
 
     return stack(cols, 1)
 
@@ -562,7 +553,6 @@ def checked_index(input: Tensor, dim: int, index: Tensor, name: str) -> tuple[in
 
 def _gather_rule(n: Any, g: Tensor) -> tuple:
     shape, d, index = n.ctx
-    from .._creation import zeros
 
     return (zeros(shape, dtype=g.dtype, device=g._device).scatter_add(d, index, g), None)
 
@@ -597,7 +587,7 @@ def scatter(
     if src is None:
         src = value
     if reduce == "multiply":
-        from .indexing_scatter import scatter_multiply
+        from .indexing_scatter import scatter_multiply  # cycle: ember._ops.indexing_scatter
 
         return scatter_multiply(input, d, index, src)
     if reduce not in (None, "add"):
@@ -613,8 +603,6 @@ def scatter_checked(input: Tensor, d: int, index: Tensor, src: Any, reduce: str 
         same_device(input, src, "scatter")
         s = src._data if src.dtype is input.dtype else src.to(input.dtype)._data
     else:
-        from .pointwise_binary import _scalar_for
-
         s = _scalar_for(src, input.dtype)
     data = call(input._be, "scatter", input._data, d, index._data, s, reduce)
     out = wrap(data, input._be, input._device, input.dtype, input._shape)
@@ -660,7 +648,6 @@ def select_rows(weight: Tensor, index: Tensor) -> Tensor:
 
 def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     """A copy of ``input`` with ``value`` where ``mask`` is True (mask broadcasts)."""
-    from .select import where
 
     if mask.dtype is not D.bool_:
         raise RuntimeError(

@@ -12,6 +12,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._creation import full, ones, ones_like, tensor, zeros_like
 from .._dispatch import has_kernel
 from .._dtype import pt_name as _pt
 from .._tensor import Tensor
@@ -31,6 +32,7 @@ from .indexing import (
     scatter_checked,
     select_rows,
 )
+from .select import where
 
 __all__ = [
     "argwhere",
@@ -280,8 +282,6 @@ def _scatter_reduce_rule(n: Any, g: Tensor) -> tuple:
         gx = gs if include_self else gs.scatter(d, index, 0.0)  # type: ignore[attr-defined]
         return (gx if need[0] else None, None, gs.gather(d, index) if need[2] else None)  # type: ignore[attr-defined]
     if reduce == "prod":
-        from .select import where
-
         safe_x = where(x == 0, 1.0, x)
         gx = where(x == 0, 0.0, g * out / safe_x) if include_self else g.scatter(d, index, 0.0)  # type: ignore[attr-defined]
         picked = (g * out).gather(d, index)  # type: ignore[attr-defined]
@@ -300,18 +300,15 @@ def _scatter_reduce_rule(n: Any, g: Tensor) -> tuple:
 
 
 def _untouched(x: Tensor, d: int, index: Tensor, dtype: Any) -> Tensor:
-    from .._creation import ones_like
 
     return ones_like(x, dtype=dtype).scatter(d, index, 0.0)  # type: ignore[attr-defined]
 
 
 def _counts(x: Tensor, d: int, index: Tensor, include_self: bool) -> Tensor:
-    from .._creation import ones, zeros_like
 
     base = zeros_like(x, dtype=D.float64 if x.dtype is D.float64 else x.dtype)
     hits = base.scatter_add(d, index, ones(index._shape, dtype=base.dtype, device=x._device))  # type: ignore[attr-defined]
     total = hits + 1 if include_self else hits
-    from .select import where
 
     return where(total == 0, 1.0, total).to(x.dtype)
 
@@ -320,7 +317,6 @@ def _scatter_sum_mean(
     x: Tensor, d: int, index: Tensor, src: Tensor, reduce: str, include_self: bool
 ) -> Tensor:
     """The decomposition for sum and mean: the ``scatter`` primitive's add mode, no host copy."""
-    from .._creation import ones, zeros_like
 
     base = x if include_self else scatter_checked(x, d, index, 0, None)
     part = src[tuple(slice(0, s) for s in index._shape)] if src.ndim else src
@@ -383,7 +379,6 @@ def _scatter_reduce_checked(
 def scatter_multiply(input: Tensor, dim: int, index: Tensor, src: Any) -> Tensor:
     """``scatter(..., reduce='multiply')`` (``index`` checked by ``scatter``): multiply ``input`` at
     ``index`` by ``src``."""
-    from .._creation import full
 
     if not isinstance(src, Tensor):
         src = full(index._shape, src, dtype=input.dtype, device=input._device)
@@ -393,7 +388,6 @@ def scatter_multiply(input: Tensor, dim: int, index: Tensor, src: Any) -> Tensor
 
 
 def _index_vector(like: Tensor, values: Sequence[int]) -> Tensor:
-    from .._creation import tensor
 
     return tensor(list(values), dtype=D.int64, device=like._device)
 
@@ -421,7 +415,6 @@ def slice_scatter(
 
 def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """A copy of ``input`` with ``source`` written (or added) at flat positions ``index``."""
-    from .indexing import index_put
 
     flat = input.reshape(-1)
     idx = flat_index("put_", flat, index.reshape(-1) if isinstance(index, Tensor) else index)

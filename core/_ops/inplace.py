@@ -13,9 +13,11 @@ from typing import Any
 import numpy as np
 from ember.backends import dtypes as D
 
+from .._creation import ones, tensor
 from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import meta, record
+from ._common import sum_to
 
 __all__ = [
     "check_view_of_leaf",
@@ -53,8 +55,7 @@ def check_view_of_leaf(t: Tensor) -> None:
 
 # -- x[key] = value --------------------------------------------------------------------------
 def _setitem_rule(n: Any, g: Tensor) -> tuple:
-    from ._common import sum_to
-    from .indexing import getitem
+    from .indexing import getitem  # cycle: ember._ops.indexing
 
     key, mask, vshape, vdtype = n.ctx
     need = n.needs_input_grad
@@ -68,8 +69,7 @@ def _setitem_rule(n: Any, g: Tensor) -> tuple:
 
 
 def _key_mask(x: Tensor, key: Any) -> Tensor:
-    from .._creation import ones
-    from .indexing import setitem
+    from .indexing import setitem  # cycle: ember._ops.indexing
 
     prev = _grad.enabled
     _grad.enabled = False
@@ -139,7 +139,6 @@ def rebase_view(v: Tensor) -> None:
     base = v._base
     if base is None or is_detached(v) or not v.requires_grad or not _grad.enabled:
         return
-    from .._creation import ones, tensor
 
     index = tensor(_logical_positions(base, v), dtype=D.int64, device=base._device)
     prev = _grad.enabled

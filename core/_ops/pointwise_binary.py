@@ -12,6 +12,7 @@ from typing import Any
 from ember.backends import dtypes as D
 from ember.backends.dtypes import promote_types
 
+from .._creation import full_like
 from .._dispatch import call, has_kernel
 from .._dtype import SCALAR_RESULT_CACHE as _SCALAR_DT
 from .._dtype import combine, get_default_dtype, pt_name, result_type_scalar
@@ -19,6 +20,7 @@ from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
 from ._common import broadcast_shape, same_device, sum_to
+from .pointwise_unary import log, trunc
 
 __all__ = [
     "add",
@@ -252,8 +254,6 @@ def _pow_rule(n: Any, g: Tensor) -> tuple:
         else:
             ga = g * 0.0 if b == 0 else g * (b * a ** (b - 1))
     if need[1]:
-        from .pointwise_unary import log
-
         base = a if isinstance(a, Tensor) else _full_like(out, a)
         gb = g * where_((base == 0) & (b >= 0), 0.0, out * log(base))
     return _reduce_pair(n, ga, gb)
@@ -361,8 +361,6 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     if rounding_mode == "floor":
         return floor_divide(input, other)
     if rounding_mode == "trunc":
-        from .pointwise_unary import trunc
-
         if _is_float(input) or _is_float(other):
             return trunc(div(input, other))
         q = floor_divide(input, other)
@@ -536,13 +534,12 @@ class _no_record:
 
 
 def where_(cond: Tensor, a: Any, b: Any) -> Tensor:
-    from .select import where
+    from .select import where  # cycle: ember._ops.select
 
     return where(cond, a, b)
 
 
 def _full_like(t: Tensor, value: Any) -> Tensor:
-    from .._creation import full_like
 
     return full_like(t, value)
 

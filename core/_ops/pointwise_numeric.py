@@ -9,6 +9,8 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._dtype import get_default_dtype
+from .._ops.shape import broadcast_tensors
 from .._tensor import Tensor
 from .pointwise_special import _pair
 from .pointwise_unary import abs, floor, isnan, log2, sign
@@ -56,7 +58,6 @@ def _ints(name: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
 def gcd(input: Tensor, other: Tensor) -> Tensor:
     """Greatest common divisor (non-negative), elementwise, by Euclid's algorithm."""
     a, b = _ints("gcd", input, other)
-    from .._ops.shape import broadcast_tensors
 
     a, b = (t.clone() for t in broadcast_tensors(abs(a), abs(b)))
     while bool((b != 0).any().item()):  # type: ignore[attr-defined]
@@ -84,7 +85,6 @@ def rad2deg(input: Tensor) -> Tensor:
 
 
 def _float(x: Tensor) -> Tensor:
-    from .._dtype import get_default_dtype
 
     return x.to(get_default_dtype()) if x.dtype.category < 2 else x
 
@@ -156,20 +156,20 @@ def clamp_max(input: Tensor, max: Any) -> Tensor:
 
 def sinc(input: Tensor) -> Tensor:
     """``sin(pi x) / (pi x)``."""
-    from ..special import sinc as _sinc
+    from ..special import sinc as _sinc  # cycle: ember.special
 
     return _sinc(input)
 
 
 def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """``log(p / (1 - p))``."""
-    from ..special import logit as _logit
+    from ..special import logit as _logit  # cycle: ember.special
 
     return _logit(input, eps)
 
 
 def i0(input: Tensor) -> Tensor:
     """The modified Bessel function of the first kind, order 0."""
-    from ..special import i0 as _i0
+    from ..special import i0 as _i0  # cycle: ember.special
 
     return _i0(input)

@@ -15,9 +15,11 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._creation import zeros
 from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
+from ._common import broadcast_shape, sum_to
 from ._composite import NoRecord, composed, not_implemented_for, run_composite
 from ._operands import as_float as _float
 from ._operands import check_tensors as _tensors
@@ -135,7 +137,6 @@ def polygamma(n: int, input: Tensor) -> Tensor:
 
 def _atan2_rule(n: Any, g: Tensor) -> tuple:
     (y, x), _, _ = n.ctx
-    from ._common import sum_to
 
     denom = x * x + y * y
     recip = where(denom == 0, 0.0, 1 / denom)  # 0 at the origin, as PyTorch's atan2 backward
@@ -144,7 +145,6 @@ def _atan2_rule(n: Any, g: Tensor) -> tuple:
 
 def _atan2(input: Tensor, other: Tensor) -> Tensor:
     y, x = _pair(input, other)
-    from ._common import broadcast_shape
 
     shape = broadcast_shape(y._shape, x._shape)
     return run_composite("atan2", (y.expand(shape), x.expand(shape)), (), y.dtype)  # type: ignore[attr-defined]
@@ -220,7 +220,6 @@ atanh = _hyperbolic(_atanh, "AtanhBackward0", lambda x, o: 1 / (1 - x * x), "Inv
 
 def _hypot_rule(n: Any, g: Tensor) -> tuple:
     (a, b), out, _ = n.ctx
-    from ._common import sum_to
 
     return (sum_to(g * a / out, a._shape), sum_to(g * b / out, b._shape))
 
@@ -291,7 +290,6 @@ def signbit(input: Tensor) -> Tensor:
 
 def _copysign_rule(n: Any, g: Tensor) -> tuple:
     (a, b), out, _ = n.ctx
-    from ._common import sum_to
 
     ga = g * where(a == 0, 0.0, out / where(a == 0, 1.0, a))
     return (sum_to(ga, a._shape), sum_to(g * 0, b._shape))
@@ -468,7 +466,6 @@ def nan_to_num(
 
 
 def _false(input: Tensor) -> Tensor:
-    from .._creation import zeros
 
     return zeros(input._shape, dtype=D.bool_, device=input._device)
 

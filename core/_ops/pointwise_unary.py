@@ -150,7 +150,7 @@ def neg(input: Tensor) -> Tensor:
 def _abs_rule(n: Any, g: Tensor) -> tuple:
     x, out = n.ctx
     if x.dtype.is_complex:
-        from .select import where
+        from .select import where  # cycle: ember._ops.select
 
         return (g * where(out == 0, 0, x / out),)
     return (g * sign(x),)
@@ -172,13 +172,13 @@ def _ceil(x: Tensor) -> Tensor:
 
 
 def _trunc(x: Tensor) -> Tensor:
-    from .select import where
+    from .select import where  # cycle: ember._ops.select
 
     return where(x < 0, ceil(x), floor(x))
 
 
 def _round(x: Tensor) -> Tensor:
-    from .select import where
+    from .select import where  # cycle: ember._ops.select
 
     r = floor(x + 0.5)
     tie = (r - x) == 0.5
@@ -217,7 +217,7 @@ sigmoid = _unary(
 
 def _log1p(x: Tensor) -> Tensor:
     # log(1 + x) loses every digit of a tiny x; Goldberg's correction restores them.
-    from .select import where
+    from .select import where  # cycle: ember._ops.select
 
     u = 1 + x
     exact = (u == 1) | (u == float("inf"))
@@ -226,7 +226,7 @@ def _log1p(x: Tensor) -> Tensor:
 
 def _expm1(x: Tensor) -> Tensor:
     # exp(x) - 1 cancels for tiny x; Kahan's correction (u - 1) * x / log(u) does not.
-    from .select import where
+    from .select import where  # cycle: ember._ops.select
 
     u = exp(x)
     plain = (u == 1) | (u == float("inf")) | (u - 1 == -1)
@@ -259,13 +259,13 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:
 
 # -- defined in ember ops: their gradients come from the ops they use ----------------------
 def reciprocal(input: Tensor) -> Tensor:
-    from .pointwise_binary import div
+    from .pointwise_binary import div  # cycle: ember._ops.pointwise_binary
 
     return relabel(div(1, _floatify(input)), "ReciprocalBackward0")
 
 
 def rsqrt(input: Tensor) -> Tensor:
-    from .pointwise_binary import div
+    from .pointwise_binary import div  # cycle: ember._ops.pointwise_binary
 
     return relabel(div(1, sqrt(input)), "RsqrtBackward0")
 
@@ -306,7 +306,7 @@ def relu(input: Tensor) -> Tensor:
 
     ``maximum`` rather than ``where``: NumPy's ``where`` branches per element (~10x slower).
     """
-    from .pointwise_binary import maximum
+    from .pointwise_binary import maximum  # cycle: ember._ops.pointwise_binary
 
     if input.dtype is D.bool_:
         raise RuntimeError("\"clamp_min_cpu\" not implemented for 'Bool'")

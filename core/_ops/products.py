@@ -8,8 +8,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._tensor import Tensor
-from ._common import norm_dim, numel
+from ._common import broadcast_shape, norm_dim, numel
+from .diagonal import diagonal
+from .join import stack
 from .matmul import matmul
+from .shape import broadcast_tensors
 
 __all__ = [
     "addbmm",
@@ -60,8 +63,6 @@ ger = outer
 def _scaled(input: Tensor, prod: Tensor, beta: Any, alpha: Any) -> Tensor:
     p = prod if alpha == 1 else prod * alpha
     if beta == 0:  # input is ignored (even NaN), only its shape broadcasts
-        from ._common import broadcast_shape
-
         shape = broadcast_shape(input._shape, p._shape)
         return p if p._shape == shape else p.expand(shape).contiguous()  # type: ignore[attr-defined]
     return (input if beta == 1 else input * beta) + p
@@ -156,7 +157,6 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
 
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     """The 3-vector cross product along ``dim`` (the first size-3 dim when None)."""
-    from .join import stack
 
     if input.ndim != other.ndim:
         raise RuntimeError(
@@ -164,8 +164,6 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
         )
     a, b = input, other
     if a._shape != b._shape:
-        from .shape import broadcast_tensors
-
         a, b = broadcast_tensors(a, b)
     if dim is None:
         sizes = [i for i, s in enumerate(a._shape) if s == 3]
@@ -233,7 +231,6 @@ def _expand(spec: str, ell: list[str], ndim: int | None) -> list[str]:
 
 
 def _diag_repeats(t: Tensor, labels: list[str]) -> tuple[Tensor, list[str]]:
-    from .diagonal import diagonal
 
     while len(set(labels)) != len(labels):
         for i, c in enumerate(labels):

@@ -8,13 +8,16 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .. import _creation
+from .._creation import arange
 from .._dispatch import call, has_kernel
 from .._dtype import get_default_dtype, pt_name
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
-from ._common import norm_dim, norm_dims, numel
+from ._common import broadcast_shape, norm_dim, norm_dims, numel, sum_to
 from ._composite import NoRecord
+from .pointwise_binary import maximum, minimum
 from .pointwise_unary import exp, isnan, log
 from .select import where
 
@@ -122,7 +125,6 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
 
 def _prod_rule(n: Any, g: Tensor) -> tuple:
     x, out, dims, keepdim = n.ctx
-    from .select import where
 
     full = _unreduce(out, x._shape, dims, keepdim)
     safe = where(x == 0, 1, x)
@@ -243,7 +245,6 @@ def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
 
 def _indexed_rule(n: Any, g: Tensor) -> tuple:
     x, idx, d, keepdim = n.ctx
-    from .. import _creation
 
     if not keepdim and x._shape:
         g, idx = g.unsqueeze(d), idx.unsqueeze(d)
@@ -251,7 +252,6 @@ def _indexed_rule(n: Any, g: Tensor) -> tuple:
 
 
 def _max_min(which: str, input: Tensor, dim: Any, keepdim: bool, other: Any) -> Any:
-    from .pointwise_binary import maximum, minimum
 
     if isinstance(dim, Tensor):
         return (maximum if which == "max" else minimum)(input, dim)
@@ -385,7 +385,6 @@ def _float(x: Tensor) -> Tensor:
 
 
 def _arange(n: int, like: Tensor) -> Tensor:
-    from .._creation import arange
 
     return arange(n, device=like._device)
 
@@ -457,7 +456,6 @@ def aminmax(input: Tensor, *, dim: Any = None, keepdim: bool = False) -> Any:
 
 def sum_to_size(input: Tensor, *size: Any) -> Tensor:
     """Sum broadcast dimensions away so the result has shape ``size``."""
-    from ._common import broadcast_shape, sum_to
 
     shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
     try:

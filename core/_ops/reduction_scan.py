@@ -6,13 +6,15 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._creation import full, zeros
 from .._dispatch import call, has_kernel
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
 from ._common import norm_dim
 from ._composite import NoRecord, not_implemented_for, run_composite
-from .pointwise_unary import exp, log
+from .join import cat, stack
+from .pointwise_unary import exp, isnan, log
 from .reduction import _arange, _float, _ret, _sum_dtype
 from .select import where
 
@@ -53,7 +55,6 @@ def _cumprod_rule(n: Any, g: Tensor) -> tuple:
 
 def _cumprod_grad_slow(x: Tensor, g: Tensor, d: int) -> Tensor:
     """d/dx_k sum_i g_i prod_{j<=i} x_j, by leaving x_k out (O(n^2), exact with zeros)."""
-    from .join import stack
 
     n = x._shape[d]
     cols = []
@@ -87,8 +88,6 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
 
 def _shifted(t: Tensor, d: int, s: int, fill: Any) -> Tensor:
     """``t`` moved ``s`` places along ``d``, the first ``s`` filled with ``fill``."""
-    from .._creation import full
-    from .join import cat
 
     n = t._shape[d]
     head = full(t._shape[:d] + (min(s, n),) + t._shape[d + 1 :], fill, dtype=t.dtype, device=t._device)
@@ -106,7 +105,6 @@ def _scan(x: Tensor, d: int, combine: Any, identity: Any) -> tuple[Tensor]:
 
 def _cum_extreme_scan(x: Tensor, d: int, is_max: bool) -> tuple[Tensor, Tensor]:
     """Running max/min with the index of its last occurrence (NaN sticks), by doubling."""
-    from .pointwise_unary import isnan
 
     n = x._shape[d]
     shape = [1] * x.ndim
@@ -137,7 +135,6 @@ def _int_limit(dt: Any, is_max: bool) -> int:
 
 def _cum_extreme_rule(n: Any, g: Tensor) -> tuple:
     shape, d, idx = n.ctx
-    from .._creation import zeros
 
     return (zeros(shape, dtype=g.dtype, device=g._device).scatter_add(d, idx, g),)  # type: ignore[attr-defined]
 

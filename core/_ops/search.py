@@ -7,10 +7,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from ember.backends import dtypes as D
 
+from .._creation import arange, full, tensor, zeros
 from .._tensor import Tensor
 from ._common import norm_dim
+from ._composite import not_implemented_for
+from .indexing import nonzero
+from .join import cat
+from .pointwise_binary import result_type
 from .pointwise_unary import floor
 from .select import where
 
@@ -28,14 +34,12 @@ __all__ = [
 
 
 def _arange(n: int, like: Tensor) -> Tensor:
-    from .._creation import arange
 
     return arange(n, device=like._device)
 
 
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """Counts (or summed ``weights``) of each non-negative integer in the 1-D ``input``."""
-    from .._creation import zeros
 
     if input.dtype.category != 1 or input.dtype is D.bool_:
         raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{input.dtype.name}'")
@@ -55,7 +59,6 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
 
 def histc(input: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:
     """Histogram of ``bins`` equal-width bins over ``[min, max]`` (the data range when equal)."""
-    from .._creation import zeros
 
     if input.dtype.category < 2:
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{input.dtype.name}'")
@@ -77,8 +80,6 @@ def histc(input: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:
 
 # -- unique ------------------------------------------------------------------------------------
 def _unique_flat(x: Tensor, sort: bool, return_inverse: bool, return_counts: bool) -> Any:
-    from .._creation import zeros
-    from .join import cat
 
     flat = x.reshape(-1).detach()  # type: ignore[attr-defined]
     n = flat.numel()
@@ -106,9 +107,6 @@ def _unique_flat(x: Tensor, sort: bool, return_inverse: bool, return_counts: boo
 
 
 def _unique_dim(x: Tensor, dim: int, consecutive: bool, return_inverse: bool, return_counts: bool) -> Any:
-    import numpy as np
-
-    from .._creation import tensor
 
     d = norm_dim(dim, x.ndim)
     host = np.moveaxis(x.detach().cpu().numpy(), d, 0)  # type: ignore[attr-defined]
@@ -140,7 +138,6 @@ def unique(
     dim: Any = None,
 ) -> Any:
     """The distinct elements (sorted), with the inverse mapping and counts if asked."""
-    from ._composite import not_implemented_for
 
     not_implemented_for("unique", input, "complex")
     if dim is not None:
@@ -168,7 +165,6 @@ def searchsorted(
     sorter: Tensor | None = None,
 ) -> Tensor:
     """Insertion indices of ``input`` into the last dim of ``sorted_sequence`` (left or right)."""
-    from .._creation import tensor
 
     if side is not None:
         if side not in ("left", "right"):
@@ -178,7 +174,6 @@ def searchsorted(
                 "side and right can't be set to opposites, got side of left while right was True"
             )
         right = side == "right"
-    from ._composite import not_implemented_for
 
     not_implemented_for("searchsorted_out_cpu", sorted_sequence, "bool")
     seq = sorted_sequence
@@ -206,9 +201,6 @@ def _merge_ranks(seq: Tensor, v: Tensor, right: bool) -> Tensor:
     One stable sort of the concatenation: values placed after the sequence land after equal
     entries (right), values placed before land before them (left). O((n+m) log(n+m)).
     """
-    from .._creation import zeros
-    from .join import cat
-    from .pointwise_binary import result_type
 
     dt = result_type(seq, v)
     n, m = seq._shape[-1], v._shape[-1]
@@ -231,15 +223,12 @@ def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right:
 
 def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
     """True where an element of ``elements`` occurs in ``test_elements``."""
-    from .._creation import tensor
 
     like = elements if isinstance(elements, Tensor) else test_elements
     e = elements if isinstance(elements, Tensor) else tensor(elements, device=like._device)
     t = test_elements if isinstance(test_elements, Tensor) else tensor(test_elements, device=like._device)
     t = t.reshape(-1)
     if t.numel() == 0:
-        from .._creation import zeros
-
         found = zeros(e._shape, dtype=D.bool_, device=e._device)
     else:
         s = t.sort().values  # type: ignore[attr-defined]
@@ -250,7 +239,6 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, inve
 
 def unravel_index(indices: Any, shape: Sequence[int] | int) -> tuple[Tensor, ...]:
     """Coordinates in ``shape`` of flat ``indices`` (one tensor per dimension)."""
-    from .._creation import tensor
 
     dims = (shape,) if isinstance(shape, int) else tuple(int(s) for s in shape)
     idx = indices if isinstance(indices, Tensor) else tensor(indices)
@@ -269,9 +257,6 @@ def unravel_index(indices: Any, shape: Sequence[int] | int) -> tuple[Tensor, ...
 
 def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
     """``nonzero(input)`` cut or padded (with ``fill_value`` rows) to exactly ``size`` rows."""
-    from .._creation import full
-    from .indexing import nonzero
-    from .join import cat
 
     nz = nonzero(input)
     if nz._shape[0] >= size:

@@ -6,6 +6,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._creation import full
 from .._dispatch import call
 from .._dtype import pt_name
 from .._tensor import Tensor, wrap
@@ -31,7 +32,7 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
     With one argument, the same as ``nonzero(condition, as_tuple=True)``.
     """
     if input is None and other is None:
-        from .indexing import nonzero
+        from .indexing import nonzero  # cycle: ember._ops.indexing
 
         return nonzero(condition, as_tuple=True)
     if not isinstance(condition, Tensor) or condition.dtype is not D.bool_:
@@ -69,7 +70,6 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
 
 
 def wrap_scalar(like: Tensor, value: Any) -> Tensor:
-    from .._creation import full
 
     return full((), value, device=like._device)
 

@@ -13,9 +13,11 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._creation import arange, tensor, zeros
 from .._dispatch import call
 from .._tensor import Tensor
 from ._common import broadcast_shape, norm_dim
+from .indexing_scatter import index_add
 from .join import cat, hstack, vstack
 from .views import expand, make_view, narrow
 
@@ -55,7 +57,6 @@ def _ints(args: tuple) -> tuple[int, ...]:
 
 
 def _arange(n: int, like: Tensor) -> Tensor:
-    from .._creation import arange
 
     return arange(n, device=like._device)
 
@@ -195,7 +196,6 @@ def repeat_interleave(
 
 def _counts_to_index(counts: Tensor) -> Tensor:
     """[2, 0, 1] -> [0, 0, 2]: each position repeated by its count."""
-    from .._creation import tensor, zeros
 
     c = counts.to(D.int64)
     total = int(c.sum().item()) if c.numel() else 0  # type: ignore[attr-defined]
@@ -278,8 +278,6 @@ def _unfold_rule(n: Any, g: Tensor) -> tuple:
 
 
 def _unfold_backward(g: Tensor, shape: tuple[int, ...], d: int, size: int, step: int) -> Tensor:
-    from .._creation import zeros
-    from .indexing_scatter import index_add
 
     nwin = g._shape[d] if g.ndim > len(shape) - 1 and shape else 1
     if not shape:

@@ -8,12 +8,15 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._creation import full, tensor, zeros
 from .._dispatch import call
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
 from ._common import norm_dim
 from ._composite import NoRecord, not_implemented_for
+from .join import cat
+from .pointwise_special import lerp
 from .pointwise_unary import floor, isnan
 from .reduction import _arange, _ret, return_types
 from .reduction_scan import cummax
@@ -35,7 +38,6 @@ __all__ = [
 
 def _sort_rule(n: Any, g: Tensor) -> tuple:
     shape, d, idx = n.ctx
-    from .._creation import zeros
 
     return (zeros(shape, dtype=g.dtype, device=g._device).scatter(d, idx, g),)
 
@@ -110,8 +112,6 @@ def _nan_as(dtype: Any) -> float:
 def _median(input: Tensor, dim: Any, keepdim: bool, ignore_nan: bool) -> Any:
     not_implemented_for("median_out", input, "complex")
     if dim is None and input.numel() == 0:
-        from .._creation import full
-
         return full((), _nan_as(input.dtype), dtype=input.dtype, device=input._device)
     if dim is not None and input.ndim and input._shape[norm_dim(dim, input.ndim)] == 0:
         raise IndexError(
@@ -174,7 +174,6 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Any:
         n = s._shape[-1]
         pos = _arange(n, x)
         starts = s[..., 1:] != s[..., :-1]
-        from .join import cat
 
         starts = cat([(pos[:1] == 0).expand(s._shape[:-1] + (1,)), starts], -1)  # type: ignore[attr-defined]
         run_start = cummax(where(starts, pos, 0), -1).values
@@ -195,7 +194,6 @@ _INTERP = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
 def _quantile(input: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str, ignore_nan: bool) -> Tensor:
-    from .._creation import tensor
 
     name = "nanquantile" if ignore_nan else "quantile"
     if interpolation not in _INTERP:
@@ -233,7 +231,6 @@ def _quantile(input: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str
     vl = v.expand(shape[:-1] + (n,)).gather(-1, lo_i.expand(shape))  # type: ignore[attr-defined]
     vh = v.expand(shape[:-1] + (n,)).gather(-1, hi_i.expand(shape))  # type: ignore[attr-defined]
     frac = 0.5 if interpolation == "midpoint" else pos - floor(pos)
-    from .pointwise_special import lerp
 
     out = lerp(vl, vh, frac)  # PyTorch's two-sided lerp: inf neighbours give NaN as there
     bad = (nans > 0) if not ignore_nan else (valid == 0)

@@ -9,9 +9,12 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._creation import linspace, zeros
+from .._dtype import get_default_dtype
 from .._tensor import Tensor
 from ._common import norm_dim
 from .diagonal import diagonal
+from .search import searchsorted
 from .select import where
 
 __all__ = ["corrcoef", "cov", "cumulative_trapezoid", "histogram", "histogramdd", "trapezoid", "trapz"]
@@ -26,7 +29,6 @@ def histogram(
     input: Tensor, bins: Any = 100, *, range: Any = None, weight: Tensor | None = None, density: bool = False
 ) -> Any:
     """``(hist, bin_edges)`` as ``numpy.histogram``: equal bins over ``range``, or given edges."""
-    from .._creation import linspace, zeros
 
     if input.dtype.category < 2:
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{input.dtype.name}'")
@@ -45,7 +47,6 @@ def histogram(
             lo, hi = lo - 0.5, hi + 0.5
         edges = linspace(lo, hi, int(bins) + 1, dtype=input.dtype, device=input._device)
     n = edges.numel() - 1
-    from .search import searchsorted
 
     b = searchsorted(edges, x, right=True) - 1
     b = where(x == edges[-1], n - 1, b)
@@ -62,7 +63,6 @@ _histogramdd_t = namedtuple("histogramdd", ["hist", "bin_edges"])
 
 
 def _edges(x: Tensor, bins: Any, rng: Any) -> Tensor:
-    from .._creation import linspace
 
     if isinstance(bins, Tensor):
         return bins.to(x.dtype)
@@ -81,8 +81,6 @@ def histogramdd(
     input: Tensor, bins: Any = 10, *, range: Any = None, weight: Tensor | None = None, density: bool = False
 ) -> Any:
     """A D-dimensional histogram of the rows of ``input`` (..., D): ``(hist, [edges per dim])``."""
-    from .._creation import zeros
-    from .search import searchsorted
 
     if input.dtype.category < 2:
         raise NotImplementedError(f"\"histogramdd\" not implemented for '{input.dtype.name}'")
@@ -131,8 +129,6 @@ def cov(
         )
     x = input.reshape(1, -1) if input.ndim < 2 else input
     if x.dtype.category < 2:
-        from .._dtype import get_default_dtype
-
         x = x.to(get_default_dtype())
     w = None
     if fweights is not None:

@@ -21,6 +21,8 @@ from . import search as SR
 from . import shape as SH
 from . import sort as SO
 from . import statistics as ST
+from .pointwise_unary import abs as _abs
+from .pointwise_unary import positive
 
 __all__ = ["INPLACE_METHODS", "METHODS", "OPERATORS", "PROPERTIES"]
 
@@ -38,7 +40,7 @@ def _flip_method(self: Tensor, *dims: Any) -> Tensor:
 
 def _special(name: str) -> Any:
     def method(self: Tensor, *args: Any) -> Any:
-        from .. import special
+        from .. import special  # cycle: ember.special
 
         return getattr(special, name)(self, *args)
 
@@ -47,19 +49,17 @@ def _special(name: str) -> Any:
 
 
 def _absolute(self: Tensor) -> Tensor:
-    from .pointwise_unary import abs as _abs
 
     return _abs(self)
 
 
 def _positive(self: Tensor) -> Tensor:
-    from .pointwise_unary import positive
 
     return positive(self)
 
 
 def _mvlgamma(self: Tensor, p: int) -> Tensor:
-    from ..special import multigammaln
+    from ..special import multigammaln  # cycle: ember.special
 
     return multigammaln(self, p)
 
@@ -68,7 +68,7 @@ def _linalg(name: str) -> Any:
     """A Tensor method calling ``ember.linalg`` function ``name`` (imported at call time)."""
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-        from ..linalg import _compat, _decomp, _lu, _misc
+        from ..linalg import _compat, _decomp, _lu, _misc  # cycle: ember.linalg._compat
 
         for mod in (_compat, _decomp, _misc, _lu):
             fn = getattr(mod, name, None)

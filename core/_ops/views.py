@@ -9,11 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .._creation import zeros
 from .._dispatch import call
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
 from ._common import norm_dim, numel, sum_to
+from .inplace import mark_detached
 
 __all__ = [
     "as_strided",
@@ -269,7 +271,6 @@ def slice_backward(
     g: Tensor, shape: tuple[int, ...], key: tuple[Any, ...], view_shape: tuple[int, ...]
 ) -> Tensor:
     """Zeros of ``shape`` with ``g`` written at ``key``; differentiable (its rule slices)."""
-    from .._creation import zeros
 
     out = zeros(shape, dtype=g.dtype, device=g._device)
     region = call(out._be, "slice", out._data, key)
@@ -404,6 +405,5 @@ def as_strided(
 
 def detach(input: Tensor) -> Tensor:
     """A view of the same data that is cut off from the graph."""
-    from .inplace import mark_detached
 
     return mark_detached(make_view(input, input._data, input._shape, None, None, None))
