@@ -80,15 +80,13 @@ def _host_bytes(t: Tensor) -> np.ndarray:
     return np.array(t.detach().cpu().numpy(), order="C", copy=True)  # keeps 0-d tensors 0-d
 
 
-def _end(t: Tensor) -> int:
-    """One past the last storage element ``t`` reaches (its offset when it is empty)."""
-    if 0 in t.shape:
-        return t.storage_offset()
-    return t.storage_offset() + 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
-
-
-def _fits(t: Tensor, numel: int) -> bool:
-    return 0 in t.shape or _end(t) <= numel
+def _layout(t: Tensor) -> tuple[tuple[int, ...], int, int]:
+    """``(strides, storage offset, end)``: ``end`` is one past the last storage element ``t``
+    reaches (its offset when it is empty)."""
+    strides, offset = t._be.backend.layout(t._data)
+    if 0 in t._shape:
+        return strides, offset, offset
+    return strides, offset, offset + 1 + sum((n - 1) * s for n, s in zip(t._shape, strides))
 
 
 def _storage_key(t: Tensor) -> tuple[str, int, str]:
@@ -111,7 +109,7 @@ class _SpanFinder(pickle._Pickler):  # type: ignore[name-defined]
         if not isinstance(obj, Tensor):
             return NotImplemented
         key = _storage_key(obj)
-        self.spans[key] = max(self.spans.get(key, 0), _end(obj))
+        self.spans[key] = max(self.spans.get(key, 0), _layout(obj)[2])
         return str, ()
 
 
@@ -149,9 +147,9 @@ class _Pickler(pickle._Pickler):  # type: ignore[name-defined]
             return NotImplemented
         if isinstance(obj, Parameter):
             return _REBUILD_PARAMETER, (obj.detach(), obj.requires_grad, collections.OrderedDict())
-        storage = self._shared_storage(obj)
-        if storage is not None:
-            offset, stride = obj.storage_offset(), tuple(obj.stride())
+        shared = self._shared_storage(obj)
+        if shared is not None:
+            storage, offset, stride = shared
         else:
             host = _host_bytes(obj)
             storage = self._new_storage(obj.dtype, host, str(obj.device))
@@ -164,7 +162,7 @@ class _Pickler(pickle._Pickler):  # type: ignore[name-defined]
         self.storages.append(storage)
         return storage
 
-    def _shared_storage(self, t: Tensor) -> _Storage | None:
+    def _shared_storage(self, t: Tensor) -> tuple[_Storage, int, tuple[int, ...]] | None:
         """One storage record per backend storage and dtype, as PyTorch writes one per storage:
         every tensor in it (views, ``nn.Parameter`` wrappers, tensors ``ember.load`` rebuilt as
         views) is saved as a view of it, so loading shares again.
@@ -173,15 +171,19 @@ class _Pickler(pickle._Pickler):  # type: ignore[name-defined]
         reaches (``_spans``, found by a first pass); offsets are the backend's.
         """
         key = _storage_key(t)
+        strides, offset, end = _layout(t)
         known = self._by_storage.get(key)
         if known is None:
             from ._ops.views import as_strided
 
-            end = max(self._spans.get(key, 0), _end(t))
-            whole = as_strided(t.detach(), (end,), (1,), 0)
+            span = max(self._spans.get(key, 0), end)
+            plain = offset == 0 and span == end and t.is_contiguous()
+            whole = t if plain else as_strided(t.detach(), (span,), (1,), 0)
             storage = self._new_storage(t.dtype, _host_bytes(whole).reshape(-1), str(t.device))
             known = self._by_storage[key] = (t, storage)  # keeps t alive, so the storage id stays its own
-        return known[1] if _fits(t, known[1].numel) else None
+        if end > known[1].numel:
+            return None  # a tensor the first pass did not see reaches further: copied alone
+        return known[1], offset, tuple(strides)
 
     def persistent_id(self, obj: Any) -> Any:
         if isinstance(obj, _Storage):
