@@ -86,7 +86,20 @@ from ._misc import (
     use_deterministic_algorithms,
 )
 from ._ops.combinatorics import cartesian_prod, combinations, vander
-from ._ops.complex import adjoint, angle, complex, conj_physical, is_conj, is_neg, isreal, polar, resolve_conj, resolve_neg, view_as_complex, view_as_real
+from ._ops.complex import (
+    adjoint,
+    angle,
+    complex,
+    conj_physical,
+    is_conj,
+    is_neg,
+    isreal,
+    polar,
+    resolve_conj,
+    resolve_neg,
+    view_as_complex,
+    view_as_real,
+)
 from ._ops.convert import clone, conj, imag, is_nonzero, real
 from ._ops.diagonal import (
     block_diag,
@@ -100,8 +113,20 @@ from ._ops.diagonal import (
     triu,
     triu_indices,
 )
-from ._ops.distances import cdist, diff, dist, frobenius_norm, gradient, norm, nuclear_norm, pdist, renorm, trace
-from ._ops.indexing import gather, index_put, index_select, masked_fill, nonzero, scatter, scatter_add
+from ._ops.distances import (
+    cdist,
+    diff,
+    dist,
+    frobenius_norm,
+    gradient,
+    norm,
+    nuclear_norm,
+    pdist,
+    renorm,
+    trace,
+)
+from ._ops.gather_scatter import gather, masked_fill, scatter, scatter_add
+from ._ops.indexing import index_put, index_select
 from ._ops.indexing_scatter import (
     argwhere,
     index_add,
@@ -279,7 +304,18 @@ from ._ops.reduction import (
     var_mean,
 )
 from ._ops.reduction_scan import cummax, cummin, cumprod, cumsum, logcumsumexp
-from ._ops.search import bincount, bucketize, histc, isin, nonzero_static, searchsorted, unique, unique_consecutive, unravel_index
+from ._ops.search import (
+    bincount,
+    bucketize,
+    histc,
+    isin,
+    nonzero,
+    nonzero_static,
+    searchsorted,
+    unique,
+    unique_consecutive,
+    unravel_index,
+)
 from ._ops.select import clamp, clip, where
 from ._ops.shape import (
     atleast_1d,

@@ -11,12 +11,14 @@ from . import _random
 from ._creation import _size, full, tensor
 from ._legacy import tensor_type
 from ._ops import convert as C
+from ._ops import gather_scatter as GS
 from ._ops import indexing as I
 from ._ops import matmul as M
 from ._ops import pointwise_binary as B
 from ._ops import pointwise_unary as U
 from ._ops import reduction as R
 from ._ops import reduction_scan as RS
+from ._ops import search as SR
 from ._ops import select as S
 from ._ops import sort as O
 from ._ops import tensor_methods as X
@@ -439,14 +441,14 @@ _METHODS = {
     "cfloat": _cast(D.complex64),
     "cdouble": _cast(D.complex128),
     # indexing, sorting, products
-    "gather": I.gather,
-    "scatter": I.scatter,
-    "scatter_add": I.scatter_add,
+    "gather": GS.gather,
+    "scatter": GS.scatter,
+    "scatter_add": GS.scatter_add,
     "index_select": I.index_select,
-    "masked_fill": I.masked_fill,
+    "masked_fill": GS.masked_fill,
     "index_put": I.index_put,
     "index_put_": I.index_put_,
-    "nonzero": I.nonzero,
+    "nonzero": SR.nonzero,
     "sort": O.sort,
     "argsort": O.argsort,
     "topk": O.topk,

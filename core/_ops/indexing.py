@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 from ember.backends import dtypes as D
 
-from .._creation import arange, tensor, zeros
-from .._dispatch import call, has_kernel, to_host
+from .._creation import tensor, zeros
+from .._dispatch import call, has_kernel
 from .._dtype import pt_name as _pt
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
@@ -21,64 +20,14 @@ from ..autograd.graph import record, relabel
 from ._common import broadcast_shape, norm_dim, numel, same_device
 from ._composite import NoRecord
 from .convert import assign, check_inplace
+from .gather_scatter import INDEX_DTYPES, Bounded, first_outside, gather_checked, index_range
 from .inplace import record_setitem
-from .join import stack
 from .pointwise_binary import _scalar_for
+from .search import nonzero
 from .select import where
 from .views import basic_slice, select
 
-__all__ = [
-    "gather",
-    "getitem",
-    "index_put",
-    "index_put_",
-    "index_select",
-    "masked_fill",
-    "nonzero",
-    "scatter",
-    "setitem",
-]
-
-INDEX_DTYPES = (D.int64, D.int32)
-_HOST_CHECK = 4096  # an index this small is checked on the host: one copy beats two reductions
-_LIST_CHECK = 32  # and this small in Python: NumPy's min/max cost ~2.5 us each on a few elements
-
-
-class Bounded(dict):
-    """``{dim: int64 index}`` already checked and made non-negative by the op that built it,
-    so ``index_put`` does not check it a second time (validate once, at the boundary)."""
-
-
-def index_range(t: Tensor) -> tuple[int, int]:
-    """``(min, max)`` of a non-empty integer tensor: the one cheap check every index gets."""
-    n = t.numel()
-    if n <= _LIST_CHECK:
-        values = to_host(t._be, t._data).ravel().tolist()
-        return min(values), max(values)
-    if n <= _HOST_CHECK:
-        a = to_host(t._be, t._data)
-        return int(a.min()), int(a.max())
-    return int(t.amin().item()), int(t.amax().item())  # type: ignore[attr-defined]
-
-
-def first_outside(t: Tensor, low: int, high: int) -> tuple[int, int] | None:
-    """``(flat position, value)`` of the first entry of ``t`` outside ``[low, high)``, else None.
-
-    A valid index costs one min/max; only the error path searches for the culprit to name it.
-    """
-    if not t.numel():
-        return None
-    lo, hi = index_range(t)
-    if low <= lo and hi < high:
-        return None
-    a = np.asarray(to_host(t._be, t._data)).reshape(-1)
-    pos = int(np.flatnonzero((a < low) | (a >= high))[0])
-    return pos, int(a[pos])
-
-
-def legacy_type_name(dtype: Any) -> str:
-    """PyTorch's legacy tensor type name (``FloatTensor``), spelled with ember's prefix."""
-    return f"ember.{_pt(dtype)}Tensor"
+__all__ = ["getitem", "index_put", "index_put_", "index_select", "setitem"]
 
 
 def _to_index_tensor(x: Tensor, k: Any) -> Tensor:
@@ -488,141 +437,6 @@ def index_put(input: Tensor, indices: Any, values: Any, accumulate: bool = False
     return out
 
 
-def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
-    """Coordinates of non-zero elements: ``(count, ndim)`` int64, or one tensor per dim."""
-    if has_kernel(input._be, "nonzero"):
-        data = call(input._be, "nonzero", input._data)
-        out = wrap(data, input._be, input._device, D.int64, _nonzero_shape(input, data))
-    else:
-        out = _nonzero_decomposed(input)
-    if as_tuple:
-        if input.ndim == 0:
-            return (out.reshape(-1),)
-        return tuple(out[:, d] for d in range(input.ndim))
-    return out
-
-
-def _nonzero_shape(input: Tensor, data: Any) -> tuple[int, ...]:
-    # The count is data-dependent: only the kernel's result knows it.
-    return tuple(to_host(input._be, data).shape)
-
-
-def _nonzero_decomposed(input: Tensor) -> Tensor:
-    """Stream compaction with ``cumsum`` and ``scatter``: works on every backend."""
-
-    flat = (input != 0).reshape(-1).to(D.int64)
-    n = flat.numel()
-    pos = flat.cumsum(0)
-    count = int(pos[-1].item()) if n else 0
-    slot = (pos - 1) * flat + count * (1 - flat)
-    packed = zeros(count + 1, dtype=D.int64, device=input._device).scatter(
-        0, slot, arange(n, device=input._device)
-    )
-    lin = packed[:count]
-    coords = []
-    for size in reversed(input._shape or (1,)):
-        coords.append(lin % size)
-        lin = lin // size
-    coords.reverse()
-    if not input._shape:
-        return zeros((count, 0), dtype=D.int64, device=input._device)
-    return coords[0].unsqueeze(1) if len(coords) == 1 else _stack_cols(coords)
-
-
-def _stack_cols(cols: list[Tensor]) -> Tensor:
-
-    return stack(cols, 1)
-
-
-# -- gather / scatter ----------------------------------------------------------------------
-def checked_index(input: Tensor, dim: int, index: Tensor, name: str) -> tuple[int, Tensor]:
-    """``(dim, int64 index)`` for gather/scatter: int32 or int64, in ``[0, size)`` (no negatives)."""
-    if not isinstance(index, Tensor) or index.dtype not in INDEX_DTYPES:
-        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
-    same_device(input, index, name)
-    if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
-        which = "input" if name == "gather" else "self"
-        raise RuntimeError(f"Index tensor must have the same number of dimensions as {which} tensor")
-    d = norm_dim(dim, input.ndim)
-    size = input._shape[d] if input._shape else 1
-    bad = first_outside(index, 0, size)
-    if bad is not None:
-        raise RuntimeError(f"index {bad[1]} is out of bounds for dimension {d} with size {size}")
-    return d, index.to(D.int64)
-
-
-def _gather_rule(n: Any, g: Tensor) -> tuple:
-    shape, d, index = n.ctx
-
-    return (zeros(shape, dtype=g.dtype, device=g._device).scatter_add(d, index, g), None)
-
-
-def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
-    """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and alike for other dims)."""
-    d, index = checked_index(input, dim, index, "gather")
-    return gather_checked(input, d, index)
-
-
-def gather_checked(input: Tensor, d: int, index: Tensor) -> Tensor:
-    """``gather`` on an int64 ``index`` already known to lie in ``[0, size)``."""
-    data = call(input._be, "gather", input._data, d, index._data)
-    out = wrap(data, input._be, input._device, input.dtype, index._shape)
-    if _grad.enabled and input.requires_grad:
-        record("GatherBackward0", _gather_rule, out, (input, index), (), (input._shape, d, index))
-    return out
-
-
-def _scatter_rule(n: Any, g: Tensor) -> tuple:
-    d, index, reduce, src_is_tensor = n.ctx
-    gx = g if reduce == "add" else g.scatter(d, index, 0.0)
-    gs = g.gather(d, index) if src_is_tensor and n.needs_input_grad[2] else None
-    return (gx, None, gs)
-
-
-def scatter(
-    input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None, reduce: str | None = None
-) -> Tensor:
-    """A copy of ``input`` with ``src`` (tensor or scalar) written at ``index`` along ``dim``."""
-    d, index = checked_index(input, dim, index, "scatter")
-    if src is None:
-        src = value
-    if reduce == "multiply":
-        from .indexing_scatter import scatter_multiply  # cycle: ember._ops.indexing_scatter
-
-        return scatter_multiply(input, d, index, src)
-    if reduce not in (None, "add"):
-        raise RuntimeError(
-            f"reduce argument must be either add or multiply, got {reduce} (only 'add' is supported yet)"
-        )
-    return scatter_checked(input, d, index, src, reduce)
-
-
-def scatter_checked(input: Tensor, d: int, index: Tensor, src: Any, reduce: str | None) -> Tensor:
-    """``scatter`` (``reduce`` None or "add") on an int64 ``index`` known to lie in ``[0, size)``."""
-    if isinstance(src, Tensor):
-        same_device(input, src, "scatter")
-        s = src._data if src.dtype is input.dtype else src.to(input.dtype)._data
-    else:
-        s = _scalar_for(src, input.dtype)
-    data = call(input._be, "scatter", input._data, d, index._data, s, reduce)
-    out = wrap(data, input._be, input._device, input.dtype, input._shape)
-    if _grad.enabled and (input.requires_grad or getattr(src, "requires_grad", False)):
-        record(
-            "ScatterBackward0",
-            _scatter_rule,
-            out,
-            (input, index, src),
-            (),
-            (d, index, reduce, isinstance(src, Tensor)),
-        )
-    return out
-
-
-def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    """``scatter`` that sums duplicate indices."""
-    return relabel(scatter(input, dim, index, src, reduce="add"), "ScatterAddBackward0")
-
-
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """Entries of ``input`` at ``index`` (a vector or 0-d, int32 or int64, no negatives) along ``dim``."""
     if not isinstance(index, Tensor) or index.dtype not in INDEX_DTYPES:
@@ -644,16 +458,3 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
 def select_rows(weight: Tensor, index: Tensor) -> Tensor:
     """``weight[index]`` for an int32/int64 ``index`` already checked to lie in ``[0, len(weight))``."""
     return _advanced(weight, Bounded({0: index}))
-
-
-def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
-    """A copy of ``input`` with ``value`` where ``mask`` is True (mask broadcasts)."""
-
-    if mask.dtype is not D.bool_:
-        raise RuntimeError(
-            f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype.name}"
-        )
-    return relabel(
-        where(mask, value if not isinstance(value, Tensor) else value.to(input.dtype), input),
-        "MaskedFillBackward0",
-    )

@@ -20,18 +20,16 @@ from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
 from ._common import broadcast_shape, norm_dim, same_device
 from ._composite import NoRecord, run_composite
-from .indexing import (
+from .gather_scatter import (
     INDEX_DTYPES,
     Bounded,
     checked_index,
     first_outside,
     gather_checked,
-    getitem,
-    index_put,
-    nonzero,
     scatter_checked,
-    select_rows,
 )
+from .indexing import getitem, index_put, select_rows
+from .search import nonzero
 from .select import where
 
 __all__ = [

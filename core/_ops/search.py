@@ -1,5 +1,5 @@
 """Counting and searching: ``bincount``, ``histc``, ``unique``, ``unique_consecutive``,
-``searchsorted``, ``bucketize``, ``isin``, ``nonzero_static`` and ``unravel_index`` (sort,
+``searchsorted``, ``bucketize``, ``isin``, ``nonzero``, ``nonzero_static`` and ``unravel_index`` (sort,
 compare and ``scatter_add``; ``unique`` with a ``dim`` works on host rows)."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import numpy as np
 from ember.backends import dtypes as D
 
 from .._creation import arange, full, tensor, zeros
-from .._tensor import Tensor
+from .._dispatch import call, has_kernel, to_host
+from .._tensor import Tensor, wrap
 from ._common import norm_dim
 from ._composite import not_implemented_for
-from .indexing import nonzero
-from .join import cat
+from .join import cat, stack
 from .pointwise_binary import result_type
 from .pointwise_unary import floor
 from .select import where
@@ -25,6 +25,7 @@ __all__ = [
     "bucketize",
     "histc",
     "isin",
+    "nonzero",
     "nonzero_static",
     "searchsorted",
     "unique",
@@ -263,3 +264,49 @@ def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
         return nz[:size]
     pad = full((size - nz._shape[0], nz._shape[1]), fill_value, dtype=D.int64, device=input._device)
     return cat([nz, pad], 0)
+
+
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
+    """Coordinates of non-zero elements: ``(count, ndim)`` int64, or one tensor per dim."""
+    if has_kernel(input._be, "nonzero"):
+        data = call(input._be, "nonzero", input._data)
+        out = wrap(data, input._be, input._device, D.int64, _nonzero_shape(input, data))
+    else:
+        out = _nonzero_decomposed(input)
+    if as_tuple:
+        if input.ndim == 0:
+            return (out.reshape(-1),)
+        return tuple(out[:, d] for d in range(input.ndim))
+    return out
+
+
+def _nonzero_shape(input: Tensor, data: Any) -> tuple[int, ...]:
+    # The count is data-dependent: only the kernel's result knows it.
+    return tuple(to_host(input._be, data).shape)
+
+
+def _nonzero_decomposed(input: Tensor) -> Tensor:
+    """Stream compaction with ``cumsum`` and ``scatter``: works on every backend."""
+
+    flat = (input != 0).reshape(-1).to(D.int64)
+    n = flat.numel()
+    pos = flat.cumsum(0)
+    count = int(pos[-1].item()) if n else 0
+    slot = (pos - 1) * flat + count * (1 - flat)
+    packed = zeros(count + 1, dtype=D.int64, device=input._device).scatter(
+        0, slot, arange(n, device=input._device)
+    )
+    lin = packed[:count]
+    coords = []
+    for size in reversed(input._shape or (1,)):
+        coords.append(lin % size)
+        lin = lin // size
+    coords.reverse()
+    if not input._shape:
+        return zeros((count, 0), dtype=D.int64, device=input._device)
+    return coords[0].unsqueeze(1) if len(coords) == 1 else _stack_cols(coords)
+
+
+def _stack_cols(cols: list[Tensor]) -> Tensor:
+
+    return stack(cols, 1)

@@ -32,7 +32,7 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
     With one argument, the same as ``nonzero(condition, as_tuple=True)``.
     """
     if input is None and other is None:
-        from .indexing import nonzero  # cycle: ember._ops.indexing
+        from .search import nonzero  # cycle: ember._ops.search
 
         return nonzero(condition, as_tuple=True)
     if not isinstance(condition, Tensor) or condition.dtype is not D.bool_:

@@ -12,7 +12,7 @@ from ..._creation import eye, zeros
 from ..._creation import tensor as make
 from ..._dtype import pt_name as _pt
 from ..._ops import pointwise_unary as U
-from ..._ops.indexing import first_outside
+from ..._ops.gather_scatter import first_outside
 from ..._ops.select import clamp
 from ..._tensor import Tensor
 from ._util import apply_reduction, ntuple

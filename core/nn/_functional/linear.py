@@ -10,7 +10,8 @@ from ember.backends import dtypes as D
 from ..._creation import arange
 from ..._dispatch import call
 from ..._ops import pointwise_unary as U
-from ..._ops.indexing import INDEX_DTYPES, first_outside, legacy_type_name, select_rows
+from ..._ops.gather_scatter import INDEX_DTYPES, first_outside, legacy_type_name
+from ..._ops.indexing import select_rows
 from ..._ops.matmul import matmul
 from ..._ops.select import where
 from ..._random import rand

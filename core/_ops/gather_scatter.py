@@ -1,0 +1,168 @@
+"""Index-driven reads and writes along a dimension: ``gather``, ``scatter``, ``scatter_add`` and
+``masked_fill`` with their rules and checked forms, and the index checks every indexing op
+shares (``INDEX_DTYPES``, ``first_outside``, ``Bounded``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from ember.backends import dtypes as D
+
+from .._creation import zeros
+from .._dispatch import call, to_host
+from .._dtype import pt_name as _pt
+from .._tensor import Tensor, wrap
+from ..autograd.grad_mode import state as _grad
+from ..autograd.graph import record, relabel
+from ._common import norm_dim, same_device
+from .pointwise_binary import _scalar_for
+from .select import where
+
+__all__ = ["gather", "masked_fill", "scatter"]
+
+
+INDEX_DTYPES = (D.int64, D.int32)
+
+_HOST_CHECK = 4096  # an index this small is checked on the host: one copy beats two reductions
+
+_LIST_CHECK = 32  # and this small in Python: NumPy's min/max cost ~2.5 us each on a few elements
+
+
+class Bounded(dict):
+    """``{dim: int64 index}`` already checked and made non-negative by the op that built it,
+    so ``index_put`` does not check it a second time (validate once, at the boundary)."""
+
+
+def index_range(t: Tensor) -> tuple[int, int]:
+    """``(min, max)`` of a non-empty integer tensor: the one cheap check every index gets."""
+    n = t.numel()
+    if n <= _LIST_CHECK:
+        values = to_host(t._be, t._data).ravel().tolist()
+        return min(values), max(values)
+    if n <= _HOST_CHECK:
+        a = to_host(t._be, t._data)
+        return int(a.min()), int(a.max())
+    return int(t.amin().item()), int(t.amax().item())  # type: ignore[attr-defined]
+
+
+def first_outside(t: Tensor, low: int, high: int) -> tuple[int, int] | None:
+    """``(flat position, value)`` of the first entry of ``t`` outside ``[low, high)``, else None.
+
+    A valid index costs one min/max; only the error path searches for the culprit to name it.
+    """
+    if not t.numel():
+        return None
+    lo, hi = index_range(t)
+    if low <= lo and hi < high:
+        return None
+    a = np.asarray(to_host(t._be, t._data)).reshape(-1)
+    pos = int(np.flatnonzero((a < low) | (a >= high))[0])
+    return pos, int(a[pos])
+
+
+def legacy_type_name(dtype: Any) -> str:
+    """PyTorch's legacy tensor type name (``FloatTensor``), spelled with ember's prefix."""
+    return f"ember.{_pt(dtype)}Tensor"
+
+
+# -- gather / scatter ----------------------------------------------------------------------
+def checked_index(input: Tensor, dim: int, index: Tensor, name: str) -> tuple[int, Tensor]:
+    """``(dim, int64 index)`` for gather/scatter: int32 or int64, in ``[0, size)`` (no negatives)."""
+    if not isinstance(index, Tensor) or index.dtype not in INDEX_DTYPES:
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+    same_device(input, index, name)
+    if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
+        which = "input" if name == "gather" else "self"
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as {which} tensor")
+    d = norm_dim(dim, input.ndim)
+    size = input._shape[d] if input._shape else 1
+    bad = first_outside(index, 0, size)
+    if bad is not None:
+        raise RuntimeError(f"index {bad[1]} is out of bounds for dimension {d} with size {size}")
+    return d, index.to(D.int64)
+
+
+def _gather_rule(n: Any, g: Tensor) -> tuple:
+    shape, d, index = n.ctx
+
+    return (zeros(shape, dtype=g.dtype, device=g._device).scatter_add(d, index, g), None)
+
+
+def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and alike for other dims)."""
+    d, index = checked_index(input, dim, index, "gather")
+    return gather_checked(input, d, index)
+
+
+def gather_checked(input: Tensor, d: int, index: Tensor) -> Tensor:
+    """``gather`` on an int64 ``index`` already known to lie in ``[0, size)``."""
+    data = call(input._be, "gather", input._data, d, index._data)
+    out = wrap(data, input._be, input._device, input.dtype, index._shape)
+    if _grad.enabled and input.requires_grad:
+        record("GatherBackward0", _gather_rule, out, (input, index), (), (input._shape, d, index))
+    return out
+
+
+def _scatter_rule(n: Any, g: Tensor) -> tuple:
+    d, index, reduce, src_is_tensor = n.ctx
+    gx = g if reduce == "add" else g.scatter(d, index, 0.0)
+    gs = g.gather(d, index) if src_is_tensor and n.needs_input_grad[2] else None
+    return (gx, None, gs)
+
+
+def scatter(
+    input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None, reduce: str | None = None
+) -> Tensor:
+    """A copy of ``input`` with ``src`` (tensor or scalar) written at ``index`` along ``dim``."""
+    d, index = checked_index(input, dim, index, "scatter")
+    if src is None:
+        src = value
+    if reduce == "multiply":
+        from .indexing_scatter import scatter_multiply  # cycle: ember._ops.indexing_scatter
+
+        return scatter_multiply(input, d, index, src)
+    if reduce not in (None, "add"):
+        raise RuntimeError(
+            f"reduce argument must be either add or multiply, got {reduce} (only 'add' is supported yet)"
+        )
+    return scatter_checked(input, d, index, src, reduce)
+
+
+def scatter_checked(input: Tensor, d: int, index: Tensor, src: Any, reduce: str | None) -> Tensor:
+    """``scatter`` (``reduce`` None or "add") on an int64 ``index`` known to lie in ``[0, size)``."""
+    if isinstance(src, Tensor):
+        same_device(input, src, "scatter")
+        s = src._data if src.dtype is input.dtype else src.to(input.dtype)._data
+    else:
+        s = _scalar_for(src, input.dtype)
+    data = call(input._be, "scatter", input._data, d, index._data, s, reduce)
+    out = wrap(data, input._be, input._device, input.dtype, input._shape)
+    if _grad.enabled and (input.requires_grad or getattr(src, "requires_grad", False)):
+        record(
+            "ScatterBackward0",
+            _scatter_rule,
+            out,
+            (input, index, src),
+            (),
+            (d, index, reduce, isinstance(src, Tensor)),
+        )
+    return out
+
+
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """``scatter`` that sums duplicate indices."""
+    return relabel(scatter(input, dim, index, src, reduce="add"), "ScatterAddBackward0")
+
+
+def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """A copy of ``input`` with ``value`` where ``mask`` is True (mask broadcasts)."""
+
+    if mask.dtype is not D.bool_:
+        raise RuntimeError(
+            f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype.name}"
+        )
+    return relabel(
+        where(mask, value if not isinstance(value, Tensor) else value.to(input.dtype), input),
+        "MaskedFillBackward0",
+    )
