@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 # not yet exported as ember.linalg.ldl_factor(_ex): core/linalg/__init__.py is the lead's to edit
-from ember.linalg._ldl import ldl_factor, ldl_factor_ex
+from ember.linalg import ldl_factor, ldl_factor_ex
 
 torch = pytest.importorskip("torch")
 

@@ -6,8 +6,8 @@ CPU backend (NumPy/LAPACK) and the results are copied back.
 
 from __future__ import annotations
 
-from .._ops.matmul import matmul
 from .._ops.diagonal import diagonal as _diagonal
+from .._ops.matmul import matmul
 from .._tensor import Tensor
 from ._compat import solve_ex, solve_triangular
 from ._decomp import (
@@ -29,6 +29,7 @@ from ._decomp import (
     svd,
     svdvals,
 )
+from ._ldl import ldl_factor, ldl_factor_ex
 from ._lu import lu, lu_factor, lu_factor_ex, lu_solve
 from ._misc import (
     cond,
@@ -68,6 +69,8 @@ __all__ = [
     "householder_product",
     "inv",
     "inv_ex",
+    "ldl_factor",
+    "ldl_factor_ex",
     "lstsq",
     "lu",
     "lu_factor",

@@ -42,7 +42,8 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
         "are_deterministic_algorithms_enabled get_default_device get_default_dtype get_num_threads "
         "get_printoptions get_rng_state initial_seed is_grad_enabled is_inference_mode_enabled "
         "manual_seed seed set_default_device set_default_dtype set_num_threads set_printoptions "
-        "set_rng_state printoptions use_deterministic_algorithms load save",
+        "set_rng_state printoptions use_deterministic_algorithms load save "
+        "is_deterministic_algorithms_warn_only_enabled is_anomaly_enabled is_anomaly_check_nan_enabled",
     ),
     **_all(
         "metadata",
@@ -56,7 +57,7 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
         "unimplemented",
         "special.airy_ai special.bessel_j0 special.bessel_j1 special.bessel_y0 special.bessel_y1 "
         "special.modified_bessel_k0 special.modified_bessel_k1 special.scaled_modified_bessel_k0 "
-        "special.scaled_modified_bessel_k1",
+        "special.scaled_modified_bessel_k1 linalg.ldl_factor linalg.ldl_factor_ex",
     ),
     **_all("host", "Tensor.item Tensor.numpy Tensor.tolist"),
     **_all(
