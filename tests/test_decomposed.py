@@ -33,7 +33,9 @@ def test_unary_composites_match_cpu(op, dtype, cpu_prims):
     b = ember.tensor(x, dtype=getattr(ember, dtype), device=cpu_prims)
     got, exp = getattr(b, op)(), getattr(a, op)()
     assert got.dtype is exp.dtype and got.device.type == cpu_prims
-    np.testing.assert_allclose(got.to("cpu").numpy(), exp.numpy(), rtol=2e-7 if dtype == "float32" else 1e-15)
+    np.testing.assert_allclose(
+        got.to("cpu").cpu().numpy(), exp.cpu().numpy(), rtol=2e-7 if dtype == "float32" else 1e-15
+    )
 
 
 def test_round_half_to_even_decomposed(cpu_prims):
@@ -52,9 +54,9 @@ def test_remainder_decomposed(a, b, cpu_prims):
     pb = ember.tensor(b, device=cpu_prims) if isinstance(b, np.ndarray) else b
     got = ember.tensor(a, device=cpu_prims) % pb
     exp = ember.tensor(a) % tb
-    np.testing.assert_allclose(got.to("cpu").numpy(), exp.numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(got.to("cpu").cpu().numpy(), exp.cpu().numpy(), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(
-        exp.numpy(), np.remainder(a, b).astype(exp.numpy().dtype), rtol=1e-6, atol=1e-6
+        exp.cpu().numpy(), np.remainder(a, b).astype(exp.cpu().numpy().dtype), rtol=1e-6, atol=1e-6
     )
 
 
@@ -68,8 +70,8 @@ def test_integer_remainder_by_zero_raises_decomposed(cpu_prims):
 def test_log1p_expm1_keep_precision_for_tiny_inputs(cpu_prims):
     x = np.array([1e-8, -1e-8, 1e-20, 1e-3, -0.5, 3.0, 50.0, -50.0])
     t = ember.tensor(x, device=cpu_prims)
-    np.testing.assert_allclose(t.log1p().to("cpu").numpy(), np.log1p(x), rtol=4e-16)
-    np.testing.assert_allclose(t.expm1().to("cpu").numpy(), np.expm1(x), rtol=4e-16)
+    np.testing.assert_allclose(t.log1p().to("cpu").cpu().numpy(), np.log1p(x), rtol=4e-16)
+    np.testing.assert_allclose(t.expm1().to("cpu").cpu().numpy(), np.expm1(x), rtol=4e-16)
     assert t.float().log1p().tolist()[0] == pytest.approx(1e-8, rel=1e-7)
 
 
@@ -107,8 +109,8 @@ def test_softmax_and_log_softmax_decomposed(dim, cpu_prims):
     ref = e / e.sum(axis=dim, keepdims=True)
     t = ember.tensor(x, device=cpu_prims)
     f = ember.nn.functional
-    np.testing.assert_allclose(f.softmax(t, dim).to("cpu").numpy(), ref, rtol=1e-12)
-    np.testing.assert_allclose(f.log_softmax(t, dim).to("cpu").numpy(), np.log(ref), rtol=1e-10)
+    np.testing.assert_allclose(f.softmax(t, dim).to("cpu").cpu().numpy(), ref, rtol=1e-12)
+    np.testing.assert_allclose(f.log_softmax(t, dim).to("cpu").cpu().numpy(), np.log(ref), rtol=1e-10)
 
 
 def test_clone_is_contiguous_copy_decomposed(cpu_prims):

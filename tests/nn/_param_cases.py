@@ -23,7 +23,7 @@ CONV_X = np.cos(np.arange(1 * 3 * 4 * 4, dtype=np.float64) / 3).reshape(1, 3, 4,
 
 
 def _np(t: Any) -> np.ndarray:
-    return t.detach().numpy().copy()
+    return t.detach().cpu().numpy().copy()
 
 
 def _linear(lib: Any, w: np.ndarray = W34, bias: bool = True) -> Any:
@@ -60,8 +60,8 @@ def weight_norm_linear(lib: Any, dim: Any = 0) -> dict:
         "keys": list(m.state_dict().keys()),
         "g": _np(pw.original0),
         "weight": _np(m.weight),
-        "g_grad": pw.original0.grad.numpy(),
-        "v_grad": pw.original1.grad.numpy(),
+        "g_grad": pw.original0.grad.cpu().numpy(),
+        "v_grad": pw.original1.grad.cpu().numpy(),
     }
 
 
@@ -69,7 +69,11 @@ def weight_norm_conv(lib: Any, dim: int = 1) -> dict:
     m = _pz(lib).weight_norm(_conv(lib), dim=dim)
     m(lib.tensor(CONV_X)).pow(2).sum().backward()
     pw = m.parametrizations.weight
-    return {"g": _np(pw.original0), "g_grad": pw.original0.grad.numpy(), "v_grad": pw.original1.grad.numpy()}
+    return {
+        "g": _np(pw.original0),
+        "g_grad": pw.original0.grad.cpu().numpy(),
+        "v_grad": pw.original1.grad.cpu().numpy(),
+    }
 
 
 def _set_uv(lib: Any, sn: Any, u: list, v: list) -> None:
@@ -85,13 +89,13 @@ def spectral_norm_linear(lib: Any, n_power_iterations: int = 1) -> dict:
     _backward_linear(lib, m)
     out = {
         "keys": list(m.state_dict().keys()),
-        "u": sn._u.numpy().copy(),
-        "v": sn._v.numpy().copy(),
-        "grad": m.parametrizations.weight.original.grad.numpy(),
+        "u": sn._u.cpu().numpy().copy(),
+        "v": sn._v.cpu().numpy().copy(),
+        "grad": m.parametrizations.weight.original.grad.cpu().numpy(),
     }
     m.eval()
     out["eval_weight"] = _np(m.weight)
-    out["eval_u"] = sn._u.numpy().copy()
+    out["eval_u"] = sn._u.cpu().numpy().copy()
     return out
 
 
@@ -99,7 +103,7 @@ def spectral_norm_convt(lib: Any) -> dict:
     m = _pz(lib).spectral_norm(_conv(lib, transposed=True))
     sn = m.parametrizations.weight[0]
     _set_uv(lib, sn, [0.0, 1.0, 0.0], [0.5, -0.5, 0.5, 0.5, 0.0, 0.0, 0.0, 0.0])
-    return {"dim": [sn.dim], "weight": _np(m.weight), "u": sn._u.numpy().copy()}
+    return {"dim": [sn.dim], "weight": _np(m.weight), "u": sn._u.cpu().numpy().copy()}
 
 
 def orthogonal_square(lib: Any, orthogonal_map: Any = None) -> dict:
@@ -111,7 +115,7 @@ def orthogonal_square(lib: Any, orthogonal_map: Any = None) -> dict:
         pw.original.copy_(lib.tensor(SQ / 3 - np.diag(np.diag(SQ / 3)) + np.diag([1.0, -1.0, 1.0])))
     (m(lib.tensor(X24[:, :3])) * lib.tensor(G23)).sum().backward()
     out["moved"] = _np(m.weight)
-    out["grad"] = pw.original.grad.numpy()
+    out["grad"] = pw.original.grad.cpu().numpy()
     return out
 
 
@@ -125,7 +129,7 @@ def orthogonal_rect(lib: Any, tall: bool) -> dict:
         pw.original.copy_(lib.tensor(w / 4))
     m.weight.pow(3).sum().backward()
     out["moved"] = _np(m.weight)
-    out["grad"] = pw.original.grad.numpy()
+    out["grad"] = pw.original.grad.cpu().numpy()
     return out
 
 
@@ -137,7 +141,7 @@ def orthogonal_householder_no_trivialization(lib: Any, shape: tuple) -> dict:
     original = lin.parametrizations.weight.original
     out = {"original": _np(original), "weight": _np(lin.weight)}
     lin.weight.pow(3).sum().backward()
-    out["grad"] = original.grad.numpy()
+    out["grad"] = original.grad.cpu().numpy()
     return out
 
 
@@ -151,7 +155,7 @@ def old_weight_norm(lib: Any) -> dict:
     m = lib.nn.utils.weight_norm(_linear(lib), dim=0)
     keys = list(m.state_dict().keys())
     _backward_linear(lib, m)
-    out = {"keys": keys, "g_grad": m.weight_g.grad.numpy(), "v_grad": m.weight_v.grad.numpy()}
+    out = {"keys": keys, "g_grad": m.weight_g.grad.cpu().numpy(), "v_grad": m.weight_v.grad.cpu().numpy()}
     lib.nn.utils.remove_weight_norm(m)
     out["removed_keys"] = list(m.state_dict().keys())
     out["weight"] = _np(m.weight)
@@ -165,8 +169,8 @@ def old_spectral_norm(lib: Any) -> dict:
         m.weight_u.copy_(lib.tensor([0.6, 0.8, 0.0], dtype=lib.float64))
         m.weight_v.copy_(lib.tensor([0.5, 0.5, 0.5, 0.5], dtype=lib.float64))
     _backward_linear(lib, m)
-    out = {"keys": keys, "u": m.weight_u.numpy().copy(), "v": m.weight_v.numpy().copy()}
-    out["grad"] = m.weight_orig.grad.numpy()
+    out = {"keys": keys, "u": m.weight_u.cpu().numpy().copy(), "v": m.weight_v.cpu().numpy().copy()}
+    out["grad"] = m.weight_orig.grad.cpu().numpy()
     m.eval()
     out["eval_out"] = _np(m(lib.tensor(X24)))
     lib.nn.utils.remove_spectral_norm(m)
@@ -185,7 +189,7 @@ def ctc(lib: Any, reduction: str, dtype: str = "float64") -> dict:
         x.log_softmax(2), lib.tensor(CTC_TARGETS), (6, 5, 4), (3, 2, 1), reduction=reduction
     )
     loss.sum().backward()
-    return {"loss": _np(loss), "grad": x.grad.numpy()}
+    return {"loss": _np(loss), "grad": x.grad.cpu().numpy()}
 
 
 def ctc_concat_blank(lib: Any) -> dict:
@@ -194,7 +198,7 @@ def ctc_concat_blank(lib: Any) -> dict:
         x.log_softmax(2), lib.tensor([1, 1, 1, 0, 2, 2]), lib.tensor([6, 4, 3]), lib.tensor([3, 1, 2])
     )
     (loss * lib.tensor([1.0, -2.0, 0.5], dtype=lib.float64)).sum().backward()
-    return {"loss": _np(loss), "grad": x.grad.numpy()}
+    return {"loss": _np(loss), "grad": x.grad.cpu().numpy()}
 
 
 def ctc_infeasible(lib: Any, zero_infinity: bool) -> dict:
@@ -211,7 +215,7 @@ def ctc_infeasible(lib: Any, zero_infinity: bool) -> dict:
     out = {"loss": _np(loss)}
     if zero_infinity:
         loss.sum().backward()
-        out["grad"] = x.grad.numpy()
+        out["grad"] = x.grad.cpu().numpy()
     return out
 
 

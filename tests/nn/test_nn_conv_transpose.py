@@ -48,7 +48,7 @@ def run_case(lib, case):
     (y * g).sum().backward()
 
     def wsum(t):
-        a = t.detach().numpy()
+        a = t.detach().cpu().numpy()
         return float((a * np.sin(np.arange(a.size)).reshape(a.shape)).sum())
 
     return (list(y.shape), wsum(y), wsum(x.grad), wsum(w.grad), wsum(b.grad))

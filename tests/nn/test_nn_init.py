@@ -17,7 +17,7 @@ def _seed() -> None:
 
 
 def _vals(t: ember.Tensor) -> np.ndarray:
-    return t.detach().numpy().astype(np.float64).ravel()
+    return t.detach().cpu().numpy().astype(np.float64).ravel()
 
 
 def test_linear_default_init_bounds() -> None:
@@ -89,12 +89,14 @@ def test_simple_fills() -> None:
 def test_orthogonal_and_dirac() -> None:
     t = ember.empty(4, 6)
     init.orthogonal_(t)
-    q = t.numpy().astype(np.float64)
+    q = t.cpu().numpy().astype(np.float64)
     np.testing.assert_allclose(q @ q.T, np.eye(4), atol=1e-5)
     w = ember.empty(2, 2, 3, 3)
     init.dirac_(w)
     x = ember.randn(1, 2, 5, 5)
-    np.testing.assert_allclose(nn.functional.conv2d(x, w, padding=1).numpy(), x.numpy(), atol=1e-6)
+    np.testing.assert_allclose(
+        nn.functional.conv2d(x, w, padding=1).cpu().numpy(), x.cpu().numpy(), atol=1e-6
+    )
 
 
 def test_init_keeps_requires_grad_and_no_graph() -> None:

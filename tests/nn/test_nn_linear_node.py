@@ -21,9 +21,9 @@ def test_values_and_gradients_match_the_composed_formula(with_bias):
     got = ember.autograd.grad(y, [x, w] + ([b] if with_bias else []), g)
     ref = x @ w.t() + b if with_bias else x @ w.t()
     want = ember.autograd.grad(ref, [x, w] + ([b] if with_bias else []), g)
-    np.testing.assert_allclose(y.detach().numpy(), ref.detach().numpy(), rtol=1e-14)
+    np.testing.assert_allclose(y.detach().cpu().numpy(), ref.detach().cpu().numpy(), rtol=1e-14)
     for a, e in zip(got, want):
-        np.testing.assert_allclose(a.numpy(), e.numpy(), rtol=1e-13)
+        np.testing.assert_allclose(a.cpu().numpy(), e.cpu().numpy(), rtol=1e-13)
     fn = (lambda t, u, c: F.linear(t, u, c)) if with_bias else (lambda t, u: F.linear(t, u))
     args = (x, w, b) if with_bias else (x, w)
     assert ember.autograd.gradcheck(fn, args) and ember.autograd.gradgradcheck(fn, args)

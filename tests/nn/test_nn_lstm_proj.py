@@ -32,7 +32,7 @@ def run(lib, batch_first=False, bidirectional=False, num_layers=2, hx=False, unb
     (out.sum() + (h * h).sum() + c.sum()).backward()
 
     def f(t):  # type: ignore[no-untyped-def]
-        return float((t.detach().numpy() * np.sin(np.arange(t.numel())).reshape(tuple(t.shape))).sum())
+        return float((t.detach().cpu().numpy() * np.sin(np.arange(t.numel())).reshape(tuple(t.shape))).sum())
 
     grads = sum(f(p.grad) for p in m.parameters())
     return [

@@ -67,7 +67,7 @@ def run(
     (out.sum() + (w * w).sum()).backward()
 
     def f(t):  # type: ignore[no-untyped-def]
-        return float((t.detach().numpy() * np.sin(np.arange(t.numel())).reshape(tuple(t.shape))).sum())
+        return float((t.detach().cpu().numpy() * np.sin(np.arange(t.numel())).reshape(tuple(t.shape))).sum())
 
     grads = sum(f(p.grad) for p in m.parameters())
     return [names, list(out.shape), list(w.shape), f(out), f(w), f(q.grad), f(k.grad), f(v.grad), grads]

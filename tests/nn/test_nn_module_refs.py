@@ -23,14 +23,16 @@ def test_module_matches_torch(name: str) -> None:
     m.load_state_dict(state)
     env = {k: ember.tensor(v, dtype=ember.float64, requires_grad=True) for k, v in case["inputs"].items()}
     out = eval(case["call"], {"lib": ember, "m": m}, dict(env))
-    np.testing.assert_allclose(out.detach().numpy(), np.array(case["out"]), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(out.detach().cpu().numpy(), np.array(case["out"]), rtol=1e-9, atol=1e-12)
     (out * ember.tensor(case["g"], dtype=ember.float64)).sum().backward()
     for k, expected in case["grads"].items():
-        np.testing.assert_allclose(env[k].grad.numpy(), np.array(expected), rtol=1e-8, atol=1e-12, err_msg=k)
+        np.testing.assert_allclose(
+            env[k].grad.cpu().numpy(), np.array(expected), rtol=1e-8, atol=1e-12, err_msg=k
+        )
     params = dict(m.named_parameters())
     for k, expected in case["param_grads"].items():
         np.testing.assert_allclose(
-            params[k].grad.numpy(), np.array(expected), rtol=1e-8, atol=1e-12, err_msg=k
+            params[k].grad.cpu().numpy(), np.array(expected), rtol=1e-8, atol=1e-12, err_msg=k
         )
 
 

@@ -70,10 +70,10 @@ def test_register_symmetric_and_state_dict() -> None:
     assert parametrize.type_before_parametrizations(m) is nn.Linear
     assert list(m.state_dict()) == ["bias", "parametrizations.weight.original"]
     assert [n for n, _ in m.named_parameters()] == ["bias", "parametrizations.weight.original"]
-    w = m.weight.detach().numpy()
+    w = m.weight.detach().cpu().numpy()
     np.testing.assert_allclose(w, np.triu(SQ) + np.triu(SQ, 1).T)
     # the original went through right_inverse (triu) when registered
-    np.testing.assert_allclose(m.parametrizations.weight.original.detach().numpy(), np.triu(SQ))
+    np.testing.assert_allclose(m.parametrizations.weight.original.detach().cpu().numpy(), np.triu(SQ))
     assert type(nn.Linear(2, 2)).__name__ == "Linear"
 
 
@@ -81,7 +81,7 @@ def test_gradient_reaches_original() -> None:
     m = parametrize.register_parametrization(_square(), "weight", Symmetric())
     m.weight.sum().backward()
     want = np.triu(np.ones((3, 3))) + np.triu(np.ones((3, 3)), 1)
-    np.testing.assert_allclose(m.parametrizations.weight.original.grad.numpy(), want)
+    np.testing.assert_allclose(m.parametrizations.weight.original.grad.cpu().numpy(), want)
 
 
 def test_chained_and_assignment() -> None:
@@ -89,39 +89,39 @@ def test_chained_and_assignment() -> None:
     parametrize.register_parametrization(m, "weight", Symmetric())
     parametrize.register_parametrization(m, "weight", Scale())
     assert len(m.parametrizations.weight) == 2
-    np.testing.assert_allclose(m.weight.detach().numpy(), 2 * (np.triu(SQ) + np.triu(SQ, 1).T))
+    np.testing.assert_allclose(m.weight.detach().cpu().numpy(), 2 * (np.triu(SQ) + np.triu(SQ, 1).T))
     target = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 5.0], [3.0, 5.0, 6.0]])
     m.weight = ember.tensor(target)
-    np.testing.assert_allclose(m.parametrizations.weight.original.detach().numpy(), np.triu(target) / 2)
-    np.testing.assert_allclose(m.weight.detach().numpy(), target)
+    np.testing.assert_allclose(m.parametrizations.weight.original.detach().cpu().numpy(), np.triu(target) / 2)
+    np.testing.assert_allclose(m.weight.detach().cpu().numpy(), target)
 
 
 def test_remove_leave_parametrized() -> None:
     m = parametrize.register_parametrization(_square(), "weight", Symmetric())
-    want = m.weight.detach().numpy()
+    want = m.weight.detach().cpu().numpy()
     parametrize.remove_parametrizations(m, "weight")
     assert type(m) is nn.Linear
     assert not parametrize.is_parametrized(m)
     assert list(m.state_dict()) == ["bias", "weight"]
     assert isinstance(m.weight, nn.Parameter)
-    np.testing.assert_allclose(m.weight.detach().numpy(), want)
+    np.testing.assert_allclose(m.weight.detach().cpu().numpy(), want)
 
 
 def test_remove_to_original() -> None:
     m = parametrize.register_parametrization(_square(), "weight", Symmetric())
     parametrize.remove_parametrizations(m, "weight", leave_parametrized=False)
-    np.testing.assert_allclose(m.weight.detach().numpy(), np.triu(SQ))
+    np.testing.assert_allclose(m.weight.detach().cpu().numpy(), np.triu(SQ))
 
 
 def test_remove_weight_norm_sequence() -> None:
     m = parametrizations.weight_norm(nn.Linear(4, 3).double())
     with ember.no_grad():
         m.weight = ember.tensor(W34)
-    np.testing.assert_allclose(m.weight.detach().numpy(), W34)
+    np.testing.assert_allclose(m.weight.detach().cpu().numpy(), W34)
     with pytest.raises(ValueError, match="Cannot leave unparametrized"):
         parametrize.remove_parametrizations(m, "weight", leave_parametrized=False)
     parametrize.remove_parametrizations(m, "weight")
-    np.testing.assert_allclose(m.weight.detach().numpy(), W34)
+    np.testing.assert_allclose(m.weight.detach().cpu().numpy(), W34)
     assert list(m.state_dict()) == ["bias", "weight"]
 
 
@@ -150,7 +150,7 @@ def test_load_state_dict_round_trip() -> None:
     a = parametrizations.weight_norm(nn.Linear(4, 3).double())
     b = parametrizations.weight_norm(nn.Linear(4, 3).double())
     b.load_state_dict(a.state_dict())
-    np.testing.assert_allclose(b.weight.detach().numpy(), a.weight.detach().numpy())
+    np.testing.assert_allclose(b.weight.detach().cpu().numpy(), a.weight.detach().cpu().numpy())
 
 
 def test_errors() -> None:
@@ -191,7 +191,7 @@ def test_orthogonal_stays_orthogonal_after_a_step(orthogonal_map: str) -> None:
     opt = ember.optim.SGD(m.parameters(), lr=0.1)
     m(ember.randn(4, 5, dtype=ember.float64)).pow(2).sum().backward()
     opt.step()
-    w = m.weight.detach().numpy()
+    w = m.weight.detach().cpu().numpy()
     np.testing.assert_allclose(w @ w.T, np.eye(3), atol=1e-12)
 
 
@@ -202,7 +202,7 @@ def test_spectral_norm_divides_by_largest_singular_value() -> None:
         m.weight  # noqa: B018 (each training-mode access runs power iterations)
     m.eval()
     u = m.parametrizations.weight[0]._u.clone()
-    s = np.linalg.svd(m.weight.detach().numpy(), compute_uv=False)
+    s = np.linalg.svd(m.weight.detach().cpu().numpy(), compute_uv=False)
     assert abs(s[0] - 1.0) < 1e-9
     assert ember.equal(m.parametrizations.weight[0]._u, u)
 
@@ -221,7 +221,7 @@ def test_deepcopy_gets_its_own_class_and_pickle_is_refused() -> None:
     m = nn.Sequential(parametrizations.orthogonal(_square()), nn.ReLU())
     c = copy.deepcopy(m)
     assert type(c[0]).__name__ == "ParametrizedLinear" and type(c[0]) is not type(m[0])
-    np.testing.assert_allclose(c[0].weight.detach().numpy(), m[0].weight.detach().numpy())
+    np.testing.assert_allclose(c[0].weight.detach().cpu().numpy(), m[0].weight.detach().cpu().numpy())
     assert c[0].parametrizations.weight.original is not m[0].parametrizations.weight.original
     parametrize.remove_parametrizations(c[0], "weight")
     assert type(c[0]) is nn.Linear
@@ -247,11 +247,11 @@ def test_weight_norm_loads_hook_based_checkpoints() -> None:
     result = new.load_state_dict(sd)
     assert result.missing_keys == [] and result.unexpected_keys == []
     assert list(sd) == ["bias", "weight_g", "weight_v"]  # the caller's dict is left alone
-    np.testing.assert_allclose(new.weight.detach().numpy(), old.weight.detach().numpy())
+    np.testing.assert_allclose(new.weight.detach().cpu().numpy(), old.weight.detach().cpu().numpy())
     seq_old = nn.Sequential(nn.Identity(), old)
     seq_new = nn.Sequential(nn.Identity(), parametrizations.weight_norm(nn.Linear(4, 3).double()))
     seq_new.load_state_dict(seq_old.state_dict())
-    np.testing.assert_allclose(seq_new[1].weight.detach().numpy(), old.weight.detach().numpy())
+    np.testing.assert_allclose(seq_new[1].weight.detach().cpu().numpy(), old.weight.detach().cpu().numpy())
 
 
 def test_load_state_dict_pre_hook() -> None:
@@ -282,4 +282,6 @@ def test_orthogonal_without_trivialization_assignment() -> None:
     )
     q = np.linalg.qr(np.arange(12.0).reshape(3, 4).T + np.eye(4, 3))[0].T
     h.weight = ember.tensor(q)
-    np.testing.assert_allclose(h.weight.detach().numpy(), q, atol=1e-12)  # orthogonal rows come back as set
+    np.testing.assert_allclose(
+        h.weight.detach().cpu().numpy(), q, atol=1e-12
+    )  # orthogonal rows come back as set

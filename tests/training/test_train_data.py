@@ -158,7 +158,7 @@ def test_workers_match_single_process_and_use_other_processes() -> None:
     got = list(DataLoader(ds, batch_size=4, num_workers=2, prefetch_factor=3))
     assert len(got) == len(ref) == 6
     for r, g in zip(ref, got):
-        np.testing.assert_array_equal(r["x"].numpy(), g["x"].numpy())
+        np.testing.assert_array_equal(r["x"].cpu().numpy(), g["x"].cpu().numpy())
         assert r["i"].tolist() == g["i"].tolist()
     assert set(functools.reduce(operator.iadd, (g["pid"].tolist() for g in got), [])).isdisjoint(
         {os.getpid()}
