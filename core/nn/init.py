@@ -209,7 +209,12 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Ten
 
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = randn(rows, cols, dtype=tensor.dtype, generator=generator).numpy().astype(np.float64)
+    flat = (
+        randn(rows, cols, dtype=tensor.dtype, device=tensor.device, generator=generator)
+        .cpu()
+        .numpy()
+        .astype(np.float64)
+    )
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)
