@@ -72,6 +72,7 @@ def lgamma(x: Tensor) -> Tensor:
     out = where(pos, right, reflected)
     out = where(abs(x) < 1e-300, -log(abs(x)), out)  # sin(pi x) would round in subnormals
     out = where((x <= 0) & (r == 0), math.inf, out)  # poles at 0, -1, -2, ...
+    out = where((x == 1) | (x == 2), 0.0, out)  # exact zeros, as libm gives
     return where(abs(x) == math.inf, math.inf, out)
 
 
