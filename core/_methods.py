@@ -515,7 +515,8 @@ _PROPERTIES = {
     "retains_grad": property(retains_grad),
 }
 
-# The extended op surface (flip, linalg-free math, reductions, ...) lives in _ops/surface.py.
+# The methods of the ops beyond this core table (flip, special math, scans, ...) live in
+# _ops/tensor_methods.py.
 _METHODS.update(X.METHODS)
 _INPLACE_METHODS += X.INPLACE_METHODS
 _OPERATORS.update(X.OPERATORS)

@@ -60,7 +60,6 @@ def _real_rule(n: Any, g: Tensor) -> tuple:
 
 
 def _imag_rule(n: Any, g: Tensor) -> tuple:
-
     g = _real_grad(g)
     return (complex(zeros_like(g), g),)
 

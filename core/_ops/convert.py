@@ -18,6 +18,7 @@ from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
 from . import complex as _complex
 from ._common import broadcast_shape, sum_to
+from ._composite import NoRecord
 from .complex import conj_physical
 from .inplace import check_view_of_leaf, rebase_view
 from .pointwise_binary import _operands
@@ -237,12 +238,8 @@ def inplace(op: Callable[..., Tensor]) -> Callable[..., Tensor]:
             self.requires_grad or any(getattr(a, "requires_grad", False) for a in args)
         )
         if not recording:
-            prev = _grad.enabled
-            _grad.enabled = False
-            try:
+            with NoRecord():
                 out = op(self, *args, **kwargs)
-            finally:
-                _grad.enabled = prev
             if out.dtype is not self.dtype and out.dtype.category > self.dtype.category:
                 raise RuntimeError(
                     f"result type {_pt(out.dtype)} can't be cast to the desired output type {_pt(self.dtype)}"

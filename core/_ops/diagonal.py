@@ -114,7 +114,6 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
 
 
 def _tri_mask(input: Tensor, diagonal: int, upper: bool) -> Tensor:
-
     r, c = input._shape[-2], input._shape[-1]
     rows = arange(r, device=input._device).reshape(r, 1)
     cols = arange(c, device=input._device).reshape(1, c)
@@ -122,7 +121,6 @@ def _tri_mask(input: Tensor, diagonal: int, upper: bool) -> Tensor:
 
 
 def _tri(input: Tensor, diagonal: int, upper: bool, name: str) -> Tensor:
-
     if input.ndim < 2:
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
     return where(_tri_mask(input, diagonal, upper), input, 0).to(input.dtype)
@@ -155,7 +153,6 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
 
 
 def _indices(row: int, col: int, offset: int, upper: bool, dtype: Any, device: Any) -> Tensor:
-
     pairs = [
         (r, c) for r in range(row) for c in range(col) if (c - r >= offset if upper else c - r <= offset)
     ]

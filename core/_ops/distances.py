@@ -78,7 +78,6 @@ def cdist(
 
 
 def _safe_sqrt_rule(n: Any, g: Tensor) -> tuple:
-
     _, out, _ = n.ctx
     return (where(out == 0, 0.0, g / (2 * where(out == 0, 1.0, out))),)
 

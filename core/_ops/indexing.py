@@ -31,7 +31,6 @@ __all__ = ["getitem", "index_put", "index_put_", "index_select", "setitem"]
 
 
 def _to_index_tensor(x: Tensor, k: Any) -> Tensor:
-
     if isinstance(k, Tensor):
         return k
     t = tensor(k, device=x._device)
@@ -158,7 +157,6 @@ def _dims_of(k: Any) -> int:
 
 
 def _empty_index(x: Tensor) -> Tensor:
-
     return zeros(0, dtype=D.int64, device=x._device)
 
 
@@ -287,6 +285,8 @@ def getitem(x: Tensor, key: Any) -> Tensor:
 def _value_data(x: Tensor, value: Any, shape: tuple[int, ...], advanced: bool = False) -> Any:
     if isinstance(value, Tensor) and not value._shape and value.is_cpu and not x.is_cpu:
         value = value.item()  # a 0-d CPU tensor is a scalar on every device, as in PyTorch
+    if isinstance(value, Tensor) and not advanced and value._device is not x._device:
+        value = value.to(x._device)  # basic-index assignment is a copy_, which crosses devices
     if isinstance(value, Tensor):
         same_device(x, value, "index_put_")
         v = value if value.dtype is x.dtype else value.to(x.dtype)
@@ -316,7 +316,6 @@ def _squeeze_lead(v: Tensor, shape: tuple[int, ...]) -> Tensor:
 
 
 def _check_inplace(x: Tensor) -> None:
-
     check_inplace(x)
 
 

@@ -298,12 +298,10 @@ def _scatter_reduce_rule(n: Any, g: Tensor) -> tuple:
 
 
 def _untouched(x: Tensor, d: int, index: Tensor, dtype: Any) -> Tensor:
-
     return ones_like(x, dtype=dtype).scatter(d, index, 0.0)  # type: ignore[attr-defined]
 
 
 def _counts(x: Tensor, d: int, index: Tensor, include_self: bool) -> Tensor:
-
     base = zeros_like(x, dtype=D.float64 if x.dtype is D.float64 else x.dtype)
     hits = base.scatter_add(d, index, ones(index._shape, dtype=base.dtype, device=x._device))  # type: ignore[attr-defined]
     total = hits + 1 if include_self else hits
@@ -386,7 +384,6 @@ def scatter_multiply(input: Tensor, dim: int, index: Tensor, src: Any) -> Tensor
 
 
 def _index_vector(like: Tensor, values: Sequence[int]) -> Tensor:
-
     return tensor(list(values), dtype=D.int64, device=like._device)
 
 

@@ -18,6 +18,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import meta, record
 from ._common import sum_to
+from ._composite import NoRecord
 
 __all__ = [
     "check_view_of_leaf",
@@ -71,13 +72,9 @@ def _setitem_rule(n: Any, g: Tensor) -> tuple:
 def _key_mask(x: Tensor, key: Any) -> Tensor:
     from .indexing import setitem  # cycle: ember._ops.indexing
 
-    prev = _grad.enabled
-    _grad.enabled = False
-    try:
+    with NoRecord():
         mask = ones(x._shape, dtype=x.dtype, device=x._device)
         setitem(mask, key, 0)
-    finally:
-        _grad.enabled = prev
     return mask
 
 
@@ -141,12 +138,8 @@ def rebase_view(v: Tensor) -> None:
         return
 
     index = tensor(_logical_positions(base, v), dtype=D.int64, device=base._device)
-    prev = _grad.enabled
-    _grad.enabled = False
-    try:
+    with NoRecord():
         mask = ones(base._shape, dtype=base.dtype, device=base._device).reshape(-1)
         mask[index.reshape(-1)] = 0
         mask = mask.reshape(base._shape)
-    finally:
-        _grad.enabled = prev
     record("CopySlices", _copy_slices_rule, base, (base, v), (), (index, mask))

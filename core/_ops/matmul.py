@@ -11,6 +11,7 @@ from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
 from ._common import broadcast_shape, numel, same_device, sum_to
+from ._composite import NoRecord
 
 __all__ = ["bmm", "dot", "matmul", "mm", "mv"]
 
@@ -63,17 +64,13 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     b2 = b.unsqueeze(-1) if b.ndim == 1 else b
     if a2._shape[-1] != b2._shape[-2]:
         _shape_error(a, b, a2, b2)
-    prev = _grad.enabled
-    _grad.enabled = False
-    try:
+    with NoRecord():
         out = _core(a2.detach(), b2.detach())
         if a.ndim == 1:
             out = out.squeeze(-2)
         if b.ndim == 1:
             out = out.squeeze(-1)
         out = out.detach() if out._base is not None else out
-    finally:
-        _grad.enabled = prev
     if _grad.enabled and (a.requires_grad or b.requires_grad):
         record(_NODES.get((a.ndim, b.ndim), "MatmulBackward0"), _nd_rule, out, (a, b), (), (a, b))
     return out

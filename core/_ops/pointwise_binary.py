@@ -20,6 +20,7 @@ from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
 from ._common import broadcast_shape, same_device, sum_to
+from ._composite import NoRecord
 from .pointwise_unary import log, trunc
 
 __all__ = [
@@ -399,7 +400,7 @@ def remainder(input: Any, other: Any) -> Tensor:
     else:
         a_t = wrap(xa, be, dev, dt, shape) if not isinstance(xa, (int, float, complex)) else xa
         b_t = wrap(xb, be, dev, dt, shape) if not isinstance(xb, (int, float, complex)) else xb
-        with _no_record():
+        with NoRecord():
             out = sub(a_t, mul(floor_divide(a_t, b_t), b_t))
     if _grad_needed(input, other):
         record(
@@ -524,15 +525,6 @@ def ne(input: Any, other: Any) -> Tensor:
     return binary_op("bitwise_xor", eq(input, other), True, D.bool_)
 
 
-class _no_record:
-    def __enter__(self) -> None:
-        self._prev = _grad.enabled
-        _grad.enabled = False
-
-    def __exit__(self, *exc: object) -> None:
-        _grad.enabled = self._prev
-
-
 def where_(cond: Tensor, a: Any, b: Any) -> Tensor:
     from .select import where  # cycle: ember._ops.select
 
@@ -540,7 +532,6 @@ def where_(cond: Tensor, a: Any, b: Any) -> Tensor:
 
 
 def _full_like(t: Tensor, value: Any) -> Tensor:
-
     return full_like(t, value)
 
 

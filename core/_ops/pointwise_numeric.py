@@ -85,7 +85,6 @@ def rad2deg(input: Tensor) -> Tensor:
 
 
 def _float(x: Tensor) -> Tensor:
-
     return x.to(get_default_dtype()) if x.dtype.category < 2 else x
 
 

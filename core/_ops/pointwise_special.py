@@ -466,7 +466,6 @@ def nan_to_num(
 
 
 def _false(input: Tensor) -> Tensor:
-
     return zeros(input._shape, dtype=D.bool_, device=input._device)
 
 

@@ -231,7 +231,6 @@ def _expand(spec: str, ell: list[str], ndim: int | None) -> list[str]:
 
 
 def _diag_repeats(t: Tensor, labels: list[str]) -> tuple[Tensor, list[str]]:
-
     while len(set(labels)) != len(labels):
         for i, c in enumerate(labels):
             j = labels.index(c, i + 1) if labels.count(c) > 1 else -1

@@ -252,7 +252,6 @@ def _indexed_rule(n: Any, g: Tensor) -> tuple:
 
 
 def _max_min(which: str, input: Tensor, dim: Any, keepdim: bool, other: Any) -> Any:
-
     if isinstance(dim, Tensor):
         return (maximum if which == "max" else minimum)(input, dim)
     if other is not None:
@@ -385,7 +384,6 @@ def _float(x: Tensor) -> Tensor:
 
 
 def _arange(n: int, like: Tensor) -> Tensor:
-
     return arange(n, device=like._device)
 
 

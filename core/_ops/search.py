@@ -35,7 +35,6 @@ __all__ = [
 
 
 def _arange(n: int, like: Tensor) -> Tensor:
-
     return arange(n, device=like._device)
 
 
@@ -81,7 +80,6 @@ def histc(input: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:
 
 # -- unique ------------------------------------------------------------------------------------
 def _unique_flat(x: Tensor, sort: bool, return_inverse: bool, return_counts: bool) -> Any:
-
     flat = x.reshape(-1).detach()  # type: ignore[attr-defined]
     n = flat.numel()
     if sort:
@@ -108,7 +106,6 @@ def _unique_flat(x: Tensor, sort: bool, return_inverse: bool, return_counts: boo
 
 
 def _unique_dim(x: Tensor, dim: int, consecutive: bool, return_inverse: bool, return_counts: bool) -> Any:
-
     d = norm_dim(dim, x.ndim)
     host = np.moveaxis(x.detach().cpu().numpy(), d, 0)  # type: ignore[attr-defined]
     rows = host.reshape(host.shape[0], -1)
@@ -308,5 +305,4 @@ def _nonzero_decomposed(input: Tensor) -> Tensor:
 
 
 def _stack_cols(cols: list[Tensor]) -> Tensor:
-
     return stack(cols, 1)

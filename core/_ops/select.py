@@ -13,6 +13,7 @@ from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
 from ._common import broadcast_shape, same_device, sum_to
+from ._composite import NoRecord
 from .pointwise_binary import _scalar_for, maximum, minimum, result_type
 
 __all__ = ["clamp", "clip", "where"]
@@ -70,7 +71,6 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
 
 
 def wrap_scalar(like: Tensor, value: Any) -> Tensor:
-
     return full((), value, device=like._device)
 
 
@@ -90,9 +90,7 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
         raise RuntimeError("ember.clamp: At least one of 'min' or 'max' must not be None")
     if input.dtype.is_complex:
         raise NotImplementedError("clamp is not supported for complex types")
-    prev = _grad.enabled
-    _grad.enabled = False
-    try:
+    with NoRecord():
         out = input
         if min is not None:
             out = maximum(out, min)
@@ -105,8 +103,6 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
             dt = D.promote_types(dt, result_type(input, max))
         if out.dtype is not dt:
             out = out.to(dt)
-    finally:
-        _grad.enabled = prev
     tensors = isinstance(min, Tensor) or isinstance(max, Tensor)
     if tensors and _grad.enabled:
         inputs = (input, min if isinstance(min, Tensor) else None, max if isinstance(max, Tensor) else None)

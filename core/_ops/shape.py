@@ -57,7 +57,6 @@ def _ints(args: tuple) -> tuple[int, ...]:
 
 
 def _arange(n: int, like: Tensor) -> Tensor:
-
     return arange(n, device=like._device)
 
 
@@ -278,7 +277,6 @@ def _unfold_rule(n: Any, g: Tensor) -> tuple:
 
 
 def _unfold_backward(g: Tensor, shape: tuple[int, ...], d: int, size: int, step: int) -> Tensor:
-
     nwin = g._shape[d] if g.ndim > len(shape) - 1 and shape else 1
     if not shape:
         return g.reshape(())

@@ -194,7 +194,6 @@ _INTERP = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
 def _quantile(input: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str, ignore_nan: bool) -> Tensor:
-
     name = "nanquantile" if ignore_nan else "quantile"
     if interpolation not in _INTERP:
         raise RuntimeError(

@@ -63,7 +63,6 @@ _histogramdd_t = namedtuple("histogramdd", ["hist", "bin_edges"])
 
 
 def _edges(x: Tensor, bins: Any, rng: Any) -> Tensor:
-
     if isinstance(bins, Tensor):
         return bins.to(x.dtype)
     if rng is not None:

@@ -49,12 +49,10 @@ def _special(name: str) -> Any:
 
 
 def _absolute(self: Tensor) -> Tensor:
-
     return _abs(self)
 
 
 def _positive(self: Tensor) -> Tensor:
-
     return positive(self)
 
 
