@@ -1,5 +1,6 @@
-"""Elementwise numerics: heaviside, gcd/lcm, angle units, frexp/ldexp/nextafter,
-one-sided clamps, and top-level aliases of special functions (sinc, logit, i0)."""
+"""Elementwise numerics: heaviside, gcd/lcm, angle units, frexp/ldexp/nextafter, one-sided
+clamps, closeness tests (``isclose``, ``allclose``, ``equal``), ``nan_to_num``, ``isposinf``/
+``isneginf``, ``frac``, ``sgn``, and top-level aliases of special functions (sinc, logit, i0)."""
 
 from __future__ import annotations
 
@@ -12,23 +13,33 @@ from ember.backends import dtypes as D
 from .._dtype import get_default_dtype
 from .._ops.shape import broadcast_tensors
 from .._tensor import Tensor
-from .pointwise_special import _pair
-from .pointwise_unary import abs, floor, isnan, log2, sign
+from ._composite import NoRecord
+from ._operands import promoted_pair as _pair
+from .pointwise_special import _false
+from .pointwise_unary import abs, floor, isnan, log2, sign, trunc
 from .select import clamp, where
 
 __all__ = [
+    "allclose",
     "clamp_max",
     "clamp_min",
     "deg2rad",
+    "equal",
+    "frac",
     "frexp",
     "gcd",
     "heaviside",
     "i0",
+    "isclose",
+    "isneginf",
+    "isposinf",
     "lcm",
     "ldexp",
     "logit",
+    "nan_to_num",
     "nextafter",
     "rad2deg",
+    "sgn",
     "sinc",
 ]
 
@@ -172,3 +183,91 @@ def i0(input: Tensor) -> Tensor:
     from ..special import i0 as _i0  # cycle: ember.special
 
     return _i0(input)
+
+
+def isclose(
+    input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Tensor:
+    """``|input - other| <= atol + rtol * |other|`` elementwise (infinities equal themselves)."""
+    if isinstance(other, Tensor) and input.dtype is not other.dtype:
+        raise RuntimeError(f"{input.dtype.name} did not match {other.dtype.name}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    with NoRecord():
+        eq = input == other
+        if input.dtype is D.bool_ or (input.dtype.category == 1 and rtol == 0 and atol == 0):
+            return eq
+        a, b = _pair(input, other)
+        close = eq | (abs(a - b) <= atol + rtol * abs(b))
+        close = close & (abs(a - b) != float("inf")) | eq
+        if equal_nan:
+            close = close | (isnan(a) & isnan(b))
+        return close
+
+
+def allclose(
+    input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> bool:
+    """True when every element pair is ``isclose``."""
+    return bool(isclose(input, other, rtol, atol, equal_nan).all().item())  # type: ignore[attr-defined]
+
+
+def equal(input: Tensor, other: Tensor) -> bool:
+    """True when both tensors have the same shape and elements."""
+    if input._shape != other._shape:
+        return False
+    with NoRecord():
+        return bool((input == other).all().item())  # type: ignore[attr-defined]
+
+
+def frac(input: Tensor) -> Tensor:
+    """``input - trunc(input)``."""
+    if input.dtype.category < 2:
+        raise NotImplementedError('"frac_cpu" not implemented for integer types')
+    return input - trunc(input)
+
+
+_FMAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38}
+
+
+def _finfo_max(dt: Any) -> float:
+    return _FMAX.get(dt.name, 1.7976931348623157e308)
+
+
+def nan_to_num(
+    input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+) -> Tensor:
+    """Replace NaN by ``nan`` and infinities by ``posinf``/``neginf`` (the dtype's extremes by default)."""
+    if input.dtype.category < 2:
+        return input.clone()
+    big = _finfo_max(D.to_real(input.dtype))
+    hi = big if posinf is None else posinf
+    lo = -big if neginf is None else neginf
+    x = input
+    out = where(isnan(x), nan, x)
+    out = where(x == float("inf"), hi, out)
+    return where(x == float("-inf"), lo, out).to(input.dtype)
+
+
+def isposinf(input: Tensor) -> Tensor:
+    """True where ``input`` is +inf."""
+    if input.dtype.is_complex:
+        raise RuntimeError("isposinf does not support complex inputs.")
+    return input == float("inf") if input.dtype.category >= 2 else _false(input)
+
+
+def isneginf(input: Tensor) -> Tensor:
+    """True where ``input`` is -inf."""
+    if input.dtype.is_complex:
+        raise RuntimeError("isneginf does not support complex inputs.")
+    return input == float("-inf") if input.dtype.category >= 2 else _false(input)
+
+
+def sgn(input: Tensor) -> Tensor:
+    """``sign`` for real tensors; ``x / |x|`` (0 at 0) for complex ones."""
+    if not input.dtype.is_complex:
+        return sign(input)
+    a = abs(input)
+    return where(a == 0, 0, input / where(a == 0, 1.0, a).to(input.dtype))
