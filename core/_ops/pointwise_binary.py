@@ -470,18 +470,6 @@ bitwise_or = _bitwise("bitwise_or")
 bitwise_xor = _bitwise("bitwise_xor")
 
 
-def bitwise_left_shift(input: Any, other: Any) -> Tensor:
-    """``input << other``: multiplication by ``2**other`` (wrapping), integers only."""
-    _refuse(input, other, 2, "lshift")
-    return mul(input, pow(2, other) if isinstance(other, Tensor) else 2**other)
-
-
-def bitwise_right_shift(input: Any, other: Any) -> Tensor:
-    """``input >> other``: arithmetic shift, i.e. floor division by ``2**other``."""
-    _refuse(input, other, 2, "rshift")
-    return floor_divide(input, pow(2, other) if isinstance(other, Tensor) else 2**other)
-
-
 def _as_bool(x: Any) -> Any:
     if isinstance(x, Tensor):
         return x if x.dtype is D.bool_ else ne(x, 0)
