@@ -962,3 +962,6 @@ __all__ += ["igamma", "igammac"]
 __all__ += ["histogramdd"]
 __all__ += ["nonzero_static"]
 __all__ += ["fft"]
+from ._random_inplace import bind as _bind_inplace_methods  # noqa: I001
+
+_bind_inplace_methods(Tensor)  # in-place view/shape and random ops (they replace older entries)
