@@ -81,7 +81,7 @@ def _requiring_grad(t: Tensor) -> Tensor:
     """``t`` marked as requiring grad; factory functions word the error as PyTorch's do."""
     if t.dtype.category < 2:
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
-    t.requires_grad = True
+    t._requires_grad = True
     return t
 
 

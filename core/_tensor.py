@@ -8,13 +8,19 @@ from __future__ import annotations
 
 import threading
 from types import FunctionType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from ember.backends import DType, device
 from ember.backends.registry import LoadedBackend
 
 from ._state import state as _mode
+
+if TYPE_CHECKING:
+    from ._tensor_api import TensorAPI as _Base
+    from .autograd.graph import Node
+else:
+    _Base = object  # the generated declarations are for type checkers only: no runtime cost
 
 __all__ = ["Size", "Tensor", "wrap"]
 
@@ -41,11 +47,26 @@ class Size(tuple):
         return Size(r) if isinstance(i, slice) else r
 
 
-class Tensor:
+class Tensor(_Base):
     """An n-dimensional array on a device, with PyTorch's API.
 
     Example: ``ember.tensor([[1., 2.]]).T.shape == (2, 1)``.
     """
+
+    # The slots' types (annotations only: a value here would clash with ``__slots__``).
+    _base: Tensor | None
+    _be: LoadedBackend
+    _data: Any
+    _device: device
+    _grad: Tensor | None
+    _meta: dict[str, Any] | None
+    _shape: tuple[int, ...]
+    _vc: list[int]
+    dtype: DType
+    grad_fn: Node | None
+    _requires_grad: bool  # the raw flag: ember's own code writes it, past the setter's checks
+    if TYPE_CHECKING:
+        requires_grad: bool  # a property checked as PyTorch's, set below the class
 
     __slots__ = (
         "__weakref__",
@@ -55,11 +76,11 @@ class Tensor:
         "_device",  # interned device object
         "_grad",
         "_meta",  # rarely used autograd state (hooks, retain_grad, accumulator), or None
+        "_requires_grad",  # read by the ``requires_grad`` property; ember's code writes it
         "_shape",  # plain tuple
         "_vc",  # version counter, a one-element list shared by a base and its views
         "dtype",
         "grad_fn",
-        "requires_grad",
     )
 
     def __new__(cls, *args: Any, device: Any = None) -> Any:
@@ -244,6 +265,35 @@ class Tensor:
         return (_rebuild, (host, self.dtype.name, str(self._device), self.requires_grad))
 
 
+_LEAF_ONLY = "you can only change requires_grad flags of leaf variables."
+_USE_DETACH = (
+    " If you want to use a computed variable in a subgraph that doesn't require differentiation use "
+    "var_no_grad = var.detach()."
+)
+
+
+def _set_requires_grad(self: Tensor, value: Any) -> None:
+    """``t.requires_grad = v`` as PyTorch checks it (ember's code writes ``_requires_grad``)."""
+    if type(value) is not bool:
+        raise RuntimeError("requires_grad must be a bool")
+    if self.grad_fn is not None:
+        raise RuntimeError(_LEAF_ONLY if value else _LEAF_ONLY + _USE_DETACH)
+    if value and self.dtype.category < 2:
+        raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+    if value and self.is_inference() and not _mode.inference:
+        raise RuntimeError(
+            "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
+        )
+    self._requires_grad = value
+
+
+# Read straight from the slot (a C-level getter, as fast as the plain slot was to read); set with
+# setattr so that type checkers keep the ``requires_grad: bool`` declared in the class.
+setattr(  # noqa: B010
+    Tensor, "requires_grad", property(Tensor.__dict__["_requires_grad"].__get__, _set_requires_grad)
+)
+
+
 def _dim(d: int, ndim: int) -> int:
     n = max(ndim, 1)
     if not -n <= d < n:
@@ -273,7 +323,7 @@ def wrap(data: Any, be: LoadedBackend, dev: device, dtype: DType, shape: tuple[i
     t._device = dev
     t.dtype = dtype
     t._shape = shape
-    t.requires_grad = False
+    t._requires_grad = False
     t.grad_fn = None
     t._vc = [0]
     t._base = None

@@ -191,6 +191,8 @@ def copy_(input: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     _write(input, moved.detach())
     if _grad.enabled and (src.requires_grad or input.requires_grad):
         _rebase(input, "CopyBackwards", _copy_rule, (input, src), (src._shape, src.dtype, src._device))
+        if input._base is not None:
+            rebase_view(input)  # the base's graph goes through the copy, as for any in-place op
     return input
 
 
@@ -198,7 +200,7 @@ def _rebase(t: Tensor, node: str, rule: Callable[..., Any], inputs: tuple, ctx: 
     """After an in-place op, make ``t``'s history the new node (inputs hold the old one)."""
     prev_fn, prev_req = t.grad_fn, t.requires_grad
     alias = wrap(t._data, t._be, t._device, t.dtype, t._shape)
-    alias.grad_fn, alias.requires_grad = prev_fn, prev_req
+    alias.grad_fn, alias._requires_grad = prev_fn, prev_req
     if prev_req and prev_fn is None:
         alias._meta = t._meta  # a leaf view keeps its accumulator
     ins = tuple(alias if x is t else x for x in inputs)
@@ -253,7 +255,7 @@ def inplace(op: Callable[..., Tensor]) -> Callable[..., Tensor]:
                 f"result type {_pt(out.dtype)} can't be cast to the desired output type {_pt(self.dtype)}"
             )
         _write(self, out.detach())
-        self.grad_fn, self.requires_grad = out.grad_fn, True
+        self.grad_fn, self._requires_grad = out.grad_fn, True
         if self._base is not None:
             rebase_view(self)
         return self
@@ -314,13 +316,13 @@ def requires_grad_(input: Tensor, requires_grad: bool = True) -> Tensor:
             "you can only change requires_grad flags of leaf variables. If you want to use a computed "
             "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
         )
-    input.requires_grad = bool(requires_grad)
+    input._requires_grad = bool(requires_grad)
     return input
 
 
 def detach_(input: Tensor) -> Tensor:
     input.grad_fn = None
-    input.requires_grad = False
+    input._requires_grad = False
     return input
 
 

@@ -198,7 +198,7 @@ def _wrap_outputs(cls: type, ctx: FunctionCtx, args: tuple, outs: tuple) -> tupl
 def _attach(o: Tensor, node: Node) -> None:
     o.grad_fn = node
     node._out_id = id(o)
-    o.requires_grad = True
+    o._requires_grad = True
 
 
 class _Grads:

@@ -203,5 +203,5 @@ def record(
         return out
     node = out.grad_fn = node_class(name)(rule, tuple(edge(t) for t in inputs), ctx)
     node._out_id = id(out)
-    out.requires_grad = True
+    out._requires_grad = True
     return out

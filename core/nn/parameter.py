@@ -20,7 +20,7 @@ def _adopt(cls: type, data: Tensor, requires_grad: bool) -> Any:
     t._grad = None
     t._meta = None
     t.grad_fn = None
-    t.requires_grad = False
+    t._requires_grad = False
     if requires_grad:
         t.requires_grad_(True)
     return t

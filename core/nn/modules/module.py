@@ -320,7 +320,7 @@ class Module:
                 if g.grad_fn is not None:
                     g = g.detach()
                     p.grad = g
-                g.requires_grad = False
+                g._requires_grad = False
                 g.zero_()
 
     def apply(self, fn: Callable[[Module], None]) -> Module:

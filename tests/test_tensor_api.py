@@ -1,0 +1,73 @@
+"""The generated Tensor declarations (``core/_tensor_api.py``) are current, and declaring
+them did not change the runtime class: Tensor keeps its slots (no ``__dict__``)."""
+
+from __future__ import annotations
+
+import ember
+import pytest
+from ember import _gen_api
+from ember._tensor import Tensor
+
+
+def test_generated_tensor_api_is_current(capsys: pytest.CaptureFixture[str]) -> None:
+    status = _gen_api.check()
+    assert status == 0, capsys.readouterr().out
+
+
+def test_every_bound_method_is_declared() -> None:
+    text = _gen_api.OUT.read_text()
+    for name in ("add_", "__add__", "sum", "masked_fill_", "T", "grad"):
+        assert f"def {name}(" in text
+
+
+def test_tensor_has_slots_and_no_dict() -> None:
+    t = ember.ones(2)
+    assert not hasattr(t, "__dict__")
+    with pytest.raises(AttributeError):
+        t.some_new_attribute = 1  # type: ignore[attr-defined]
+    assert Tensor.__mro__ == (Tensor, object)
+
+
+def test_requires_grad_is_read_and_set_through_the_slot() -> None:
+    t = ember.ones(2)
+    assert t.requires_grad is False
+    t.requires_grad = True
+    assert t.requires_grad is True and t.is_leaf
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (
+            False,
+            (
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+            ),
+        ),
+        (True, "you can only change requires_grad flags of leaf variables."),
+    ],
+)
+def test_requires_grad_cannot_change_on_a_non_leaf(value: bool, message: str) -> None:
+    b = ember.ones(2, requires_grad=True) * 2
+    with pytest.raises(RuntimeError) as e:
+        b.requires_grad = value
+    assert str(e.value) == message
+    assert b.requires_grad is True
+
+
+def test_requires_grad_must_be_a_bool() -> None:
+    t = ember.ones(2)
+    with pytest.raises(RuntimeError, match="^requires_grad must be a bool$"):
+        t.requires_grad = 1  # type: ignore[assignment]
+    assert t.requires_grad is False
+
+
+def test_only_float_and_complex_tensors_can_require_grad() -> None:
+    t = ember.ones(2, dtype=ember.int64)
+    with pytest.raises(
+        RuntimeError, match="^only Tensors of floating point and complex dtype can require gradients$"
+    ):
+        t.requires_grad = True
+    t.requires_grad = False  # allowed, as in PyTorch
+    assert t.requires_grad is False
