@@ -167,7 +167,7 @@ def tensor(
     """
     if isinstance(data, Tensor):
         src = data.detach()
-        out = src.to(device=device if device is not None else src.device, dtype=dtype or src.dtype).clone()  # type: ignore[attr-defined]
+        out = src.to(device=device if device is not None else src.device, dtype=dtype or src.dtype).clone()
         return _requiring_grad(out) if requires_grad else out
     if isinstance(data, (list, tuple)) and data and _has_tensors(data):
         data = _tensors_to_lists(data)
@@ -199,11 +199,11 @@ def scalar_tensor(value: Any, *, dtype: DType | None = None, device: Any = None)
 def as_tensor(data: Any, dtype: DType | None = None, device: Any = None) -> Tensor:
     """Like ``tensor`` but shares memory with a tensor or CPU array when nothing changes."""
     if isinstance(data, Tensor):
-        return data.to(device=device if device is not None else data.device, dtype=dtype or data.dtype)  # type: ignore[attr-defined]
+        return data.to(device=device if device is not None else data.device, dtype=dtype or data.dtype)
     if isinstance(data, np.ndarray) and (dtype is None or numpy_dtype(dtype) == data.dtype):
         dev, _ = resolve(device)
         if dev.type == "cpu":
-            return from_numpy(data).to(dev)  # type: ignore[attr-defined]
+            return from_numpy(data).to(dev)
     return tensor(data, dtype=dtype, device=device)
 
 
