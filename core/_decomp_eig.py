@@ -44,13 +44,13 @@ def _wilkinson(a: Tensor, b: Tensor, c: Tensor, d: Tensor) -> Tensor:
 def _entry(T: Tensor, rows: Tensor, cols: Tensor) -> Tensor:
     """T[b, rows[b], cols[b]] for each batch element b (T is (B, n, n))."""
     n = T._shape[-1]
-    flat = T.reshape(T._shape[0], n * n)  # type: ignore[attr-defined]
-    return flat.gather(1, (rows * n + cols).unsqueeze(-1)).squeeze(-1)  # type: ignore[attr-defined]
+    flat = T.reshape(T._shape[0], n * n)
+    return flat.gather(1, (rows * n + cols).unsqueeze(-1)).squeeze(-1)
 
 
 def _step(T: Tensor, Q: Tensor, shift: Tensor, eye_n: Tensor) -> tuple[Tensor, Tensor]:
     """One shifted QR step, T = R Q' + shift, on every batch element."""
-    s = shift.unsqueeze(-1).unsqueeze(-1) * eye_n  # type: ignore[attr-defined]
+    s = shift.unsqueeze(-1).unsqueeze(-1) * eye_n
     Qk, R = qr_complete(T - s)
     return R @ Qk + s, Q @ Qk
 
@@ -60,7 +60,7 @@ def schur(A: Tensor) -> tuple[Tensor, Tensor]:
     B, n = A._shape[0], A._shape[-1]
     eye_n = eye(n, dtype=A.dtype, device=A._device)
     ar = arange(n, device=A._device)
-    T, Q = A, eye_n.expand(A._shape).contiguous()  # type: ignore[attr-defined]
+    T, Q = A, eye_n.expand(A._shape).contiguous()
     active, stuck = [n] * B, [0] * B
     for _ in range(_STEPS_PER_EIGENVALUE * n):
         if all(a <= 1 for a in active):
@@ -69,16 +69,16 @@ def schur(A: Tensor) -> tuple[Tensor, Tensor]:
         # Zero what has deflated: below the diagonal in rows >= each element's active size.
         done = (ar.unsqueeze(-1) > ar) & (
             ar.unsqueeze(-1) >= tensor(active, device=A._device).reshape(B, 1, 1)
-        )  # type: ignore[attr-defined]
+        )
         T = where(done, 0.0, T)
         d, c = _entry(T, last, last), _entry(T, last, last - 1)
         a, b = _entry(T, last - 1, last - 1), _entry(T, last - 1, last)
         row = where(
             ar < last.unsqueeze(-1), T.gather(1, last.reshape(B, 1, 1).expand(B, 1, n)).squeeze(1), 0.0
-        )  # type: ignore[attr-defined]
-        off = sqrt((abs(row) * abs(row)).sum(-1))  # type: ignore[attr-defined]
+        )
+        off = sqrt((abs(row) * abs(row)).sum(-1))
         small = off <= _eps(A.dtype) * (abs(d) + abs(a))
-        for i, flag in enumerate(small.tolist()):  # type: ignore[attr-defined]
+        for i, flag in enumerate(small.tolist()):
             if active[i] > 1 and flag:
                 active[i], stuck[i] = active[i] - 1, 0
             else:
@@ -86,7 +86,7 @@ def schur(A: Tensor) -> tuple[Tensor, Tensor]:
         kick = tensor([1.0 if s and s % _EXCEPTIONAL_EVERY == 0 else 0.0 for s in stuck], device=A._device)
         shift = _wilkinson(a, b, c, d) + kick.to(A.dtype) * 0.75 * off.to(A.dtype)
         T, Q = _step(T, Q, shift, eye_n)
-    strict = ar.unsqueeze(-1) > ar  # type: ignore[attr-defined]
+    strict = ar.unsqueeze(-1) > ar
     return where(strict, 0.0, T), Q
 
 
@@ -94,25 +94,25 @@ def _triangular_vectors(T: Tensor) -> Tensor:
     """Y upper triangular with T Y = Y diag(T): column k solves (T - T_kk) y = 0, y_k = 1."""
     n = T._shape[-1]
     ar = arange(n, device=T._device)
-    diag = T.diagonal(0, -2, -1)  # type: ignore[attr-defined]
-    tiny = _eps(T.dtype) * (abs(diag).amax(-1, keepdim=True) + 1)  # type: ignore[attr-defined]
-    Y = eye(n, dtype=T.dtype, device=T._device).expand(T._shape).contiguous()  # type: ignore[attr-defined]
+    diag = T.diagonal(0, -2, -1)
+    tiny = _eps(T.dtype) * (abs(diag).amax(-1, keepdim=True) + 1)
+    Y = eye(n, dtype=T.dtype, device=T._device).expand(T._shape).contiguous()
     for j in range(n - 2, -1, -1):
         row = where(ar > j, T[..., j, :], 0.0)
-        num = (row.unsqueeze(-2) @ Y).squeeze(-2)  # type: ignore[attr-defined]
-        den = T[..., j, j].unsqueeze(-1) - diag  # type: ignore[attr-defined]
+        num = (row.unsqueeze(-2) @ Y).squeeze(-2)
+        den = T[..., j, j].unsqueeze(-1) - diag
         den = where(abs(den) < tiny, tiny.to(T.dtype), den)
         new = where(ar > j, -num / den, where(ar == j, 1.0, 0.0))
-        Y = where((ar == j).unsqueeze(-1), new.unsqueeze(-2), Y)  # type: ignore[attr-defined]
+        Y = where((ar == j).unsqueeze(-1), new.unsqueeze(-2), Y)
     return Y
 
 
 def _normalised(V: Tensor) -> Tensor:
     """Columns of unit norm with their largest component real and positive (LAPACK's zgeev)."""
     mag = abs(V)
-    norm = sqrt((mag * mag).sum(-2, keepdim=True))  # type: ignore[attr-defined]
-    big = mag.argmax(-2, keepdim=True)  # type: ignore[attr-defined]
-    lead = V.gather(-2, big)  # type: ignore[attr-defined]
+    norm = sqrt((mag * mag).sum(-2, keepdim=True))
+    big = mag.argmax(-2, keepdim=True)
+    lead = V.gather(-2, big)
     phase = abs(lead) / where(abs(lead) == 0, 1.0, lead)
     return V * phase / norm.to(V.dtype)
 
@@ -122,20 +122,20 @@ def _eig(A: Tensor) -> tuple[Tensor, Tensor]:
     ct = D.complex128 if A.dtype in (D.float64, D.complex128) else D.complex64
     shape, n = A._shape, A._shape[-1]
     if A.numel() == 0:
-        empty = A.to(ct).clone()  # type: ignore[attr-defined]  # new memory, never A itself
-        return empty.diagonal(0, -2, -1).clone(), empty  # type: ignore[attr-defined]
-    flat = A.to(ct).reshape(-1, n, n)  # type: ignore[attr-defined]
+        empty = A.to(ct).clone()  # new memory, never A itself
+        return empty.diagonal(0, -2, -1).clone(), empty
+    flat = A.to(ct).reshape(-1, n, n)
     T, Q = schur(flat)
     V = _normalised(Q @ _triangular_vectors(T))
-    w = T.diagonal(0, -2, -1)  # type: ignore[attr-defined]
+    w = T.diagonal(0, -2, -1)
     if not A.dtype.is_complex:
         w = _conjugate_pairs(w)
-    return w.reshape(shape[:-1]).contiguous(), V.reshape(shape)  # type: ignore[attr-defined]
+    return w.reshape(shape[:-1]).contiguous(), V.reshape(shape)
 
 
 def _conjugate_pairs(w: Tensor) -> Tensor:
     """A real matrix's eigenvalues as exact conjugate pairs (and exactly real ones), as LAPACK's
     dgeev gives them: each is averaged with the conjugate of its nearest partner's conjugate."""
-    dist = abs(w.unsqueeze(-1) - w.conj().unsqueeze(-2))  # type: ignore[attr-defined]
-    partner = dist.argmin(-1)  # type: ignore[attr-defined]
-    return (w + w.gather(-1, partner).conj()) * 0.5  # type: ignore[attr-defined]
+    dist = abs(w.unsqueeze(-1) - w.conj().unsqueeze(-2))
+    partner = dist.argmin(-1)
+    return (w + w.gather(-1, partner).conj()) * 0.5
