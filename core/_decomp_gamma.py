@@ -139,7 +139,7 @@ def _terms_for(q: Tensor) -> int:
     """Direct terms so that q + terms >= 10 everywhere (negative q need more; one host read)."""
     if q.numel() == 0:
         return 10
-    low = float(q.amin().item())  # type: ignore[attr-defined]
+    low = float(q.amin().item())
     if not math.isfinite(low) or low >= 0:
         return 10
     return 10 + math.ceil(-low)
