@@ -36,9 +36,9 @@ def _rotation(n: int, p: int, q: int, c: Tensor, s: Tensor, phase: Tensor, like:
     """G = I except G[p,p] = c, G[p,q] = s, G[q,p] = -s phase, G[q,q] = c phase (batched)."""
     I = eye(n, dtype=like.dtype, device=like._device)
     ar = arange(n, device=like._device)
-    rp, rq = (ar == p).unsqueeze(-1), (ar == q).unsqueeze(-1)  # type: ignore[attr-defined]
+    rp, rq = (ar == p).unsqueeze(-1), (ar == q).unsqueeze(-1)
     cp, cq = ar == p, ar == q
-    c, s, phase = (v.to(like.dtype).unsqueeze(-1).unsqueeze(-1) for v in (c, s, phase))  # type: ignore[attr-defined]
+    c, s, phase = (v.to(like.dtype).unsqueeze(-1).unsqueeze(-1) for v in (c, s, phase))
     G = where(rp & cp, c, I)
     G = where(rp & cq, s, G)
     G = where(rq & cp, -s * phase, G)
@@ -66,15 +66,15 @@ def _phase(x: Tensor) -> tuple[Tensor, Tensor]:
 def _off(A: Tensor) -> float:
     n = A._shape[-1]
     mask = eye(n, dtype=D.bool_, device=A._device)
-    total = (real_part(A * conj_if_complex(A))).sum((-2, -1))  # type: ignore[attr-defined]
-    off = where(mask, 0.0, real_part(A * conj_if_complex(A))).sum((-2, -1))  # type: ignore[attr-defined]
-    return float((off / where(total == 0, 1.0, total)).amax().item()) if off.numel() else 0.0  # type: ignore[attr-defined]
+    total = (real_part(A * conj_if_complex(A))).sum((-2, -1))
+    off = where(mask, 0.0, real_part(A * conj_if_complex(A))).sum((-2, -1))
+    return float((off / where(total == 0, 1.0, total)).amax().item()) if off.numel() else 0.0
 
 
 def jacobi_eigh(A: Tensor) -> tuple[Tensor, Tensor]:
     """(eigenvalues ascending, eigenvectors) of a full Hermitian A."""
     n = A._shape[-1]
-    V = eye(n, dtype=A.dtype, device=A._device).expand(A._shape).contiguous()  # type: ignore[attr-defined]
+    V = eye(n, dtype=A.dtype, device=A._device).expand(A._shape).contiguous()
     for _ in range(_MAX_SWEEPS):
         if n < 2 or _off(A) < _eps(A.dtype) ** 2:
             break
@@ -85,33 +85,33 @@ def jacobi_eigh(A: Tensor) -> tuple[Tensor, Tensor]:
                 G = _rotation(n, p, q, c, s, phase, A)
                 A = mH(G) @ A @ G
                 V = V @ G
-    w = real_part(A.diagonal(0, -2, -1))  # type: ignore[attr-defined]
-    order = w.argsort(-1)  # type: ignore[attr-defined]
-    w = w.gather(-1, order)  # type: ignore[attr-defined]
-    V = V.gather(-1, order.unsqueeze(-2).expand(V._shape))  # type: ignore[attr-defined]
+    w = real_part(A.diagonal(0, -2, -1))
+    order = w.argsort(-1)
+    w = w.gather(-1, order)
+    V = V.gather(-1, order.unsqueeze(-2).expand(V._shape))
     return w, V
 
 
 @decomposition("linalg_eigh")
 def _eigh(A: Tensor, upper: bool) -> tuple[Tensor, Tensor]:
-    half = A.triu(1) if upper else A.tril(-1)  # type: ignore[attr-defined]
-    d = real_part(A.diagonal(0, -2, -1)).to(A.dtype).diag_embed()  # type: ignore[attr-defined]
+    half = A.triu(1) if upper else A.tril(-1)
+    d = real_part(A.diagonal(0, -2, -1)).to(A.dtype).diag_embed()
     return jacobi_eigh(half + mH(half) + d)
 
 
 def _orthogonalise(U: Tensor) -> tuple[Tensor, Tensor]:
     """One-sided Jacobi on U's columns: (U with orthogonal columns, the accumulated V)."""
     n = U._shape[-1]
-    V = eye(n, dtype=U.dtype, device=U._device).expand(U._shape[:-2] + (n, n)).contiguous()  # type: ignore[attr-defined]
+    V = eye(n, dtype=U.dtype, device=U._device).expand(U._shape[:-2] + (n, n)).contiguous()
     for _ in range(_MAX_SWEEPS):
         if n < 2 or _off(mH(U) @ U) < _eps(U.dtype) ** 2:
             break
         for p in range(n - 1):
             for q in range(p + 1, n):
                 up, uq = U[..., :, p], U[..., :, q]
-                alpha = real_part(up * conj_if_complex(up)).sum(-1)  # type: ignore[attr-defined]
-                beta = real_part(uq * conj_if_complex(uq)).sum(-1)  # type: ignore[attr-defined]
-                g, phase = _phase((conj_if_complex(up) * uq).sum(-1))  # type: ignore[attr-defined]
+                alpha = real_part(up * conj_if_complex(up)).sum(-1)
+                beta = real_part(uq * conj_if_complex(uq)).sum(-1)
+                g, phase = _phase((conj_if_complex(up) * uq).sum(-1))
                 c, s = _angle(alpha, beta, g)
                 G = _rotation(n, p, q, c, s, phase, U)
                 U, V = U @ G, V @ G
@@ -122,13 +122,13 @@ def jacobi_svd(A: Tensor, full: bool) -> tuple[Tensor, Tensor, Tensor]:
     """(U, S descending, Vh) of A (..., m, n) with m >= n."""
     m, n = A._shape[-2:]
     U, V = _orthogonalise(A)
-    S = sqrt(real_part(U * conj_if_complex(U)).sum(-2))  # type: ignore[attr-defined]
-    order = (-S).argsort(-1)  # type: ignore[attr-defined]
-    S = S.gather(-1, order)  # type: ignore[attr-defined]
-    U = U.gather(-1, order.unsqueeze(-2).expand(U._shape))  # type: ignore[attr-defined]
-    V = V.gather(-1, order.unsqueeze(-2).expand(V._shape))  # type: ignore[attr-defined]
-    live = (S > 0).unsqueeze(-2)  # type: ignore[attr-defined]
-    U = where(live, U / where(live, S.unsqueeze(-2), 1.0).to(U.dtype), 0.0)  # type: ignore[attr-defined]
+    S = sqrt(real_part(U * conj_if_complex(U)).sum(-2))
+    order = (-S).argsort(-1)
+    S = S.gather(-1, order)
+    U = U.gather(-1, order.unsqueeze(-2).expand(U._shape))
+    V = V.gather(-1, order.unsqueeze(-2).expand(V._shape))
+    live = (S > 0).unsqueeze(-2)
+    U = where(live, U / where(live, S.unsqueeze(-2), 1.0).to(U.dtype), 0.0)
     # Columns for zero singular values (and, for full, the rest of C^m): a unitary completion.
     Q = geqrf_q(U, m if full else n)
     U = cat([where(live, U, Q[..., :, :n]), Q[..., :, n:]], -1) if full else where(live, U, Q)
@@ -154,4 +154,4 @@ def _lstsq(A: Tensor, B: Tensor) -> Tensor:
     cutoff = S[..., :1] * (1e-15 if A.dtype in (D.float64, D.complex128) else 1e-7) * max(m, n)
     keep = S > cutoff
     inv = where(keep, 1 / where(keep, S, 1.0), 0.0).to(A.dtype)
-    return mH(Vh) @ (inv.unsqueeze(-1) * (mH(U) @ B))  # type: ignore[attr-defined]
+    return mH(Vh) @ (inv.unsqueeze(-1) * (mH(U) @ B))
