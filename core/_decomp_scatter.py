@@ -36,18 +36,18 @@ def _limit(dtype: Any, highest: bool) -> float:
 def _reduced(vals: Tensor, hit_mask: Tensor, reduce: str, dtype: Any) -> Tensor:
     """Reduce the masked (..., n, m) values over n (axis -2)."""
     if reduce in ("sum", "mean"):
-        return where(hit_mask, vals, 0).sum(-2).to(dtype)  # type: ignore[attr-defined]
+        return where(hit_mask, vals, 0).sum(-2).to(dtype)
     if reduce == "prod":
-        return where(hit_mask, vals, 1).prod(-2).to(dtype)  # type: ignore[attr-defined]
+        return where(hit_mask, vals, 1).prod(-2).to(dtype)
     fill = _limit(dtype, highest=reduce == "amin")
     masked = where(hit_mask, vals, fill)
-    return masked.amax(-2) if reduce == "amax" else masked.amin(-2)  # type: ignore[attr-defined]
+    return masked.amax(-2) if reduce == "amax" else masked.amin(-2)
 
 
 def _combine(xr: Tensor, red: Tensor, count: Tensor, reduce: str, include_self: bool) -> Tensor:
     if reduce == "mean":
         total = xr + red if include_self else red
-        n = (count + 1 if include_self else count).clamp(min=1)  # type: ignore[attr-defined]
+        n = (count + 1 if include_self else count).clamp(min=1)
         return (total // n if xr.dtype.category < 2 else total / n).to(xr.dtype)
     if not include_self:
         return red
@@ -65,18 +65,18 @@ def scatter_reduce(
     if x.ndim == 0:
         one = scatter_reduce(x.reshape(1), index.reshape(1), src.reshape(1), 0, reduce, include_self)
         return one.reshape(())
-    out = x.clone()  # type: ignore[attr-defined]
+    out = x.clone()
     if index.numel() == 0:
         return out
     shape = index._shape
     region = tuple(slice(None) if i == dim else slice(0, s) for i, s in enumerate(shape))
-    src_t = src[tuple(slice(0, s) for s in shape)].movedim(dim, -1)  # type: ignore[attr-defined]
-    xr = x[region].movedim(dim, -1)  # type: ignore[attr-defined]
+    src_t = src[tuple(slice(0, s) for s in shape)].movedim(dim, -1)
+    xr = x[region].movedim(dim, -1)
     m = x._shape[dim]
-    onehot = index.movedim(dim, -1).unsqueeze(-1) == arange(m, device=x._device)  # type: ignore[attr-defined]
-    hit = onehot.any(-2)  # type: ignore[attr-defined]
-    count = onehot.to(D.int64).sum(-2)  # type: ignore[attr-defined]
-    red = _reduced(src_t.unsqueeze(-1), onehot, reduce, x.dtype)  # type: ignore[attr-defined]
+    onehot = index.movedim(dim, -1).unsqueeze(-1) == arange(m, device=x._device)
+    hit = onehot.any(-2)
+    count = onehot.to(D.int64).sum(-2)
+    red = _reduced(src_t.unsqueeze(-1), onehot, reduce, x.dtype)
     done = where(hit, _combine(xr, red, count, reduce, include_self), xr)
-    out[region] = done.movedim(-1, dim)  # type: ignore[attr-defined]
+    out[region] = done.movedim(-1, dim)
     return out
