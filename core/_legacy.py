@@ -71,7 +71,7 @@ class _LegacyTensorType(type):
 
     dtype: DType
 
-    def __call__(cls, *args: Any, device: Any = None) -> Tensor:  # type: ignore[override]
+    def __call__(cls, *args: Any, device: Any = None) -> Tensor:
         return legacy_new(cls.dtype, args, device)
 
     def __instancecheck__(cls, obj: Any) -> bool:
