@@ -110,7 +110,7 @@ def sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     dims = tuple(range(lead)) + tuple(
         i + lead for i, s in enumerate(shape) if s == 1 and g._shape[i + lead] != 1
     )
-    out = g.sum(dims, keepdim=True) if dims else g  # type: ignore[attr-defined]
+    out = g.sum(dims, keepdim=True) if dims else g
     if lead:
         out = out.reshape(shape)
     return out
