@@ -38,7 +38,7 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
             else zeros(0, r, dtype=input.dtype, device=input._device)
         )
     idx = _index_vector(input, [i for c in combos for i in c])
-    return input.index_select(0, idx).reshape(len(combos), r)  # type: ignore[attr-defined]
+    return input.index_select(0, idx).reshape(len(combos), r)
 
 
 def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
@@ -53,4 +53,4 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     if not increasing:
         p = n - 1 - p
     base = x if x.dtype.category >= 2 else x.to(D.int64)
-    return base.unsqueeze(-1) ** p.to(base.dtype)  # type: ignore[attr-defined]
+    return base.unsqueeze(-1) ** p.to(base.dtype)
