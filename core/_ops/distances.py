@@ -73,7 +73,7 @@ def cdist(
     big = x1._shape[-2] > 25 or x2._shape[-2] > 25
     if p == 2 and (compute_mode == modes[1] or (compute_mode == modes[0] and big)):
         return _euclid_mm(x1, x2)
-    diff_ = x1.unsqueeze(-2) - x2.unsqueeze(-3)  # type: ignore[attr-defined]
+    diff_ = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     return vector_norm(diff_, p, -1)
 
 
@@ -83,16 +83,16 @@ def _safe_sqrt_rule(n: Any, g: Tensor) -> tuple:
 
 
 def _sqrt(x: Tensor) -> Tensor:
-    return x.sqrt()  # type: ignore[attr-defined]
+    return x.sqrt()
 
 
 def _euclid_mm(x1: Tensor, x2: Tensor) -> Tensor:
     """Euclidean distances as PyTorch computes them for many points: one matmul,
     ``sqrt(clamp(|a|^2 + |b|^2 - 2 a.b, 0))``, with a zero gradient at zero distance."""
 
-    a2 = (x1 * x1).sum(-1, keepdim=True)  # type: ignore[attr-defined]
-    b2 = (x2 * x2).sum(-1, keepdim=True)  # type: ignore[attr-defined]
-    d2 = (a2 - 2 * (x1 @ x2.mT) + b2.mT).clamp(min=0)  # type: ignore[attr-defined]
+    a2 = (x1 * x1).sum(-1, keepdim=True)
+    b2 = (x2 * x2).sum(-1, keepdim=True)
+    d2 = (a2 - 2 * (x1 @ x2.mT) + b2.mT).clamp(min=0)
     return composed(_sqrt, "SqrtBackward0", _safe_sqrt_rule)(d2)
 
 
@@ -114,7 +114,7 @@ def diff(
         size = x._shape[d]
         if size == 0:
             break
-        hi, lo = x.narrow(d, 1, size - 1), x.narrow(d, 0, size - 1)  # type: ignore[attr-defined]
+        hi, lo = x.narrow(d, 1, size - 1), x.narrow(d, 0, size - 1)
         x = hi ^ lo if x.dtype is D.bool_ else hi - lo
     return x
 
@@ -125,7 +125,7 @@ def trace(input: Tensor) -> Tensor:
     not_implemented_for("trace", input, "bool")
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
-    return diagonal(input).sum()  # type: ignore[attr-defined]
+    return diagonal(input).sum()
 
 
 def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
@@ -138,7 +138,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     others = tuple(i for i in range(input.ndim) if i != d)
     nrm = vector_norm(input, p, others, keepdim=True)
     scale = where(nrm > maxnorm, maxnorm / (nrm + 1e-7), 1.0)
-    return input * scale.to(input.dtype)  # type: ignore[attr-defined]
+    return input * scale.to(input.dtype)
 
 
 def frobenius_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False) -> Tensor:
@@ -165,7 +165,7 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
     n = input._shape[0]
     i, j = triu_indices(n, n, 1, device=input._device)
-    return vector_norm(input[i] - input[j], p, -1)  # type: ignore[index]
+    return vector_norm(input[i] - input[j], p, -1)
 
 
 def _grad_1d(y: Tensor, d: int, h: Any, edge_order: int) -> Tensor:
@@ -178,7 +178,7 @@ def _grad_1d(y: Tensor, d: int, h: Any, edge_order: int) -> Tensor:
         )
 
     def sl(a: int, b: int) -> Tensor:
-        return y.narrow(d, a, b - a)  # type: ignore[attr-defined]
+        return y.narrow(d, a, b - a)
 
     shape = [1] * y.ndim
     if isinstance(h, Tensor):
