@@ -71,7 +71,7 @@ def gcd(input: Tensor, other: Tensor) -> Tensor:
     a, b = _ints("gcd", input, other)
 
     a, b = (t.clone() for t in broadcast_tensors(abs(a), abs(b)))
-    while bool((b != 0).any().item()):  # type: ignore[attr-defined]
+    while bool((b != 0).any().item()):
         nz = b != 0
         r = where(nz, a % where(nz, b, 1), 0)
         a, b = where(nz, b, a), r
@@ -105,7 +105,7 @@ def frexp(input: Tensor) -> Any:
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     x = input
     a = abs(x)
-    finite = (a != float("inf")) & ~isnan(x) & (a != 0)  # type: ignore[operator]
+    finite = (a != float("inf")) & ~isnan(x) & (a != 0)
     safe = where(finite, a, 1.0)
     e = floor(log2(safe)) + 1
     m = x / (2.0**e)
@@ -144,7 +144,7 @@ def nextafter(input: Tensor, other: Tensor) -> Tensor:
     up = y > x
     away = up == (x > 0)  # stepping away from zero
     pow2 = abs(m) == 0.5
-    shift = where(away | ~pow2 | (e <= emin), 0.0, 1.0)  # type: ignore[operator]
+    shift = where(away | ~pow2 | (e <= emin), 0.0, 1.0)
     ulp = 2.0 ** (where(e < emin, float(emin), e) - p - shift)
     tiny = 2.0 ** float(emin - p)
     step = where(x == 0, tiny, ulp).to(x.dtype)
@@ -211,7 +211,7 @@ def allclose(
     input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
 ) -> bool:
     """True when every element pair is ``isclose``."""
-    return bool(isclose(input, other, rtol, atol, equal_nan).all().item())  # type: ignore[attr-defined]
+    return bool(isclose(input, other, rtol, atol, equal_nan).all().item())
 
 
 def equal(input: Tensor, other: Tensor) -> bool:
@@ -219,7 +219,7 @@ def equal(input: Tensor, other: Tensor) -> bool:
     if input._shape != other._shape:
         return False
     with NoRecord():
-        return bool((input == other).all().item())  # type: ignore[attr-defined]
+        return bool((input == other).all().item())
 
 
 def frac(input: Tensor) -> Tensor:
