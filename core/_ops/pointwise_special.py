@@ -93,7 +93,7 @@ def composite_unary(name: str, node: str | None, rule: Callable[..., Any] | None
 
 
 def _conj(t: Tensor) -> Tensor:
-    return t.conj() if t.dtype.is_complex else t  # type: ignore[attr-defined]
+    return t.conj() if t.dtype.is_complex else t
 
 
 atan = composite_unary("atan", "AtanBackward0", lambda x, o, g: g / _conj(1 + x * x))
@@ -139,7 +139,7 @@ def _atan2(input: Tensor, other: Tensor) -> Tensor:
     y, x = _pair(input, other)
 
     shape = broadcast_shape(y._shape, x._shape)
-    return run_composite("atan2", (y.expand(shape), x.expand(shape)), (), y.dtype)  # type: ignore[attr-defined]
+    return run_composite("atan2", (y.expand(shape), x.expand(shape)), (), y.dtype)
 
 
 _atan2_op = composed(_atan2, "Atan2Backward0", _atan2_rule)
@@ -305,7 +305,7 @@ def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     _tensors("logaddexp", input, other, floats_only=True)
     a, b = _pair(input, other)
     if a.dtype.is_complex:  # shift by the operand with the larger real part
-        m = where(a.real >= b.real, a, b)  # type: ignore[attr-defined]
+        m = where(a.real >= b.real, a, b)
         return m + log1p(exp(a + b - m - m))
     m = maximum(a, b)
     same_inf = (a == b) & (abs(a) == float("inf"))
@@ -327,7 +327,7 @@ def xlogy(input: Any, other: Any) -> Tensor:
     """``input * log(other)``, and 0 where ``input == 0`` (unless ``other`` is NaN)."""
     not_implemented_for("xlogy_cpu", input, "complex")
     x, y = _pair(input, other)
-    return where((x == 0) & ~isnan(y), 0.0, x * log(y))  # type: ignore[operator]
+    return where((x == 0) & ~isnan(y), 0.0, x * log(y))
 
 
 def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
@@ -377,7 +377,7 @@ def bitwise_left_shift(input: Any, other: Any) -> Tensor:
     a, b = _shift_operands(input, other, "lshift")
     bits = a.dtype.bits
     ok = (b >= 0) & (b < bits)
-    p = (2 ** where(ok, b, 0)).to(a.dtype)  # type: ignore[operator]
+    p = (2 ** where(ok, b, 0)).to(a.dtype)
     return where(ok, a * p, 0).to(a.dtype)
 
 
@@ -386,7 +386,7 @@ def bitwise_right_shift(input: Any, other: Any) -> Tensor:
     a, b = _shift_operands(input, other, "rshift")
     bits = a.dtype.bits
     ok = (b >= 0) & (b < bits - (1 if a.dtype.is_signed else 0))
-    p = (2 ** where(ok, b, 0)).to(a.dtype)  # type: ignore[operator]
+    p = (2 ** where(ok, b, 0)).to(a.dtype)
     over = where(a < 0, -1, 0).to(a.dtype)
     return where(ok, a // p, over).to(a.dtype)
 
