@@ -35,7 +35,7 @@ def vdot(input: Tensor, other: Tensor) -> Tensor:
     """``sum(conj(input) * other)`` of two 1-D tensors."""
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
-    return matmul(input.conj(), other)  # type: ignore[attr-defined]
+    return matmul(input.conj(), other)
 
 
 def inner(input: Tensor, other: Tensor) -> Tensor:
@@ -64,7 +64,7 @@ def _scaled(input: Tensor, prod: Tensor, beta: Any, alpha: Any) -> Tensor:
     p = prod if alpha == 1 else prod * alpha
     if beta == 0:  # input is ignored (even NaN), only its shape broadcasts
         shape = broadcast_shape(input._shape, p._shape)
-        return p if p._shape == shape else p.expand(shape).contiguous()  # type: ignore[attr-defined]
+        return p if p._shape == shape else p.expand(shape).contiguous()
     return (input if beta == 1 else input * beta) + p
 
 
@@ -98,7 +98,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alph
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
     if batch1.ndim != 3 or batch2.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
-    return _scaled(input, matmul(batch1, batch2).sum(0), beta, alpha)  # type: ignore[attr-defined]
+    return _scaled(input, matmul(batch1, batch2).sum(0), beta, alpha)
 
 
 def chain_matmul(*matrices: Tensor) -> Tensor:
@@ -139,8 +139,8 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     k = numel(tuple(a._shape[d] for d in da))
     na = numel(tuple(a._shape[d] for d in fa))
     nb = numel(tuple(b._shape[d] for d in fb))
-    am = a.permute(fa + da).reshape(na, k)  # type: ignore[attr-defined]
-    bm = b.permute(db + fb).reshape(k, nb)  # type: ignore[attr-defined]
+    am = a.permute(fa + da).reshape(na, k)
+    bm = b.permute(db + fb).reshape(k, nb)
     out = matmul(am, bm)
     return out.reshape(tuple(a._shape[d] for d in fa) + tuple(b._shape[d] for d in fb))
 
@@ -175,8 +175,8 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
         raise RuntimeError(
             f"linalg.cross: inputs dimension {d} must have length 3. Got {a._shape[d]} and {b._shape[d]}"
         )
-    a0, a1, a2 = (a.select(d, i) for i in range(3))  # type: ignore[attr-defined]
-    b0, b1, b2 = (b.select(d, i) for i in range(3))  # type: ignore[attr-defined]
+    a0, a1, a2 = (a.select(d, i) for i in range(3))
+    b0, b1, b2 = (b.select(d, i) for i in range(3))
     return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
 
 
@@ -244,7 +244,7 @@ def _diag_repeats(t: Tensor, labels: list[str]) -> tuple[Tensor, list[str]]:
 def _sum_out(t: Tensor, labels: list[str], keep: set[str]) -> tuple[Tensor, list[str]]:
     drop = [i for i, c in enumerate(labels) if c not in keep]
     if drop:
-        t = t.sum(drop)  # type: ignore[attr-defined]
+        t = t.sum(drop)
         labels = [c for c in labels if c in keep]
     return t, labels
 
@@ -254,18 +254,18 @@ def _contract(a: Tensor, la: list[str], b: Tensor, lb: list[str], keep: set[str]
     contr = [c for c in la if c in lb and c not in keep]
     left = [c for c in la if c not in lb]
     right = [c for c in lb if c not in la]
-    pa = a.permute([la.index(c) for c in batch + left + contr])  # type: ignore[attr-defined]
-    pb = b.permute([lb.index(c) for c in batch + contr + right])  # type: ignore[attr-defined]
+    pa = a.permute([la.index(c) for c in batch + left + contr])
+    pb = b.permute([lb.index(c) for c in batch + contr + right])
     nb = len(batch)
     sl = pa._shape[nb : nb + len(left)]
     sr = pb._shape[nb + len(contr) :]
     ka = numel(pa._shape[nb + len(left) :])
     kb = numel(pb._shape[nb : nb + len(contr)])
     if ka != kb:  # a contracted label broadcasts (size 1 on one side): sum it there first
-        pa = pa.sum(list(range(nb + len(left), pa.ndim)), keepdim=False)  # type: ignore[attr-defined]
-        pb = pb.sum(list(range(nb, nb + len(contr))), keepdim=False)  # type: ignore[attr-defined]
+        pa = pa.sum(list(range(nb + len(left), pa.ndim)), keepdim=False)
+        pb = pb.sum(list(range(nb, nb + len(contr))), keepdim=False)
         ka = kb = 1
-        pa, pb = pa.unsqueeze(-1), pb.unsqueeze(nb)  # type: ignore[attr-defined]
+        pa, pb = pa.unsqueeze(-1), pb.unsqueeze(nb)
     ma = pa.reshape(pa._shape[:nb] + (numel(sl), ka))
     mb = pb.reshape(pb._shape[:nb] + (kb, numel(sr)))
     out = matmul(ma, mb)
@@ -295,4 +295,4 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         u, lu = _sum_out(items[i][0], items[i][1], keep | set(lab))
         t, lab = _contract(t, lab, u, lu, set(out).union(*(set(x[1]) for x in items[i + 1 :])))
     t, lab = _sum_out(t, lab, set(out))
-    return t.permute([lab.index(c) for c in out]) if lab else t  # type: ignore[attr-defined]
+    return t.permute([lab.index(c) for c in out]) if lab else t
