@@ -44,11 +44,11 @@ def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
 def _cumprod_rule(n: Any, g: Tensor) -> tuple:
     x, out, d = n.ctx
     if x.dtype.is_complex:  # conjugate Wirtinger: the same formula on conjugates
-        x, out = x.conj(), out.conj()  # type: ignore[attr-defined]
+        x, out = x.conj(), out.conj()
     safe = where(x == 0, 1.0, x)
-    rev = (g * out).flip(d).cumsum(d).flip(d)  # type: ignore[attr-defined]
+    rev = (g * out).flip(d).cumsum(d).flip(d)
     # Exact where x has no zeros; at zeros, the prefix product over the others.
-    if bool((x == 0).any().item()):  # type: ignore[attr-defined]
+    if bool((x == 0).any().item()):
         return (_cumprod_grad_slow(x, g, d),)
     return (rev / safe,)
 
@@ -65,7 +65,7 @@ def _cumprod_grad_slow(x: Tensor, g: Tensor, d: int) -> Tensor:
         xk = where(mask.reshape(shape), 1.0, x)
         prod = cumprod(xk, d)
         after = (_arange(n, x) >= k).reshape(shape).to(g.dtype)
-        cols.append((g * prod * after).sum(d))  # type: ignore[attr-defined]
+        cols.append((g * prod * after).sum(d))
     return stack(cols, d)
 
 
@@ -91,7 +91,7 @@ def _shifted(t: Tensor, d: int, s: int, fill: Any) -> Tensor:
 
     n = t._shape[d]
     head = full(t._shape[:d] + (min(s, n),) + t._shape[d + 1 :], fill, dtype=t.dtype, device=t._device)
-    return cat([head, t.narrow(d, 0, n - min(s, n))], d) if n > s else head  # type: ignore[attr-defined]
+    return cat([head, t.narrow(d, 0, n - min(s, n))], d) if n > s else head
 
 
 def _scan(x: Tensor, d: int, combine: Any, identity: Any) -> tuple[Tensor]:
@@ -109,7 +109,7 @@ def _cum_extreme_scan(x: Tensor, d: int, is_max: bool) -> tuple[Tensor, Tensor]:
     n = x._shape[d]
     shape = [1] * x.ndim
     shape[d] = n
-    v, i = x, _arange(n, x).reshape(shape).expand(x._shape)  # type: ignore[attr-defined]
+    v, i = x, _arange(n, x).reshape(shape).expand(x._shape)
     worst: Any = float("-inf") if is_max else float("inf")
     if x.dtype is D.bool_:
         worst = not is_max
@@ -120,7 +120,7 @@ def _cum_extreme_scan(x: Tensor, d: int, is_max: bool) -> tuple[Tensor, Tensor]:
         ev, ei = _shifted(v, d, step, worst), _shifted(i, d, step, -1)
         better = ev > v if is_max else ev < v
         if x.dtype.category >= 2:
-            better = better | (isnan(ev) & ~isnan(v))  # type: ignore[operator]
+            better = better | (isnan(ev) & ~isnan(v))
         v, i = where(better, ev, v), where(better, ei, i)
         step *= 2
     return v, i
@@ -136,7 +136,7 @@ def _int_limit(dt: Any, is_max: bool) -> int:
 def _cum_extreme_rule(n: Any, g: Tensor) -> tuple:
     shape, d, idx = n.ctx
 
-    return (zeros(shape, dtype=g.dtype, device=g._device).scatter_add(d, idx, g),)  # type: ignore[attr-defined]
+    return (zeros(shape, dtype=g.dtype, device=g._device).scatter_add(d, idx, g),)
 
 
 def _cum_extreme(name: str, input: Tensor, dim: int) -> Any:
@@ -179,7 +179,7 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     if x.ndim == 0 or x.numel() == 0:
         return x.clone()
     with NoRecord():
-        r = x.real if x.dtype.is_complex else x  # type: ignore[attr-defined]
-        m = r.amax(d, keepdim=True)  # type: ignore[attr-defined]
-        m = where(m.abs() == float("inf"), 0.0, m)  # type: ignore[attr-defined]
-    return log(exp(x - m).cumsum(d)) + m  # type: ignore[attr-defined]
+        r = x.real if x.dtype.is_complex else x
+        m = r.amax(d, keepdim=True)
+        m = where(m.abs() == float("inf"), 0.0, m)
+    return log(exp(x - m).cumsum(d)) + m
