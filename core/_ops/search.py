@@ -47,14 +47,14 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
-    if input.numel() and int(input.amin().item()) < 0:  # type: ignore[attr-defined]
+    if input.numel() and int(input.amin().item()) < 0:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
-    n = max(int(input.amax().item()) + 1 if input.numel() else 0, minlength)  # type: ignore[attr-defined]
+    n = max(int(input.amax().item()) + 1 if input.numel() else 0, minlength)
     idx = input.to(D.int64)
     if weights is None:
-        return zeros(n, dtype=D.int64, device=input._device).scatter_add(0, idx, idx * 0 + 1)  # type: ignore[attr-defined]
+        return zeros(n, dtype=D.int64, device=input._device).scatter_add(0, idx, idx * 0 + 1)
     wd = weights.dtype if weights.dtype in (D.float32, D.float64) else D.float64
-    return zeros(n, dtype=wd, device=input._device).scatter_add(0, idx, weights.to(wd))  # type: ignore[attr-defined]
+    return zeros(n, dtype=wd, device=input._device).scatter_add(0, idx, weights.to(wd))
 
 
 def histc(input: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:
@@ -66,24 +66,24 @@ def histc(input: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:
         raise RuntimeError("bins must be > 0")
     lo, hi = float(min), float(max)
     if lo == hi and input.numel():
-        lo, hi = float(input.amin().item()), float(input.amax().item())  # type: ignore[attr-defined]
+        lo, hi = float(input.amin().item()), float(input.amax().item())
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     if lo > hi:
         raise RuntimeError("max must be larger than min")
-    x = input.reshape(-1).detach()  # type: ignore[attr-defined]
+    x = input.reshape(-1).detach()
     inside = (x >= lo) & (x <= hi)
-    b = floor((x - lo) * (bins / (hi - lo))).to(D.int64).clamp(0, bins - 1)  # type: ignore[attr-defined]
+    b = floor((x - lo) * (bins / (hi - lo))).to(D.int64).clamp(0, bins - 1)
     b = where(inside, b, 0)
-    return zeros(bins, dtype=input.dtype, device=input._device).scatter_add(0, b, inside.to(input.dtype))  # type: ignore[attr-defined]
+    return zeros(bins, dtype=input.dtype, device=input._device).scatter_add(0, b, inside.to(input.dtype))
 
 
 # -- unique ------------------------------------------------------------------------------------
 def _unique_flat(x: Tensor, sort: bool, return_inverse: bool, return_counts: bool) -> Any:
-    flat = x.reshape(-1).detach()  # type: ignore[attr-defined]
+    flat = x.reshape(-1).detach()
     n = flat.numel()
     if sort:
-        s = flat.sort()  # type: ignore[attr-defined]
+        s = flat.sort()
         vals, order = s.values, s.indices
     else:
         vals, order = flat, _arange(n, x)
@@ -95,11 +95,11 @@ def _unique_flat(x: Tensor, sort: bool, return_inverse: bool, return_counts: boo
     uniq = vals[starts]
     outs = [uniq]
     if return_inverse:
-        group = starts.to(D.int64).cumsum(0) - 1  # type: ignore[attr-defined]
-        inv = zeros(n, dtype=D.int64, device=x._device).scatter(0, order, group)  # type: ignore[attr-defined]
+        group = starts.to(D.int64).cumsum(0) - 1
+        inv = zeros(n, dtype=D.int64, device=x._device).scatter(0, order, group)
         outs.append(inv.reshape(x._shape))
     if return_counts:
-        pos = starts.nonzero().reshape(-1)  # type: ignore[attr-defined]
+        pos = starts.nonzero().reshape(-1)
         ends = cat([pos[1:], zeros(1, dtype=D.int64, device=x._device) + n]) if n else pos
         outs.append(ends - pos)
     return outs[0] if len(outs) == 1 else tuple(outs)
@@ -107,7 +107,7 @@ def _unique_flat(x: Tensor, sort: bool, return_inverse: bool, return_counts: boo
 
 def _unique_dim(x: Tensor, dim: int, consecutive: bool, return_inverse: bool, return_counts: bool) -> Any:
     d = norm_dim(dim, x.ndim)
-    host = np.moveaxis(x.detach().cpu().numpy(), d, 0)  # type: ignore[attr-defined]
+    host = np.moveaxis(x.detach().cpu().numpy(), d, 0)
     rows = host.reshape(host.shape[0], -1)
     if consecutive:
         keep = np.ones(len(rows), bool)
@@ -176,7 +176,7 @@ def searchsorted(
     not_implemented_for("searchsorted_out_cpu", sorted_sequence, "bool")
     seq = sorted_sequence
     if sorter is not None:
-        seq = seq.gather(-1, sorter)  # type: ignore[attr-defined]
+        seq = seq.gather(-1, sorter)
     scalar = not isinstance(input, Tensor)
     v = tensor(input, dtype=seq.dtype, device=seq._device) if scalar else input
     if seq.ndim > 1 and seq._shape[:-1] != v._shape[:-1]:
@@ -202,14 +202,14 @@ def _merge_ranks(seq: Tensor, v: Tensor, right: bool) -> Tensor:
 
     dt = result_type(seq, v)
     n, m = seq._shape[-1], v._shape[-1]
-    s, x = seq.detach().to(dt), v.detach().to(dt)  # type: ignore[attr-defined]
+    s, x = seq.detach().to(dt), v.detach().to(dt)
     keys = cat([s, x], -1) if right else cat([x, s], -1)
-    order = keys.sort(-1, stable=True).indices  # type: ignore[attr-defined]
+    order = keys.sort(-1, stable=True).indices
     is_val = (order >= n) if right else (order < m)
-    before = (~is_val).to(D.int64).cumsum(-1)  # type: ignore[attr-defined, operator]
+    before = (~is_val).to(D.int64).cumsum(-1)
     slot = where(is_val, order - n if right else order, m)
     out = zeros((seq._shape[0], m + 1), dtype=D.int64, device=seq._device)
-    return out.scatter(-1, slot, before)[:, :m]  # type: ignore[attr-defined]
+    return out.scatter(-1, slot, before)[:, :m]
 
 
 def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:
@@ -229,10 +229,10 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, inve
     if t.numel() == 0:
         found = zeros(e._shape, dtype=D.bool_, device=e._device)
     else:
-        s = t.sort().values  # type: ignore[attr-defined]
-        pos = searchsorted(s, e).clamp(max=s.numel() - 1)  # type: ignore[attr-defined]
-        found = s.gather(0, pos.reshape(-1)).reshape(e._shape) == e  # type: ignore[attr-defined]
-    return ~found if invert else found  # type: ignore[operator]
+        s = t.sort().values
+        pos = searchsorted(s, e).clamp(max=s.numel() - 1)
+        found = s.gather(0, pos.reshape(-1)).reshape(e._shape) == e
+    return ~found if invert else found
 
 
 def unravel_index(indices: Any, shape: Sequence[int] | int) -> tuple[Tensor, ...]:
