@@ -74,8 +74,8 @@ def flip(input: Tensor, *dims: Any) -> Tensor:
         if n > 1:  # gather with a known-valid index: no bounds check, no host sync
             shape = [1] * input.ndim
             shape[d] = n
-            idx = (n - 1 - _arange(n, input)).reshape(shape).expand(input._shape)  # type: ignore[attr-defined]
-            out = out.gather(d, idx)  # type: ignore[attr-defined]
+            idx = (n - 1 - _arange(n, input)).reshape(shape).expand(input._shape)
+            out = out.gather(d, idx)
     return out.clone() if out is input else out
 
 
@@ -133,11 +133,11 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
     k %= 4
     if k == 1:
-        return flip(input, d1).transpose(d0, d1)  # type: ignore[attr-defined]
+        return flip(input, d1).transpose(d0, d1)
     if k == 2:
         return flip(input, d0, d1)
     if k == 3:
-        return flip(input, d0).transpose(d0, d1)  # type: ignore[attr-defined]
+        return flip(input, d0).transpose(d0, d1)
     return input.clone()
 
 
@@ -155,7 +155,7 @@ def repeat(input: Tensor, *sizes: Any) -> Tensor:
     for r, s in zip(reps, shape):
         inter += [1, s]
         big += [r, s]
-    x = input.reshape(tuple(inter)).expand(tuple(big))  # type: ignore[attr-defined]
+    x = input.reshape(tuple(inter)).expand(tuple(big))
     return x.contiguous().reshape(tuple(r * s for r, s in zip(reps, shape)))
 
 
@@ -183,29 +183,29 @@ def repeat_interleave(
         if x.ndim == 0:
             x = x.reshape(1)
         sh = x._shape
-        y = x.unsqueeze(d + 1).expand(sh[: d + 1] + (repeats,) + sh[d + 1 :])  # type: ignore[attr-defined]
+        y = x.unsqueeze(d + 1).expand(sh[: d + 1] + (repeats,) + sh[d + 1 :])
         return y.contiguous().reshape(sh[:d] + (sh[d] * repeats,) + sh[d + 1 :])
     if repeats.ndim != 1 or repeats._shape[0] != x._shape[d]:
         raise RuntimeError("repeats must have the same size as input along dim")
-    if repeats.numel() and int(repeats.amin().item()) < 0:  # type: ignore[attr-defined]
+    if repeats.numel() and int(repeats.amin().item()) < 0:
         raise RuntimeError("repeats can not be negative")
     idx = _counts_to_index(repeats)
-    return x.index_select(d, idx)  # type: ignore[attr-defined]
+    return x.index_select(d, idx)
 
 
 def _counts_to_index(counts: Tensor) -> Tensor:
     """[2, 0, 1] -> [0, 0, 2]: each position repeated by its count."""
 
     c = counts.to(D.int64)
-    total = int(c.sum().item()) if c.numel() else 0  # type: ignore[attr-defined]
+    total = int(c.sum().item()) if c.numel() else 0
     if total == 0:
         return zeros(0, dtype=D.int64, device=counts._device)
-    starts = (c.cumsum(0) - c)[c > 0]  # type: ignore[attr-defined]
-    groups = (c > 0).nonzero().reshape(-1)  # type: ignore[attr-defined]
+    starts = (c.cumsum(0) - c)[c > 0]
+    groups = (c > 0).nonzero().reshape(-1)
     prev = cat([tensor([0], device=counts._device), groups[:-1]])
     marks = zeros(total, dtype=D.int64, device=counts._device)
-    marks = marks.index_put((starts,), groups - prev, accumulate=True)  # type: ignore[attr-defined]
-    return marks.cumsum(0)  # type: ignore[attr-defined]
+    marks = marks.index_put((starts,), groups - prev, accumulate=True)
+    return marks.cumsum(0)
 
 
 def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:
@@ -260,7 +260,7 @@ def _atleast_3d(t: Tensor) -> Tensor:
     if t.ndim == 1:
         return t.reshape(1, -1, 1)
     if t.ndim == 2:
-        return t.unsqueeze(-1)  # type: ignore[attr-defined]
+        return t.unsqueeze(-1)
     return t
 
 
@@ -281,7 +281,7 @@ def _unfold_backward(g: Tensor, shape: tuple[int, ...], d: int, size: int, step:
     if not shape:
         return g.reshape(())
     idx = (_arange(nwin, g) * step).reshape(-1, 1) + _arange(size, g).reshape(1, -1)
-    moved = g.movedim(-1, d + 1)  # type: ignore[attr-defined]
+    moved = g.movedim(-1, d + 1)
     flat = moved.reshape(shape[:d] + (nwin * size,) + shape[d + 1 :])
     return index_add(zeros(shape, dtype=g.dtype, device=g._device), d, idx.reshape(-1), flat)
 
@@ -325,7 +325,7 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
         ts[0], ts[1] = ts[1], ts[0]
     shape = tuple(t._shape[0] for t in ts)
     n = len(ts)
-    outs = [t.reshape((1,) * i + (-1,) + (1,) * (n - i - 1)).expand(shape) for i, t in enumerate(ts)]  # type: ignore[attr-defined]
+    outs = [t.reshape((1,) * i + (-1,) + (1,) * (n - i - 1)).expand(shape) for i, t in enumerate(ts)]
     if swap:
         outs[0], outs[1] = outs[1], outs[0]
     return tuple(outs)
@@ -358,7 +358,7 @@ def atleast_3d(*tensors: Any) -> Any:
             return t.reshape(1, 1, 1)
         if t.ndim == 1:
             return t.reshape(1, -1, 1)
-        return t.unsqueeze(-1) if t.ndim == 2 else t  # type: ignore[attr-defined]
+        return t.unsqueeze(-1) if t.ndim == 2 else t
 
     return _each(tensors, up)
 
@@ -370,7 +370,7 @@ def ravel(input: Tensor) -> Tensor:
 
 def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``narrow`` as a new tensor."""
-    return input.narrow(dim, start, length).clone()  # type: ignore[attr-defined]
+    return input.narrow(dim, start, length).clone()
 
 
 def _split_even(name: str, input: Tensor, ios: Any, dim: int, need: int) -> tuple[Tensor, ...]:
