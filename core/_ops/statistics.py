@@ -32,16 +32,14 @@ def histogram(
 
     if input.dtype.category < 2:
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{input.dtype.name}'")
-    x = input.reshape(-1).detach()  # type: ignore[attr-defined]
+    x = input.reshape(-1).detach()
     if isinstance(bins, Tensor):
         edges = bins.to(input.dtype)
     else:
         lo, hi = (
             range
             if range is not None
-            else (
-                (float(x.amin().item()), float(x.amax().item())) if x.numel() else (0.0, 1.0)  # type: ignore[attr-defined]
-            )
+            else ((float(x.amin().item()), float(x.amax().item())) if x.numel() else (0.0, 1.0))
         )
         if lo == hi:
             lo, hi = lo - 0.5, hi + 0.5
@@ -53,9 +51,9 @@ def histogram(
     inside = (b >= 0) & (b < n)
     w = weight.reshape(-1).to(input.dtype) if weight is not None else inside.to(input.dtype)
     w = where(inside, w, 0.0)
-    hist = zeros(n, dtype=input.dtype, device=input._device).scatter_add(0, where(inside, b, 0), w)  # type: ignore[attr-defined]
+    hist = zeros(n, dtype=input.dtype, device=input._device).scatter_add(0, where(inside, b, 0), w)
     if density:
-        hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))  # type: ignore[attr-defined]
+        hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
     return _histogram_t(hist, edges)
 
 
@@ -68,7 +66,7 @@ def _edges(x: Tensor, bins: Any, rng: Any) -> Tensor:
     if rng is not None:
         lo, hi = rng
     elif x.numel():
-        lo, hi = float(x.amin().item()), float(x.amax().item())  # type: ignore[attr-defined]
+        lo, hi = float(x.amin().item()), float(x.amax().item())
     else:
         lo, hi = 0.0, 1.0
     if lo == hi:
@@ -83,7 +81,7 @@ def histogramdd(
 
     if input.dtype.category < 2:
         raise NotImplementedError(f"\"histogramdd\" not implemented for '{input.dtype.name}'")
-    x = input.reshape(-1, input._shape[-1]).detach()  # type: ignore[attr-defined]
+    x = input.reshape(-1, input._shape[-1]).detach()
     nd = x._shape[1]
     per_dim = list(bins) if isinstance(bins, (list, tuple)) else [bins] * nd
     ranges = [None] * nd if range is None else [tuple(range[2 * k : 2 * k + 2]) for k in builtins_range(nd)]
@@ -105,7 +103,7 @@ def histogramdd(
     total = 1
     for n in sizes:
         total *= n
-    hist = zeros(total, dtype=input.dtype, device=x._device).scatter_add(0, where(inside, lin, 0), w)  # type: ignore[attr-defined]
+    hist = zeros(total, dtype=input.dtype, device=x._device).scatter_add(0, where(inside, lin, 0), w)
     hist = hist.reshape(tuple(sizes))
     if density:
         vol = None
@@ -114,7 +112,7 @@ def histogramdd(
             shape[k] = sizes[k]
             wk = (e[1:] - e[:-1]).reshape(shape)
             vol = wk if vol is None else vol * wk
-        hist = hist / (hist.sum() * vol)  # type: ignore[attr-defined, operator]
+        hist = hist / (hist.sum() * vol)
     return _histogramdd_t(hist, tuple(edges))
 
 
@@ -137,11 +135,11 @@ def cov(
     n = x._shape[1]
     if w is None:
         wsum = float(n)
-        avg = x.mean(1, keepdim=True)  # type: ignore[attr-defined]
+        avg = x.mean(1, keepdim=True)
         norm = wsum - correction
     else:
         wsum_t = w.sum()
-        avg = (x * w).sum(1, keepdim=True) / wsum_t  # type: ignore[attr-defined]
+        avg = (x * w).sum(1, keepdim=True) / wsum_t
         if correction == 0:
             norm = wsum_t
         elif aweights is None:
@@ -150,7 +148,7 @@ def cov(
             norm = wsum_t - correction * (w * aweights.to(x.dtype)).sum() / wsum_t
     xc = x - avg
     xw = xc * w if w is not None else xc
-    c = xw @ xc.mT.conj()  # type: ignore[attr-defined]
+    c = xw @ xc.mT.conj()
     if not isinstance(norm, Tensor) and norm <= 0:
         norm = 0.0
     out = c / norm
@@ -162,16 +160,16 @@ def corrcoef(input: Tensor) -> Tensor:
     c = cov(input)
     if c.ndim == 0:
         return c / c
-    d = diagonal(c).sqrt()  # type: ignore[attr-defined]
+    d = diagonal(c).sqrt()
     out = c / d.unsqueeze(1) / d.unsqueeze(0)
-    return out.clamp(-1, 1) if not out.dtype.is_complex else out  # type: ignore[attr-defined]
+    return out.clamp(-1, 1) if not out.dtype.is_complex else out
 
 
 def _trap_pieces(y: Tensor, x: Any, dx: Any, d: int) -> Tensor:
     n = y._shape[d]
-    ys = y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)  # type: ignore[attr-defined]
+    ys = y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)
     if isinstance(x, Tensor):
-        xd = x.narrow(-1 if x.ndim == 1 else d, 1, n - 1) - x.narrow(-1 if x.ndim == 1 else d, 0, n - 1)  # type: ignore[attr-defined]
+        xd = x.narrow(-1 if x.ndim == 1 else d, 1, n - 1) - x.narrow(-1 if x.ndim == 1 else d, 0, n - 1)
         if x.ndim == 1 and y.ndim > 1:
             shape = [1] * y.ndim
             shape[d] = n - 1
@@ -184,8 +182,8 @@ def trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Ten
     """The trapezoidal rule along ``dim`` with sample points ``x`` or spacing ``dx``."""
     d = norm_dim(dim, y.ndim)
     if y._shape[d] == 0:
-        return y.sum(d)  # type: ignore[attr-defined]
-    return _trap_pieces(y, x, dx, d).sum(d)  # type: ignore[attr-defined]
+        return y.sum(d)
+    return _trap_pieces(y, x, dx, d).sum(d)
 
 
 def trapz(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
@@ -198,4 +196,4 @@ def cumulative_trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int =
     d = norm_dim(dim, y.ndim)
     if y._shape[d] == 0:
         return y.clone()
-    return _trap_pieces(y, x, dx, d).cumsum(d)  # type: ignore[attr-defined]
+    return _trap_pieces(y, x, dx, d).cumsum(d)
