@@ -330,13 +330,13 @@ OPERATORS: dict[str, Any] = {
 
 
 def _mH(self: Tensor) -> Tensor:
-    return CX.conj_physical(self.transpose(-2, -1))  # type: ignore[attr-defined]
+    return CX.conj_physical(self.transpose(-2, -1))
 
 
 def _H(self: Tensor) -> Tensor:
     if self.ndim > 2:
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
-    return CX.conj_physical(self.T)  # type: ignore[attr-defined]
+    return CX.conj_physical(self.T)
 
 
 PROPERTIES: dict[str, Any] = {
