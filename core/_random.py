@@ -144,7 +144,7 @@ def _uniform01(n: int, dtype: DType, device: Any, generator: Generator | None) -
             if n
             else random_words(0, device, generator).reshape(0, 2)
         )
-        hi, lo = w[:, 0], w[:, 1]  # type: ignore[index]
+        hi, lo = w[:, 0], w[:, 1]
         bits = hi * 2097152 + lo // 2048
         return bits.to(D.float64) * (2.0**-53)
     w = random_words(n, device, generator)
@@ -173,14 +173,14 @@ def rand(
     for s in shape:
         n *= s
     out = _uniform01(n, dt, device, generator).reshape(shape).detach()
-    return out.requires_grad_(True) if requires_grad else out  # type: ignore[attr-defined]
+    return out.requires_grad_(True) if requires_grad else out
 
 
 def _normal01(n: int, dtype: DType, device: Any, generator: Generator | None) -> Tensor:
     work = D.float64 if dtype is D.float64 else D.float32
     u = _uniform01(2 * n, work, device, generator)
     u1, u2 = u[:n], u[n:]
-    z = ((1.0 - u1).log() * -2.0).sqrt() * (u2 * _TWO_PI).cos()  # type: ignore[attr-defined]
+    z = ((1.0 - u1).log() * -2.0).sqrt() * (u2 * _TWO_PI).cos()
     return z if z.dtype is dtype else z.to(dtype)
 
 
@@ -198,7 +198,7 @@ def randn(
     for s in shape:
         n *= s
     out = _normal01(n, dt, device, generator).reshape(shape).detach()
-    return out.requires_grad_(True) if requires_grad else out  # type: ignore[attr-defined]
+    return out.requires_grad_(True) if requires_grad else out
 
 
 def randint(
@@ -228,7 +228,7 @@ def randint(
         w = random_words(n, device, generator)
     else:
         pair = random_words(2 * n, device, generator).reshape(n, 2)
-        w = pair[:, 0] * 2147483648 + pair[:, 1] // 2  # type: ignore[index]
+        w = pair[:, 0] * 2147483648 + pair[:, 1] // 2
     out = (w % span + low).reshape(shape)
     dt = dtype or D.int64
     return out if dt is D.int64 else out.to(dt)
@@ -241,7 +241,7 @@ def randperm(
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
     keys = random_words(n, device, generator)
-    perm = keys.sort(stable=True).indices  # type: ignore[attr-defined]
+    perm = keys.sort(stable=True).indices
     dt = dtype or D.int64
     return perm if dt is D.int64 else perm.to(dt)
 
@@ -319,14 +319,14 @@ def multinomial(
     out = []
     p = probs.to(D.float64 if probs.dtype is D.float64 else D.float32).detach()
     for _ in range(num_samples):
-        cdf = p.cumsum(1)  # type: ignore[attr-defined]
+        cdf = p.cumsum(1)
         total = cdf[:, -1:]
         u = rand(rows, 1, generator=generator, dtype=p.dtype, device=p._device) * total
-        idx = (cdf <= u).sum(1, keepdim=True)  # type: ignore[attr-defined]
-        idx = idx.clamp(max=p._shape[1] - 1)  # type: ignore[attr-defined]
+        idx = (cdf <= u).sum(1, keepdim=True)
+        idx = idx.clamp(max=p._shape[1] - 1)
         out.append(idx)
         if not replacement:
-            p = p.scatter(1, idx, 0.0)  # type: ignore[attr-defined]
+            p = p.scatter(1, idx, 0.0)
     from ._ops.join import cat
 
     res = cat(out, 1)
@@ -336,12 +336,12 @@ def multinomial(
 def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Generator | None = None) -> Tensor:
     """Fill ``t`` in place with uniform samples in ``[a, b)``."""
     u = _uniform01(t.numel(), t.dtype, t._device, generator).reshape(t._shape)
-    t.copy_(u * (b - a) + a)  # type: ignore[attr-defined]
+    t.copy_(u * (b - a) + a)
     return t
 
 
 def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Generator | None = None) -> Tensor:
     """Fill ``t`` in place with normal samples."""
     z = _normal01(t.numel(), t.dtype, t._device, generator).reshape(t._shape)
-    t.copy_(z * std + mean)  # type: ignore[attr-defined]
+    t.copy_(z * std + mean)
     return t
