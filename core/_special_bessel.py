@@ -34,10 +34,10 @@ def _k_integral(x: Tensor, nu: int, scaled: bool) -> Tensor:
 
     h = 0.05
     t = arange(600, device=x._device).to(x.dtype) * h  # t up to 30: exp(-x cosh 30) underflows
-    ct, cn = t.cosh(), (t * nu).cosh()  # type: ignore[attr-defined]
-    xe = x.unsqueeze(-1)  # type: ignore[attr-defined]
+    ct, cn = t.cosh(), (t * nu).cosh()
+    xe = x.unsqueeze(-1)
     f = exp(-xe * (ct - (1.0 if scaled else 0.0))) * cn
-    return (f.sum(-1) - 0.5 * f.select(-1, 0)) * h  # type: ignore[attr-defined]
+    return (f.sum(-1) - 0.5 * f.select(-1, 0)) * h
 
 
 def _k_integral_chunked(x: Tensor, nu: int, scaled: bool) -> Tensor:
@@ -58,7 +58,7 @@ def _k_asymptotic(x: Tensor, nu: int, scaled: bool) -> Tensor:
     for k in range(1, 30):
         term = term * (mu - (2 * k - 1) ** 2) / (8.0 * k * x)
         total = total + term
-    out = (math.pi / (2 * x)).sqrt() * total  # type: ignore[operator]
+    out = (math.pi / (2 * x)).sqrt() * total
     return out if scaled else out * exp(-x)
 
 
@@ -111,12 +111,12 @@ def _y_integral(x: Tensor, nu: int) -> Tensor:
     """Y_nu(x) = (1/pi) int_0^pi sin(x sin(th) - nu th) dth
     - (1/pi) int_0^inf (e^{nu t} + (-1)^nu e^{-nu t}) e^{-x sinh t} dt, by Gauss-Legendre, for x <= 25."""
     u, w = _gauss_legendre(160, x)
-    xe = x.unsqueeze(-1)  # type: ignore[attr-defined]
+    xe = x.unsqueeze(-1)
     th = (u + 1) * (math.pi / 2)
     first = (sin(xe * sin(th) - nu * th) * w).sum(-1) * 0.5  # (pi/2 weights) / pi
     top = (750.0 / x).asinh().unsqueeze(-1)  # type: ignore[attr-defined]  e^{-x sinh t} underflows beyond
     t = (u + 1) * 0.5 * top
-    g = (exp(nu * t) + (-1) ** nu * exp(-nu * t)) * exp(-xe * t.sinh())  # type: ignore[attr-defined]
+    g = (exp(nu * t) + (-1) ** nu * exp(-nu * t)) * exp(-xe * t.sinh())
     second = (g * w).sum(-1) * top.squeeze(-1) * 0.5 / math.pi
     return first - second
 
@@ -135,7 +135,7 @@ def _y_asymptotic(x: Tensor, nu: int) -> Tensor:
         else:
             p = p + sign * term
     chi = x - (nu / 2 + 0.25) * math.pi
-    return (2 / (math.pi * x)).sqrt() * (p * sin(chi) + q * chi.cos())  # type: ignore[attr-defined, operator]
+    return (2 / (math.pi * x)).sqrt() * (p * sin(chi) + q * chi.cos())
 
 
 def _bessel_y(nu: int) -> Any:
@@ -170,12 +170,12 @@ bessel_y1 = _bessel_y(1)
 def _j_integral(z: Tensor, nu: float) -> Tensor:
     """J_nu(z) = (1/pi) int_0^pi cos(nu th - z sin th) dth - (sin(nu pi)/pi) int_0^inf e^{-z sinh t - nu t} dt."""
     u, w = _gauss_legendre(160, z)
-    ze = z.unsqueeze(-1)  # type: ignore[attr-defined]
+    ze = z.unsqueeze(-1)
     th = (u + 1) * (math.pi / 2)
-    first = ((nu * th - ze * sin(th)).cos() * w).sum(-1) * 0.5  # type: ignore[attr-defined]
-    top = (750.0 / z).asinh().unsqueeze(-1)  # type: ignore[attr-defined]
+    first = ((nu * th - ze * sin(th)).cos() * w).sum(-1) * 0.5
+    top = (750.0 / z).asinh().unsqueeze(-1)
     t = (u + 1) * 0.5 * top
-    g = exp(-ze * t.sinh() - nu * t)  # type: ignore[attr-defined]
+    g = exp(-ze * t.sinh() - nu * t)
     second = (g * w).sum(-1) * top.squeeze(-1) * 0.5 * math.sin(nu * math.pi) / math.pi
     return first - second
 
@@ -192,7 +192,7 @@ def _j_asymptotic(z: Tensor, nu: float) -> Tensor:
         else:
             p = p + sign * term
     chi = z - (nu / 2 + 0.25) * math.pi
-    return (2 / (math.pi * z)).sqrt() * (p * chi.cos() - q * sin(chi))  # type: ignore[attr-defined, operator]
+    return (2 / (math.pi * z)).sqrt() * (p * chi.cos() - q * sin(chi))
 
 
 def _j_frac(z: Tensor, nu: float) -> Tensor:
@@ -210,15 +210,15 @@ def airy_ai(input: Tensor) -> Tensor:
     x = _float(input)
     wide = x.to(D.float64) if D.float64 in x._be.backend.dtypes else x
     with NoRecord():
-        a = wide.abs()  # type: ignore[attr-defined]
+        a = wide.abs()
         zeta = where(a > 0, a, 1.0) ** 1.5 * (2.0 / 3.0)
         kz = where(
             zeta <= 20,
             _k_integral(where(zeta <= 20, zeta, 20.0), 1 / 3, False),
             _k_asymptotic(where(zeta > 20, zeta, 21.0), 1 / 3, False),
         )
-        pos = (a / 3).sqrt() * kz / math.pi  # type: ignore[attr-defined]
-        neg = a.sqrt() / 3 * (_j_frac(zeta, 1 / 3) + _j_frac(zeta, -1 / 3))  # type: ignore[attr-defined]
+        pos = (a / 3).sqrt() * kz / math.pi
+        neg = a.sqrt() / 3 * (_j_frac(zeta, 1 / 3) + _j_frac(zeta, -1 / 3))
         out = where(wide > 0, pos, neg)
         out = where(wide == 0, _AI0, out)
         out = where(wide.abs() == float("inf"), float("nan"), out)  # type: ignore[attr-defined]  (PyTorch)
