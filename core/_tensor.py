@@ -234,7 +234,7 @@ class Tensor(_Base):
     def __iter__(self) -> Any:
         if not self._shape:
             raise TypeError("iteration over a 0-d tensor")
-        return iter(self.unbind(0))  # type: ignore[attr-defined]
+        return iter(self.unbind(0))
 
     def __hash__(self) -> int:
         return id(self)
