@@ -126,7 +126,7 @@ class Function:
         with no_grad():
             if _uses_setup_context(cls):
                 out = cls.forward(*args)
-                cls.setup_context(ctx, args, out)  # type: ignore[attr-defined]
+                cls.setup_context(ctx, args, out)
             else:
                 out = cls.forward(ctx, *args)
         outs = out if isinstance(out, tuple) else (out,)
