@@ -68,7 +68,7 @@ def _dft_matrix(n: int, inverse: bool, dtype: Any, device: Any) -> Tensor:
     m = arange(n, device=device).reshape(1, -1)
     real_dt = D.to_real(dtype)
     phase = ((k * m) % max(n, 1)).to(real_dt) * ((2 if inverse else -2) * math.pi / max(n, 1))
-    return _complex(phase.cos(), phase.sin())  # type: ignore[attr-defined]
+    return _complex(phase.cos(), phase.sin())
 
 
 def _twiddles(n: int, inverse: bool, dtype: Any, device: Any) -> Tensor:
@@ -76,7 +76,7 @@ def _twiddles(n: int, inverse: bool, dtype: Any, device: Any) -> Tensor:
     from ._creation import arange
 
     phase = arange(n // 2, device=device).to(D.to_real(dtype)) * ((2 if inverse else -2) * math.pi / n)
-    return _complex(phase.cos(), phase.sin())  # type: ignore[attr-defined]
+    return _complex(phase.cos(), phase.sin())
 
 
 def _fft_last(x: Tensor, inverse: bool) -> Tensor:
@@ -87,9 +87,9 @@ def _fft_last(x: Tensor, inverse: bool) -> Tensor:
         return _bluestein(x, inverse)
     if n % 2 or n <= 16:
         return matmul(x, _dft_matrix(n, inverse, x.dtype, x._device))  # the matrix is symmetric
-    halves = x.unflatten(-1, (n // 2, 2)).movedim(-1, -2)  # type: ignore[attr-defined]
+    halves = x.unflatten(-1, (n // 2, 2)).movedim(-1, -2)
     y = _fft_last(halves, inverse)
-    even, odd = y.select(-2, 0), y.select(-2, 1)  # type: ignore[attr-defined]
+    even, odd = y.select(-2, 0), y.select(-2, 1)
     odd = odd * _twiddles(n, inverse, x.dtype, x._device)
     return cat([even + odd, even - odd], -1)
 
@@ -102,11 +102,11 @@ def _bluestein(x: Tensor, inverse: bool) -> Tensor:
     size = 1 << (2 * m - 2).bit_length()
     k = arange(m, device=x._device)
     phase = ((k * k) % (2 * m)).to(D.to_real(x.dtype)) * ((1 if inverse else -1) * math.pi / m)
-    w = _complex(phase.cos(), phase.sin())  # type: ignore[attr-defined]
+    w = _complex(phase.cos(), phase.sin())
     a = cat([x * w, zeros(x._shape[:-1] + (size - m,), dtype=x.dtype, device=x._device)], -1)
-    wc = w.conj()  # type: ignore[attr-defined]
+    wc = w.conj()
     gap = zeros(size - 2 * m + 1, dtype=x.dtype, device=x._device)
-    b = cat([wc, gap, wc[1:].flip(0)], 0)  # type: ignore[attr-defined]
+    b = cat([wc, gap, wc[1:].flip(0)], 0)
     conv = _fft_last(_fft_last(a, False) * _fft_last(b, False), True) * (1.0 / size)
     return conv[..., :m] * w
 
@@ -129,7 +129,7 @@ def _resize(x: Tensor, n: int, d: int) -> Tensor:
     if n == size:
         return x
     if n < size:
-        return x.narrow(d, 0, n)  # type: ignore[attr-defined]
+        return x.narrow(d, 0, n)
     pad = zeros(x._shape[:d] + (n - size,) + x._shape[d + 1 :], dtype=x.dtype, device=x._device)
     return cat([x, pad], d)
 
@@ -142,9 +142,9 @@ def _transform(x: Tensor, n: int | None, dim: int, norm: str | None, inverse: bo
     xc = _resize(x, n_in, d)
     ct = _complex_dtype(xc)
     xc = xc.to(ct)
-    out = _fft_last(xc.movedim(d, -1), inverse)  # type: ignore[attr-defined]
+    out = _fft_last(xc.movedim(d, -1), inverse)
     s = _scale(norm, n_in, inverse)
-    return (out * s if s != 1.0 else out).movedim(-1, d)  # type: ignore[attr-defined]
+    return (out * s if s != 1.0 else out).movedim(-1, d)
 
 
 def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
@@ -163,7 +163,7 @@ def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
         raise RuntimeError("rfft expects a real input tensor, but got " + input.dtype.name)
     d = norm_dim(dim, input.ndim)
     full = fft(input, n, d, norm)
-    return full.narrow(d, 0, full._shape[d] // 2 + 1)  # type: ignore[attr-defined]
+    return full.narrow(d, 0, full._shape[d] // 2 + 1)
 
 
 def _hermitian_full(x: Tensor, n: int, d: int) -> Tensor:
@@ -173,7 +173,7 @@ def _hermitian_full(x: Tensor, n: int, d: int) -> Tensor:
     tail = n - half
     if tail <= 0:
         return x
-    mirror = x.narrow(d, 1, tail).flip(d).conj()  # type: ignore[attr-defined]
+    mirror = x.narrow(d, 1, tail).flip(d).conj()
     return cat([x, mirror], d)
 
 
@@ -194,12 +194,12 @@ _SWAP = {None: "forward", "backward": "forward", "forward": "backward", "ortho":
 def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The FFT of a Hermitian-symmetric signal given by its first half: a real spectrum."""
     x = input.to(_complex_dtype(input))
-    return irfft(x.conj(), n, dim, _SWAP.get(norm, norm))  # type: ignore[attr-defined]
+    return irfft(x.conj(), n, dim, _SWAP.get(norm, norm))
 
 
 def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The inverse of ``hfft``: the first ``n // 2 + 1`` terms of ``conj(ifft(input))``."""
-    return rfft(input, n, dim, _SWAP.get(norm, norm)).conj()  # type: ignore[attr-defined]
+    return rfft(input, n, dim, _SWAP.get(norm, norm)).conj()
 
 
 def _dims_and_sizes(x: Tensor, s: Sequence[int] | None, dim: Any) -> tuple[list, list]:
@@ -284,12 +284,12 @@ def irfft2(
 def hfftn(input: Tensor, s: Sequence[int] | None = None, dim: Any = None, norm: str | None = None) -> Tensor:
     """The n-dimensional ``hfft``: a real result from a half-Hermitian input."""
     x = input.to(_complex_dtype(input))
-    return irfftn(x.conj(), s, dim, _SWAP.get(norm, norm))  # type: ignore[attr-defined]
+    return irfftn(x.conj(), s, dim, _SWAP.get(norm, norm))
 
 
 def ihfftn(input: Tensor, s: Sequence[int] | None = None, dim: Any = None, norm: str | None = None) -> Tensor:
     """The inverse of ``hfftn``: half of the Hermitian spectrum of a real input."""
-    return rfftn(input, s, dim, _SWAP.get(norm, norm)).conj()  # type: ignore[attr-defined]
+    return rfftn(input, s, dim, _SWAP.get(norm, norm)).conj()
 
 
 def hfft2(
