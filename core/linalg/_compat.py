@@ -86,7 +86,7 @@ def triangular_solve(
     """``torch.triangular_solve``: ``(solution of op(T) X = b, a copy of A)``."""
     T = _triangle(A, upper, unitriangular)
     if transpose:
-        T = T.mT  # type: ignore[attr-defined]
+        T = T.mT
     return _tri_t(solve(T, b), A.clone())
 
 
