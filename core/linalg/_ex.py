@@ -33,16 +33,16 @@ def cholesky_partial(A: Tensor) -> tuple[Tensor, Tensor]:
     info = zeros(A._shape[:-2], dtype=D.int32, device=A._device)
     for j in range(n):
         d = W[..., j, j]
-        d = d.real if d.is_complex() else d  # type: ignore[attr-defined]
+        d = d.real if d.is_complex() else d
         info = where((info == 0) & ~(d > 0), j + 1, info).to(D.int32)
         live = info == 0
-        s = where(live, d, 1.0).sqrt().to(A.dtype)  # type: ignore[attr-defined]
-        c = W[..., j + 1 :, j] / s.unsqueeze(-1)  # type: ignore[attr-defined]
-        trail = W[..., j + 1 :, j + 1 :] - c.unsqueeze(-1) * c.conj().unsqueeze(-2)  # type: ignore[attr-defined]
-        col = cat([s.unsqueeze(-1), c], -1).unsqueeze(-1)  # type: ignore[attr-defined]
+        s = where(live, d, 1.0).sqrt().to(A.dtype)
+        c = W[..., j + 1 :, j] / s.unsqueeze(-1)
+        trail = W[..., j + 1 :, j + 1 :] - c.unsqueeze(-1) * c.conj().unsqueeze(-2)
+        col = cat([s.unsqueeze(-1), c], -1).unsqueeze(-1)
         right = cat([W[..., j : j + 1, j + 1 :], trail], -2)
         new = cat([W[..., :j, :], cat([W[..., j:, :j], col, right], -1)], -2)
-        W = where(live.unsqueeze(-1).unsqueeze(-1), new, W)  # type: ignore[attr-defined]
+        W = where(live.unsqueeze(-1).unsqueeze(-1), new, W)
     return tril(W), info
 
 
@@ -58,14 +58,14 @@ def healthy(A: Tensor, info: Tensor) -> Tensor:
     """``A`` with each failed matrix replaced by the identity, so one batched kernel call runs."""
     from .._creation import eye
 
-    ok = (info == 0).unsqueeze(-1).unsqueeze(-1)  # type: ignore[attr-defined]
+    ok = (info == 0).unsqueeze(-1).unsqueeze(-1)
     return where(ok, A, eye(A._shape[-1], dtype=A.dtype, device=A._device))
 
 
 def first_failure(info: Tensor) -> tuple[int, int] | None:
     """``(flat batch index, info value)`` of the first failed matrix, or None."""
-    flat = info.reshape(-1)  # type: ignore[attr-defined]
-    bad = (flat != 0).nonzero()  # type: ignore[attr-defined]
+    flat = info.reshape(-1)
+    bad = (flat != 0).nonzero()
     if bad._shape[0] == 0:
         return None
     i = int(bad[0, 0].item())
@@ -79,7 +79,7 @@ def raise_ex(info: Tensor, name: str, message: str, error: Any) -> None:
     if found is None:
         return
     i, k = found
-    batch = f"(Batch element {i}): " if info.ndim > 0 else ""  # type: ignore[attr-defined]
+    batch = f"(Batch element {i}): " if info.ndim > 0 else ""
     raise error(f"{name}: {batch}{message.format(k=k)}")
 
 
@@ -93,15 +93,15 @@ def settle(A: Tensor, info: Tensor, fn: Any) -> tuple[Any, Tensor]:
     except LinAlgError:
         pass
     n = A._shape[-1]
-    flat = info.reshape(-1).clone()  # type: ignore[attr-defined]
-    mats = A.reshape((-1, n, n))  # type: ignore[attr-defined]
+    flat = info.reshape(-1).clone()
+    mats = A.reshape((-1, n, n))
     for i in range(mats._shape[0]):
         if int(flat[i].item()) == 0:
             try:
                 inv(mats[i].detach())
             except LinAlgError:
                 flat[i] = n
-    info = flat.reshape(info._shape)  # type: ignore[attr-defined]
+    info = flat.reshape(info._shape)
     return fn(healthy(A, info)), info
 
 
@@ -110,5 +110,5 @@ def mask_failed(out: Tensor, info: Tensor, fill: Any, trailing: int = 2) -> Tens
     ``out`` that batch (or one broadcast with it) and ``trailing`` more dimensions."""
     ok = info == 0
     for _ in range(trailing):
-        ok = ok.unsqueeze(-1)  # type: ignore[attr-defined]
+        ok = ok.unsqueeze(-1)
     return where(ok, out, fill)
