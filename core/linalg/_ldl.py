@@ -27,12 +27,12 @@ _ALPHA = (1.0 + math.sqrt(17.0)) / 8.0
 
 def _size(x: Tensor) -> Tensor:
     """LAPACK's pivot magnitude: ``|x|`` for reals, ``|re| + |im|`` for complex (``cabs1``)."""
-    return x.real.abs() + x.imag.abs() if x.is_complex() else x.abs()  # type: ignore[attr-defined]
+    return x.real.abs() + x.imag.abs() if x.is_complex() else x.abs()
 
 
 def _diag_size(x: Tensor, hermitian: bool) -> Tensor:
     """A diagonal entry's magnitude; ``hetrf`` takes the real part's only."""
-    return x.real.abs() if hermitian else _size(x)  # type: ignore[attr-defined]
+    return x.real.abs() if hermitian else _size(x)
 
 
 def _factor_one(A: Tensor, hermitian: bool) -> tuple[Tensor, list[int], int]:
@@ -43,9 +43,9 @@ def _factor_one(A: Tensor, hermitian: bool) -> tuple[Tensor, list[int], int]:
     conj = hermitian and A.is_complex()
     strict = tril(A, -1)
     if conj:  # hetrf reads only the real part of the diagonal
-        T = strict + strict.mT.conj() + diag_embed(diagonal(A).real.to(A.dtype))  # type: ignore[attr-defined]
+        T = strict + strict.mT.conj() + diag_embed(diagonal(A).real.to(A.dtype))
     else:
-        T = tril(A) + strict.mT  # type: ignore[attr-defined]
+        T = tril(A) + strict.mT
     LD = zeros((n, n), dtype=A.dtype, device=A._device)
     piv, info, k = [0] * n, 0, 0
     while k < n:
@@ -53,7 +53,7 @@ def _factor_one(A: Tensor, hermitian: bool) -> tuple[Tensor, list[int], int]:
         imax, colmax = 0, 0.0
         if k < n - 1:
             mags = _size(T[1:, 0])
-            imax = int(mags.argmax().item()) + 1  # type: ignore[attr-defined]
+            imax = int(mags.argmax().item()) + 1
             colmax = float(mags[imax - 1].item())
         if max(absakk, colmax) == 0.0 or math.isnan(absakk):
             info = info or k + 1
@@ -63,9 +63,9 @@ def _factor_one(A: Tensor, hermitian: bool) -> tuple[Tensor, list[int], int]:
             continue
         kp, kstep = 0, 1
         if absakk < _ALPHA * colmax:
-            row = _size(T[imax]).clone()  # type: ignore[attr-defined]
+            row = _size(T[imax]).clone()
             row[imax] = 0.0
-            rowmax = float(row.max().item())  # type: ignore[attr-defined]
+            rowmax = float(row.max().item())
             if absakk >= _ALPHA * colmax * (colmax / rowmax):
                 kp = 0
             elif float(_diag_size(T[imax, imax], conj).item()) >= _ALPHA * rowmax:
@@ -76,7 +76,7 @@ def _factor_one(A: Tensor, hermitian: bool) -> tuple[Tensor, list[int], int]:
         if kp != kk:
             order = list(range(T._shape[0]))
             order[kk], order[kp] = kp, kk
-            T = T[order][:, order]  # type: ignore[index]
+            T = T[order][:, order]
         T = _eliminate(T, LD, k, kstep, conj)
         if kstep == 1:
             piv[k] = k + kp + 1
@@ -89,15 +89,15 @@ def _factor_one(A: Tensor, hermitian: bool) -> tuple[Tensor, list[int], int]:
 def _eliminate(T: Tensor, LD: Tensor, k: int, kstep: int, conj: bool) -> Tensor:
     """Write block column ``k`` of ``LD`` and return the next trailing block (Schur complement)."""
     if kstep == 1:
-        d = T[0, 0].real.to(T.dtype) if conj else T[0, 0]  # type: ignore[attr-defined]
+        d = T[0, 0].real.to(T.dtype) if conj else T[0, 0]
         x = T[1:, 0]
         LD[k, k] = d
         if x._shape[0] == 0:
             return T[1:, 1:]
         L = x / d
         LD[k + 1 :, k] = L
-        xt = x.conj() if conj else x  # type: ignore[attr-defined]
-        return T[1:, 1:] - L.unsqueeze(-1) * xt.unsqueeze(0)  # type: ignore[attr-defined]
+        xt = x.conj() if conj else x
+        return T[1:, 1:] - L.unsqueeze(-1) * xt.unsqueeze(0)
     from ._decomp import inv
 
     Dk = T[:2, :2]
@@ -107,7 +107,7 @@ def _eliminate(T: Tensor, LD: Tensor, k: int, kstep: int, conj: bool) -> Tensor:
         return T[2:, 2:]
     W = X @ inv(Dk)
     LD[k + 2 :, k : k + 2] = W
-    Xt = X.mT.conj() if conj else X.mT  # type: ignore[attr-defined]
+    Xt = X.mT.conj() if conj else X.mT
     return T[2:, 2:] - W @ Xt
 
 
@@ -128,15 +128,15 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
         raise RuntimeError(f"torch.{e}") from None
     batch, n = A._shape[:-2], A._shape[-1]
     with no_grad():
-        mats = A.detach().reshape((math.prod(batch), n, n))  # type: ignore[attr-defined]
+        mats = A.detach().reshape((math.prod(batch), n, n))
         parts = [_factor_one(mats[i], hermitian) for i in range(mats._shape[0])]
     if parts:
-        LD = stack([p[0] for p in parts]).reshape(A._shape)  # type: ignore[attr-defined]
+        LD = stack([p[0] for p in parts]).reshape(A._shape)
     else:
-        LD = A.detach().clone()  # type: ignore[attr-defined]
+        LD = A.detach().clone()
     flat_piv = [v for p in parts for v in p[1]]
-    pivots = tensor(flat_piv, dtype=D.int32, device=A._device).reshape(batch + (n,))  # type: ignore[attr-defined]
-    info = tensor([p[2] for p in parts], dtype=D.int32, device=A._device).reshape(batch)  # type: ignore[attr-defined]
+    pivots = tensor(flat_piv, dtype=D.int32, device=A._device).reshape(batch + (n,))
+    info = tensor([p[2] for p in parts], dtype=D.int32, device=A._device).reshape(batch)
     if check_errors:
         _raise(info, "torch.linalg.ldl_factor_ex")
     return _ldl_ex_t(LD, pivots, info)
