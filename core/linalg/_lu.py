@@ -35,14 +35,14 @@ def _eliminate(A: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     m, n = A._shape[-2:]
     batch = A._shape[:-2]
     rows = _arange(m, A)
-    order = rows.expand(batch + (m,))  # type: ignore[attr-defined]
+    order = rows.expand(batch + (m,))
     LU, steps = A, []
     for j in range(min(m, n)):
-        p = LU[..., j:, j].abs().argmax(-1, keepdim=True) + j  # type: ignore[attr-defined]
+        p = LU[..., j:, j].abs().argmax(-1, keepdim=True) + j
         steps.append(p)
         swap = where(rows == j, p, where(rows == p, j, rows))
-        LU = LU.gather(-2, swap.unsqueeze(-1).expand(LU._shape))  # type: ignore[attr-defined]
-        order = order.gather(-1, swap)  # type: ignore[attr-defined]
+        LU = LU.gather(-2, swap.unsqueeze(-1).expand(LU._shape))
+        order = order.gather(-1, swap)
         pivot = LU[..., j : j + 1, j : j + 1]
         safe = where(pivot == 0, 1.0, pivot).to(A.dtype)
         mult = where(pivot == 0, 0.0, LU[..., j + 1 :, j : j + 1] / safe).to(A.dtype)
@@ -63,7 +63,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -
     LU, _, piv = _eliminate(A)
     d = diagonal(LU, 0, -2, -1)
     zero = (d == 0).to(D.int32)
-    first = where(zero.sum(-1) > 0, zero.argmax(-1) + 1, 0).to(D.int32)  # type: ignore[attr-defined]
+    first = where(zero.sum(-1) > 0, zero.argmax(-1) + 1, 0).to(D.int32)
     if check_errors:
         from ._ex import raise_ex
 
@@ -78,10 +78,10 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -
 def lu_factor(A: Tensor, *, pivot: bool = True) -> Any:
     """``(LU, pivots)`` of ``A = P L U``; raises for singular inputs as PyTorch does."""
     LU, piv, info = lu_factor_ex(A, pivot=pivot)
-    if bool((info > 0).any().item()):  # type: ignore[attr-defined]
+    if bool((info > 0).any().item()):
         from ._decomp import LinAlgError
 
-        k = int(info.reshape(-1).amax().item())  # type: ignore[attr-defined]
+        k = int(info.reshape(-1).amax().item())
         raise LinAlgError(
             f"torch.linalg.lu_factor: U[{k},{k}] is zero and using it on lu_solve would result in a division by zero. "
             "If you still want to perform the factorization, consider calling linalg.lu(A, pivot) or "
@@ -93,12 +93,12 @@ def lu_factor(A: Tensor, *, pivot: bool = True) -> Any:
 def _order_from_pivots(pivots: Tensor, m: int) -> Tensor:
     """The row order produced by applying LAPACK's swaps ``pivots`` (1-based) to ``0..m-1``."""
     rows = _arange(m, pivots)
-    order = rows.expand(pivots._shape[:-1] + (m,))  # type: ignore[attr-defined]
+    order = rows.expand(pivots._shape[:-1] + (m,))
     p0 = pivots.to(D.int64) - 1
     for j in range(pivots._shape[-1]):
         p = p0[..., j : j + 1]
         swap = where(rows == j, p, where(rows == p, j, rows))
-        order = order.gather(-1, swap)  # type: ignore[attr-defined]
+        order = order.gather(-1, swap)
     return order
 
 
@@ -114,7 +114,7 @@ def lu_unpack(
     L = tril(LU_data, -1)[..., :, :k] + eye(m, k, dtype=LU_data.dtype, device=LU_data._device)
     U = triu(LU_data)[..., :k, :]
     order = _order_from_pivots(LU_pivots, m)
-    P = (order.unsqueeze(-1) == _arange(m, LU_data)).to(LU_data.dtype).mT  # type: ignore[attr-defined]
+    P = (order.unsqueeze(-1) == _arange(m, LU_data)).to(LU_data.dtype).mT
     return _lu_t(P, L, U)
 
 
@@ -132,11 +132,11 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
     L = _triangle(LU, False, True)
     U = _triangle(LU, True, False)
     if left and not adjoint:  # A = P L U:  X = U^-1 L^-1 P^T B
-        return solve(U, solve(L, P.mT @ B))  # type: ignore[attr-defined]
+        return solve(U, solve(L, P.mT @ B))
     if left:  # A^H X = B: U^H L^H P^T X = B
         return P @ solve(_mH(L), solve(_mH(U), B))
     if not adjoint:  # X A = B: X = B U^-1 L^-1 P^T
-        return solve(L, solve(U, B, left=False), left=False) @ P.mT  # type: ignore[attr-defined]
+        return solve(L, solve(U, B, left=False), left=False) @ P.mT
     return _mH(lu_solve(LU, pivots, _mH(B), left=True, adjoint=False))
 
 
