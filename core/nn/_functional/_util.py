@@ -36,9 +36,9 @@ def ntuple(v: Any, n: int, name: str = "value") -> tuple[int, ...]:
 def apply_reduction(loss: Tensor, reduction: str) -> Tensor:
     """``none`` keeps the elementwise loss, ``mean`` averages it, ``sum`` adds it up."""
     if reduction == "mean":
-        return loss.mean()  # type: ignore[attr-defined]
+        return loss.mean()
     if reduction == "sum":
-        return loss.sum()  # type: ignore[attr-defined]
+        return loss.sum()
     if reduction == "none":
         return loss
     raise ValueError(f"{reduction} is not a valid value for reduction")
