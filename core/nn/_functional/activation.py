@@ -267,7 +267,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
         raise RuntimeError(
             f"Halving dimension must be even, but dimension {dim % input.ndim} is size {input._shape[dim]}"
         )
-    a, b = input.chunk(2, dim)  # type: ignore[attr-defined]
+    a, b = input.chunk(2, dim)
     return a * U.sigmoid(b)
 
 
@@ -275,7 +275,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``x`` if ``x > 0`` else ``weight * x`` (``weight`` per channel, dim 1, or one value)."""
     w = weight
     if weight.numel() > 1 and input.ndim >= 2:
-        w = weight.reshape((1, -1) + (1,) * (input.ndim - 2))  # type: ignore[attr-defined]
+        w = weight.reshape((1, -1) + (1,) * (input.ndim - 2))
     return where(input > 0, input, w * input)
 
 
