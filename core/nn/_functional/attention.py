@@ -23,7 +23,7 @@ def _as_bias(mask: Tensor | None, like: Tensor) -> Tensor | None:
     if mask is None:
         return None
     if mask.dtype is D.bool_:
-        return where(mask, 0.0, _NEG_INF).to(like.dtype)  # type: ignore[attr-defined]
+        return where(mask, 0.0, _NEG_INF).to(like.dtype)
     return mask
 
 
@@ -43,9 +43,9 @@ def scaled_dot_product_attention(
     """
     n_q, n_k = query.shape[-2], key.shape[-2]
     s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-    scores = (query @ key.transpose(-2, -1)) * s  # type: ignore[attr-defined]
+    scores = (query @ key.transpose(-2, -1)) * s
     if is_causal:
-        causal = ones((n_q, n_k), dtype=D.bool_, device=query.device).tril()  # type: ignore[attr-defined]
+        causal = ones((n_q, n_k), dtype=D.bool_, device=query.device).tril()
         scores = scores + _as_bias(causal, scores)
     bias = _as_bias(attn_mask, scores)
     if bias is not None:
@@ -76,15 +76,15 @@ def _merge_masks(
     # In multi-head attention a boolean mask marks the positions NOT allowed with True.
     bias = attn_mask
     if attn_mask is not None and attn_mask.dtype is D.bool_:
-        bias = where(attn_mask, _NEG_INF, 0.0).to(like.dtype)  # type: ignore[attr-defined]
+        bias = where(attn_mask, _NEG_INF, 0.0).to(like.dtype)
     if bias is not None and bias.ndim == 3:  # (N·heads, L, S)
-        bias = bias.reshape(n, heads, lq, lk)  # type: ignore[attr-defined]
+        bias = bias.reshape(n, heads, lq, lk)
     if key_padding_mask is not None:
         if key_padding_mask.dtype is D.bool_:
-            kp = where(key_padding_mask, _NEG_INF, 0.0).to(like.dtype)  # type: ignore[attr-defined]
+            kp = where(key_padding_mask, _NEG_INF, 0.0).to(like.dtype)
         else:
             kp = key_padding_mask
-        kp = kp.reshape(n, 1, 1, lk)  # type: ignore[attr-defined]
+        kp = kp.reshape(n, 1, 1, lk)
         bias = kp if bias is None else bias + kp
     return bias
 
@@ -119,13 +119,13 @@ def multi_head_attention_forward(
     k = linear(key, in_proj[1], in_bias[1])
     v = linear(value, in_proj[2], in_bias[2])
     if bias_k is not None and bias_v is not None:
-        k = cat([k, bias_k.expand(1, n, e)], 0)  # type: ignore[attr-defined]
-        v = cat([v, bias_v.expand(1, n, e)], 0)  # type: ignore[attr-defined]
+        k = cat([k, bias_k.expand(1, n, e)], 0)
+        v = cat([v, bias_v.expand(1, n, e)], 0)
         attn_mask, key_padding_mask = _pad_key(attn_mask), _pad_key(key_padding_mask)
     lk = k.shape[0]
 
     def heads(t: Tensor, length: int) -> Tensor:  # (L, N, E) -> (N, heads, L, hd)
-        return t.reshape(length, n, num_heads, hd).permute(1, 2, 0, 3)  # type: ignore[attr-defined]
+        return t.reshape(length, n, num_heads, hd).permute(1, 2, 0, 3)
 
     q, k, v = heads(q, lq), heads(k, lk), heads(v, lk)
     if add_zero_attn:
@@ -133,13 +133,13 @@ def multi_head_attention_forward(
         k, v = cat([k, z], 2), cat([v, z], 2)
         attn_mask, key_padding_mask = _pad_key(attn_mask), _pad_key(key_padding_mask)
         lk += 1
-    scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hd))  # type: ignore[attr-defined]
+    scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hd))
     bias = _merge_masks(attn_mask, key_padding_mask, n, num_heads, lq, lk, scores)
     if bias is not None:
         scores = scores + bias
     weights = softmax(scores, -1)
     dropped = dropout(weights, dropout_p, training) if dropout_p > 0.0 else weights
-    out = (dropped @ v).permute(2, 0, 1, 3).reshape(lq, n, e)  # type: ignore[attr-defined]
+    out = (dropped @ v).permute(2, 0, 1, 3).reshape(lq, n, e)
     out = linear(out, out_proj_weight, out_proj_bias)
     if not need_weights:
         return out, None
