@@ -40,14 +40,14 @@ def _im2col_conv(x: Tensor, w: Tensor, stride: Pair, padding: Pair, dilation: Pa
     o, cg, kh, kw = w._shape
     if padding != (0, 0):
         x = constant_pad(x, [padding[:1] * 2, padding[1:] * 2])
-    x = x.contiguous()  # type: ignore[attr-defined]
+    x = x.contiguous()
     hp, wp = x._shape[2:]
     oh = (hp - dilation[0] * (kh - 1) - 1) // stride[0] + 1
     ow = (wp - dilation[1] * (kw - 1) - 1) // stride[1] + 1
-    cols = x.as_strided(  # type: ignore[attr-defined]
+    cols = x.as_strided(
         (n, groups, cg, kh, kw, oh, ow),
         (c * hp * wp, cg * hp * wp, hp * wp, dilation[0] * wp, dilation[1], stride[0] * wp, stride[1]),
-        x.storage_offset(),  # type: ignore[attr-defined]  # a contiguous view may start mid-buffer
+        x.storage_offset(),  # a contiguous view may start mid-buffer
     ).reshape(n, groups, cg * kh * kw, oh * ow)
     out = w.reshape(1, groups, o // groups, cg * kh * kw) @ cols
     return out.reshape(n, o, oh, ow)
@@ -77,9 +77,9 @@ def _dilate(g: Tensor, stride: Pair) -> Tensor:
 def _flip_hw(w: Tensor) -> Tensor:
     kh, kw = w._shape[2:]
     if kh > 1:
-        w = w.index_select(2, _rev(kh, w))  # type: ignore[attr-defined]
+        w = w.index_select(2, _rev(kh, w))
     if kw > 1:
-        w = w.index_select(3, _rev(kw, w))  # type: ignore[attr-defined]
+        w = w.index_select(3, _rev(kw, w))
     return w
 
 
@@ -127,7 +127,7 @@ def _weight_grad_data(
         )
         gs = g.reshape(n, groups, og, *g._shape[2:]).permute(1, 2, 0, 3, 4).reshape(o, n, *g._shape[2:])
         r = _conv_data(xs, gs, dilation, padding, stride, groups)  # (cg, o, >=kh, >=kw)
-        return r[:, :, :kh, :kw].transpose(0, 1).contiguous()  # type: ignore[attr-defined]
+        return r[:, :, :kh, :kw].transpose(0, 1).contiguous()
 
 
 def _cat(parts: list[Tensor]) -> Tensor:
