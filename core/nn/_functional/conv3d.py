@@ -26,13 +26,13 @@ def _depth_taps(x: Tensor, k: int, s: int, d: int, pad: int, fill: float) -> tup
     for i in range(k):
         start = i * d
         sl = x[:, :, start : start + s * (d_out - 1) + 1 : s]
-        taps.append(sl.transpose(1, 2).reshape(n * d_out, c, h, w))  # type: ignore[attr-defined]
+        taps.append(sl.transpose(1, 2).reshape(n * d_out, c, h, w))
     return taps, d_out
 
 
 def _unfold_depth(y: Tensor, n: int, d_out: int) -> Tensor:
     """(N·D_out, C, H, W) → (N, C, D_out, H, W)."""
-    return y.reshape(n, d_out, *y.shape[1:]).transpose(1, 2)  # type: ignore[attr-defined]
+    return y.reshape(n, d_out, *y.shape[1:]).transpose(1, 2)
 
 
 def conv3d(
@@ -49,7 +49,7 @@ def conv3d(
         raise RuntimeError(
             f"Expected 4D (unbatched) or 5D (batched) input to conv3d, but got input of size: {list(input.shape)}"
         )
-    x = input if input.ndim == 5 else input.unsqueeze(0)  # type: ignore[attr-defined]
+    x = input if input.ndim == 5 else input.unsqueeze(0)
     if x.shape[1] != weight.shape[1] * groups:
         raise RuntimeError(
             f"Given groups={groups}, weight of size {list(weight.shape)}, expected input{list(x.shape)} to have "
@@ -69,8 +69,8 @@ def conv3d(
         out = y if out is None else out + y
     out = _unfold_depth(out, x.shape[0], d_out)  # type: ignore[arg-type]
     if bias is not None:
-        out = out + bias.reshape(1, -1, 1, 1, 1)  # type: ignore[attr-defined]
-    return out if input.ndim == 5 else out.squeeze(0)  # type: ignore[attr-defined]
+        out = out + bias.reshape(1, -1, 1, 1, 1)
+    return out if input.ndim == 5 else out.squeeze(0)
 
 
 def max_pool3d(
@@ -85,7 +85,7 @@ def max_pool3d(
     """Maximum over (kD, kH, kW) windows (``return_indices`` and ``ceil_mode`` are not supported)."""
     if return_indices or ceil_mode:
         raise NotImplementedError("max_pool3d: return_indices and ceil_mode are not supported yet")
-    x = input if input.ndim == 5 else input.unsqueeze(0)  # type: ignore[attr-defined]
+    x = input if input.ndim == 5 else input.unsqueeze(0)
     k = ntuple(kernel_size, 3)
     s = k if stride is None else ntuple(stride, 3)
     p, d = ntuple(padding, 3), ntuple(dilation, 3)
@@ -95,7 +95,7 @@ def max_pool3d(
         y = max_pool2d(tap, k[1:], s[1:], p[1:], d[1:])
         out = y if out is None else maximum(out, y)
     out = _unfold_depth(out, x.shape[0], d_out)  # type: ignore[arg-type]
-    return out if input.ndim == 5 else out.squeeze(0)  # type: ignore[attr-defined]
+    return out if input.ndim == 5 else out.squeeze(0)
 
 
 def avg_pool3d(
@@ -112,7 +112,7 @@ def avg_pool3d(
         raise NotImplementedError(
             "avg_pool3d: ceil_mode and count_include_pad=False with padding are not supported yet"
         )
-    x = input if input.ndim == 5 else input.unsqueeze(0)  # type: ignore[attr-defined]
+    x = input if input.ndim == 5 else input.unsqueeze(0)
     k = ntuple(kernel_size, 3)
     s = k if stride is None else ntuple(stride, 3)
     p = ntuple(padding, 3)
@@ -122,7 +122,7 @@ def avg_pool3d(
         y = avg_pool2d(tap, k[1:], s[1:], p[1:], divisor_override=1)
         out = y if out is None else out + y
     out = _unfold_depth(out, x.shape[0], d_out) / (divisor_override or k[0] * k[1] * k[2])  # type: ignore[arg-type]
-    return out if input.ndim == 5 else out.squeeze(0)  # type: ignore[attr-defined]
+    return out if input.ndim == 5 else out.squeeze(0)
 
 
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
@@ -135,5 +135,5 @@ def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
         n = x.shape[axis]
         o = n if o is None else o
         m = _adaptive_matrix(n, o, x)
-        x = (m @ x.movedim(axis, -2)).movedim(-2, axis)  # type: ignore[attr-defined]
+        x = (m @ x.movedim(axis, -2)).movedim(-2, axis)
     return x
