@@ -91,14 +91,14 @@ def conv2d(
     """
     _check("conv2d", input, weight, groups, 2)
     unbatched = input.ndim == 3
-    x = input.unsqueeze(0) if unbatched else input  # type: ignore[attr-defined]
+    x = input.unsqueeze(0) if unbatched else input
     stride, dilation = _tuple(stride, 2), _tuple(dilation, 2)
     x, pad = _resolve_padding(x, weight, padding, dilation, stride, 2)
     _check_size(x, weight, pad, dilation)
     out = conv2d_op(x, weight, stride, pad, dilation, groups)
     if bias is not None:
-        out = out + bias.reshape(1, -1, 1, 1)  # type: ignore[attr-defined]
-    return out.squeeze(0) if unbatched else out  # type: ignore[attr-defined]
+        out = out + bias.reshape(1, -1, 1, 1)
+    return out.squeeze(0) if unbatched else out
 
 
 def conv1d(
@@ -112,14 +112,14 @@ def conv1d(
 ) -> Tensor:
     """1-D cross-correlation over (N, C, L) or (C, L) input with (O, C/groups, k) weights."""
     _check("conv1d", input, weight, groups, 1)
-    x = input.unsqueeze(-2)  # type: ignore[attr-defined]
-    w = weight.unsqueeze(-2)  # type: ignore[attr-defined]
+    x = input.unsqueeze(-2)
+    w = weight.unsqueeze(-2)
     if not isinstance(padding, str):
         padding = (0, _tuple(padding, 1)[0])
     out = conv2d(x, w, None, (1, _tuple(stride, 1)[0]), padding, (1, _tuple(dilation, 1)[0]), groups)
-    out = out.squeeze(-2)  # type: ignore[attr-defined]
+    out = out.squeeze(-2)
     if bias is not None:
-        out = out + (bias.reshape(-1, 1) if out.ndim == 2 else bias.reshape(1, -1, 1))  # type: ignore[attr-defined]
+        out = out + (bias.reshape(-1, 1) if out.ndim == 2 else bias.reshape(1, -1, 1))
     return out
 
 
@@ -135,7 +135,7 @@ def conv_transpose2d(
 ) -> Tensor:
     """Transposed 2-D convolution (the gradient of ``conv2d`` in its input); weight (C_in, C_out/groups, kH, kW)."""
     unbatched = input.ndim == 3
-    x = input.unsqueeze(0) if unbatched else input  # type: ignore[attr-defined]
+    x = input.unsqueeze(0) if unbatched else input
     if x._shape[1] != weight._shape[0]:
         raise RuntimeError(
             f"Given transposed=1, weight of size {list(weight._shape)}, expected input{list(x._shape)} to have "
@@ -154,8 +154,8 @@ def conv_transpose2d(
     )
     out = conv_input_grad(x, weight, hw, s, p, d, groups)
     if bias is not None:
-        out = out + bias.reshape(1, -1, 1, 1)  # type: ignore[attr-defined]
-    return out.squeeze(0) if unbatched else out  # type: ignore[attr-defined]
+        out = out + bias.reshape(1, -1, 1, 1)
+    return out.squeeze(0) if unbatched else out
 
 
 def conv_transpose1d(
@@ -170,8 +170,8 @@ def conv_transpose1d(
 ) -> Tensor:
     """Transposed 1-D convolution; weight (C_in, C_out/groups, k)."""
     out = conv_transpose2d(
-        input.unsqueeze(-2),  # type: ignore[attr-defined]
-        weight.unsqueeze(-2),  # type: ignore[attr-defined]
+        input.unsqueeze(-2),
+        weight.unsqueeze(-2),
         None,
         (1, _tuple(stride, 1)[0]),
         (0, _tuple(padding, 1)[0]),
@@ -179,7 +179,7 @@ def conv_transpose1d(
         groups,
         (1, _tuple(dilation, 1)[0]),
     )
-    out = out.squeeze(-2)  # type: ignore[attr-defined]
+    out = out.squeeze(-2)
     if bias is not None:
-        out = out + (bias.reshape(-1, 1) if out.ndim == 2 else bias.reshape(1, -1, 1))  # type: ignore[attr-defined]
+        out = out + (bias.reshape(-1, 1) if out.ndim == 2 else bias.reshape(1, -1, 1))
     return out
