@@ -40,14 +40,14 @@ __all__ = [
 def _identity_kernel(c: int, k: tuple, like: Tensor) -> Tensor:
     """(C·kh·kw, C, kh, kw) weights that copy each window element to its own channel."""
     n = c * k[0] * k[1]
-    return eye(n, dtype=like.dtype, device=like.device).reshape(n, c, k[0], k[1])  # type: ignore[attr-defined]
+    return eye(n, dtype=like.dtype, device=like.device).reshape(n, c, k[0], k[1])
 
 
 def _pair(v: Any, name: str) -> tuple[int, int]:
     t = (int(v),) * 2 if isinstance(v, int) else tuple(int(a) for a in v)
     if len(t) != 2:
         raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(t)}")
-    return t  # type: ignore[return-value]
+    return t
 
 
 _WINDOW_CHECKS = {
@@ -101,10 +101,10 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
             "its components must be at least one."
         )
     _im2col_dtype(input, "im2col_out_cpu")
-    x = input if input.ndim == 4 else input.unsqueeze(0)  # type: ignore[attr-defined]
+    x = input if input.ndim == 4 else input.unsqueeze(0)
     out = conv2d_op(x, _identity_kernel(x.shape[1], k, x), s, p, d, 1)
-    out = out.reshape(out.shape[0], out.shape[1], blocks[0] * blocks[1])  # type: ignore[attr-defined]
-    return out if input.ndim == 4 else out.squeeze(0)  # type: ignore[attr-defined]
+    out = out.reshape(out.shape[0], out.shape[1], blocks[0] * blocks[1])
+    return out if input.ndim == 4 else out.squeeze(0)
 
 
 def fold(
@@ -140,11 +140,11 @@ def fold(
             f"but got input.size(2)={shape[-1]}."
         )
     _im2col_dtype(input, "col2im_out_cpu")
-    x = input if input.ndim == 3 else input.unsqueeze(0)  # type: ignore[attr-defined]
+    x = input if input.ndim == 3 else input.unsqueeze(0)
     c = x.shape[1] // (k[0] * k[1])
-    cols = x.reshape(x.shape[0], x.shape[1], oh, ow)  # type: ignore[attr-defined]
+    cols = x.reshape(x.shape[0], x.shape[1], oh, ow)
     out = conv_input_grad(cols, _identity_kernel(c, k, x), size, s, p, d, 1)
-    return out if input.ndim == 3 else out.squeeze(0)  # type: ignore[attr-defined]
+    return out if input.ndim == 3 else out.squeeze(0)
 
 
 def max_unpool2d(
@@ -166,8 +166,8 @@ def max_unpool2d(
         w = (input.shape[-1] - 1) * s[1] - 2 * p[1] + k[1]
     lead = input.shape[:-2]
     flat = zeros(lead + (h * w,), dtype=input.dtype, device=input.device)
-    out = flat.scatter(-1, indices.flatten(-2), input.flatten(-2))  # type: ignore[attr-defined]
-    return out.reshape(lead + (h, w))  # type: ignore[attr-defined]
+    out = flat.scatter(-1, indices.flatten(-2), input.flatten(-2))
+    return out.reshape(lead + (h, w))
 
 
 def max_unpool1d(
@@ -183,7 +183,7 @@ def max_unpool1d(
     p = ntuple(padding, 1)[0]
     length = (input.shape[-1] - 1) * s - 2 * p + k if output_size is None else tuple(output_size)[-1]
     flat = zeros(input.shape[:-1] + (length,), dtype=input.dtype, device=input.device)
-    return flat.scatter(-1, indices, input)  # type: ignore[attr-defined]
+    return flat.scatter(-1, indices, input)
 
 
 def lp_pool2d(
@@ -192,15 +192,15 @@ def lp_pool2d(
     """``(sum over window of x^p)^(1/p)``."""
     k = ntuple(kernel_size, 2)
     out = avg_pool2d(input**norm_type, k, stride, 0, ceil_mode)
-    return (U.sign(out) * U.relu(U.abs(out))).mul(k[0] * k[1]) ** (1.0 / norm_type)  # type: ignore[attr-defined]
+    return (U.sign(out) * U.relu(U.abs(out))).mul(k[0] * k[1]) ** (1.0 / norm_type)
 
 
 def lp_pool1d(
     input: Tensor, norm_type: float, kernel_size: int, stride: Any = None, ceil_mode: bool = False
 ) -> Tensor:
     s = None if stride is None else (1, ntuple(stride, 1)[0])
-    out = lp_pool2d(input.unsqueeze(-2), norm_type, (1, ntuple(kernel_size, 1)[0]), s, ceil_mode)  # type: ignore[attr-defined]
-    return out.squeeze(-2)  # type: ignore[attr-defined]
+    out = lp_pool2d(input.unsqueeze(-2), norm_type, (1, ntuple(kernel_size, 1)[0]), s, ceil_mode)
+    return out.squeeze(-2)
 
 
 def local_response_norm(
@@ -209,9 +209,9 @@ def local_response_norm(
     """``x / (k + alpha/n · sum of x² over n neighbouring channels)^beta``."""
     if input.ndim < 3:
         raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} dimensions)")
-    sq = (input * input).reshape(input.shape[0], 1, input.shape[1], -1)  # type: ignore[attr-defined]
+    sq = (input * input).reshape(input.shape[0], 1, input.shape[1], -1)
     sq = constant_pad(sq, [(size // 2, (size - 1) // 2), (0, 0)])
-    div = avg_pool2d(sq, (size, 1), stride=1).reshape(input.shape)  # type: ignore[attr-defined]
+    div = avg_pool2d(sq, (size, 1), stride=1).reshape(input.shape)
     return input / (div * alpha + k) ** beta
 
 
@@ -219,8 +219,8 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     """Interleave channels: (N, g·c, *) viewed as (N, g, c, *) → (N, c, g, *) → (N, g·c, *)."""
     n, ch = input.shape[0], input.shape[1]
     rest = tuple(input.shape[2:])
-    x = input.reshape((n, groups, ch // groups) + rest).transpose(1, 2)  # type: ignore[attr-defined]
-    return x.reshape((n, ch) + rest)  # type: ignore[attr-defined]
+    x = input.reshape((n, groups, ch // groups) + rest).transpose(1, 2)
+    return x.reshape((n, ch) + rest)
 
 
 def gumbel_softmax(
@@ -229,13 +229,13 @@ def gumbel_softmax(
     """Softmax of ``(logits + Gumbel noise) / tau``; ``hard`` returns one-hot with soft gradients."""
     from ..._random import rand_like
 
-    gumbels = -U.log(-U.log(rand_like(logits).clamp(min=1e-20)))  # type: ignore[attr-defined]
+    gumbels = -U.log(-U.log(rand_like(logits).clamp(min=1e-20)))
     y = softmax((logits + gumbels) / tau, dim)
     if not hard:
         return y
-    index = y.argmax(dim, keepdim=True)  # type: ignore[attr-defined]
-    y_hard = zeros(logits.shape, dtype=logits.dtype, device=logits.device).scatter(dim, index, 1.0)  # type: ignore[attr-defined]
-    return y_hard - y.detach() + y  # type: ignore[attr-defined]
+    index = y.argmax(dim, keepdim=True)
+    y_hard = zeros(logits.shape, dtype=logits.dtype, device=logits.device).scatter(dim, index, 1.0)
+    return y_hard - y.detach() + y
 
 
 def multi_margin_loss(
@@ -251,18 +251,18 @@ def multi_margin_loss(
     """``sum_{i≠y} max(0, margin - x[y] + x[i])^p / C`` per sample (weighted by ``weight[y]``)."""
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
-    x = input if input.ndim == 2 else input.unsqueeze(0)  # type: ignore[attr-defined]
-    t = target.reshape(-1, 1)  # type: ignore[attr-defined]
-    xy = x.gather(1, t)  # type: ignore[attr-defined]
+    x = input if input.ndim == 2 else input.unsqueeze(0)
+    t = target.reshape(-1, 1)
+    xy = x.gather(1, t)
     m = clamp(margin - xy + x, min=0.0)
     if p == 2:
         m = m * m
     if weight is not None:
         m = m * weight[t]
-    m = m.scatter(1, t, 0.0)  # type: ignore[attr-defined]
-    loss = m.sum(1) / x.shape[1]  # type: ignore[attr-defined]
+    m = m.scatter(1, t, 0.0)
+    loss = m.sum(1) / x.shape[1]
     if input.ndim == 1:
-        loss = loss.squeeze(0)  # type: ignore[attr-defined]
+        loss = loss.squeeze(0)
     return apply_reduction(loss, reduction)
 
 
@@ -326,7 +326,7 @@ def embedding_bag(
             )
         bags, n = input.shape
         ids = [b for b in range(bags) for _ in range(n)]
-        flat = input.reshape(-1)  # type: ignore[attr-defined]
+        flat = input.reshape(-1)
     else:
         if offsets is None:
             raise ValueError("offsets has to be a 1D Tensor but got None")
@@ -337,18 +337,18 @@ def embedding_bag(
     rows = embedding_rows(flat, weight, max_norm, norm_type)
     keep = None
     if padding_idx is not None:
-        keep = (flat != padding_idx).to(weight.dtype).unsqueeze(-1)  # type: ignore[attr-defined]
+        keep = (flat != padding_idx).to(weight.dtype).unsqueeze(-1)
         rows = rows * keep
     if per_sample_weights is not None:
-        rows = rows * per_sample_weights.reshape(-1, 1)  # type: ignore[attr-defined]
+        rows = rows * per_sample_weights.reshape(-1, 1)
     dim = weight.shape[1]
-    index = make(ids, dtype=D.int64, device=weight.device).reshape(-1, 1).expand(len(ids), dim)  # type: ignore[attr-defined]
+    index = make(ids, dtype=D.int64, device=weight.device).reshape(-1, 1).expand(len(ids), dim)
     base = zeros((bags, dim), dtype=weight.dtype, device=weight.device)
     if mode == "max":
-        return base.scatter_reduce(0, index, rows, reduce="amax", include_self=False)  # type: ignore[attr-defined]
-    total = base.scatter_add(0, index, rows)  # type: ignore[attr-defined]
+        return base.scatter_reduce(0, index, rows, reduce="amax", include_self=False)
+    total = base.scatter_add(0, index, rows)
     if mode == "sum":
         return total
     ones = keep if keep is not None else zeros((len(ids), 1), dtype=weight.dtype, device=weight.device) + 1
-    counts = zeros((bags, 1), dtype=weight.dtype, device=weight.device).scatter_add(0, index[:, :1], ones)  # type: ignore[attr-defined]
-    return total / counts.clamp(min=1.0)  # type: ignore[attr-defined]
+    counts = zeros((bags, 1), dtype=weight.dtype, device=weight.device).scatter_add(0, index[:, :1], ones)
+    return total / counts.clamp(min=1.0)
