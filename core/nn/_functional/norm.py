@@ -12,9 +12,9 @@ __all__ = ["batch_norm", "group_norm", "instance_norm", "layer_norm", "rms_norm"
 
 
 def _moments(x: Tensor, dims: tuple[int, ...]) -> tuple[Tensor, Tensor]:
-    mean = x.mean(dims, keepdim=True)  # type: ignore[attr-defined]
+    mean = x.mean(dims, keepdim=True)
     c = x - mean
-    var = (c * c).mean(dims, keepdim=True)  # type: ignore[attr-defined]
+    var = (c * c).mean(dims, keepdim=True)
     return mean, var
 
 
@@ -35,7 +35,7 @@ def layer_norm(
         )
     dims = tuple(range(input.ndim - k, input.ndim))
     mean, var = _moments(input, dims)
-    out = (input - mean) * (var + eps).rsqrt()  # type: ignore[attr-defined]
+    out = (input - mean) * (var + eps).rsqrt()
     if weight is not None:
         out = out * weight
     if bias is not None:
@@ -54,7 +54,7 @@ def rms_norm(
         if eps is not None
         else (1.1920928955078125e-07 if input.dtype.name == "float32" else 2.220446049250313e-16)
     )
-    out = input * ((input * input).mean(dims, keepdim=True) + e).rsqrt()  # type: ignore[attr-defined]
+    out = input * ((input * input).mean(dims, keepdim=True) + e).rsqrt()
     return out * weight if weight is not None else out
 
 
@@ -90,18 +90,18 @@ def batch_norm(
         mean, var = _moments(input, dims)
         if running_mean is not None and running_var is not None:
             with no_grad():
-                running_mean.mul_(1 - momentum).add_(mean.reshape(-1) * momentum)  # type: ignore[attr-defined]
-                unbiased = var.reshape(-1) * (count / (count - 1))  # type: ignore[attr-defined]
-                running_var.mul_(1 - momentum).add_(unbiased * momentum)  # type: ignore[attr-defined]
+                running_mean.mul_(1 - momentum).add_(mean.reshape(-1) * momentum)
+                unbiased = var.reshape(-1) * (count / (count - 1))
+                running_var.mul_(1 - momentum).add_(unbiased * momentum)
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
-        mean, var = running_mean.reshape(cs), running_var.reshape(cs)  # type: ignore[attr-defined]
-    out = (input - mean) * (var + eps).rsqrt()  # type: ignore[attr-defined]
+        mean, var = running_mean.reshape(cs), running_var.reshape(cs)
+    out = (input - mean) * (var + eps).rsqrt()
     if weight is not None:
-        out = out * weight.reshape(cs)  # type: ignore[attr-defined]
+        out = out * weight.reshape(cs)
     if bias is not None:
-        out = out + bias.reshape(cs)  # type: ignore[attr-defined]
+        out = out + bias.reshape(cs)
     return out
 
 
@@ -118,12 +118,12 @@ def instance_norm(
     """Normalise each (sample, channel) plane over its spatial dims."""
     dims = tuple(range(2, input.ndim))
     mean, var = _moments(input, dims)
-    out = (input - mean) * (var + eps).rsqrt()  # type: ignore[attr-defined]
+    out = (input - mean) * (var + eps).rsqrt()
     cs = _channel_shape(input)
     if weight is not None:
-        out = out * weight.reshape(cs)  # type: ignore[attr-defined]
+        out = out * weight.reshape(cs)
     if bias is not None:
-        out = out + bias.reshape(cs)  # type: ignore[attr-defined]
+        out = out + bias.reshape(cs)
     return out
 
 
@@ -141,12 +141,12 @@ def group_norm(
             f"Expected number of channels in input to be divisible by num_groups, but got input of shape "
             f"{list(input._shape)} and num_groups={num_groups}"
         )
-    x = input.reshape(n, num_groups, -1)  # type: ignore[attr-defined]
+    x = input.reshape(n, num_groups, -1)
     mean, var = _moments(x, (2,))
-    out = ((x - mean) * (var + eps).rsqrt()).reshape(input._shape)  # type: ignore[attr-defined]
+    out = ((x - mean) * (var + eps).rsqrt()).reshape(input._shape)
     cs = _channel_shape(input)
     if weight is not None:
-        out = out * weight.reshape(cs)  # type: ignore[attr-defined]
+        out = out * weight.reshape(cs)
     if bias is not None:
-        out = out + bias.reshape(cs)  # type: ignore[attr-defined]
+        out = out + bias.reshape(cs)
     return out
