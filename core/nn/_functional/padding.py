@@ -102,8 +102,8 @@ def _index_pad(x: Tensor, pads: list[tuple[int, int]], mode: str) -> Tensor:
         n = x._shape[lead + i]
         if (a, b) == (0, 0) or n == 0:
             continue
-        idx = tensor(_source_index(n, a, b, mode), device=x._device).long()  # type: ignore[attr-defined]
-        x = x.index_select(lead + i, idx)  # type: ignore[attr-defined]
+        idx = tensor(_source_index(n, a, b, mode), device=x._device).long()
+        x = x.index_select(lead + i, idx)
     return x
 
 
