@@ -65,9 +65,9 @@ def _windows(x: Tensor, k: tuple, s: tuple, p: tuple, d: tuple, out: tuple, fill
     h, w = x._shape[-2:]
     extra_h = max((out[0] - 1) * s[0] + d[0] * (k[0] - 1) + 1 - h - 2 * p[0], 0)
     extra_w = max((out[1] - 1) * s[1] + d[1] * (k[1] - 1) + 1 - w - 2 * p[1], 0)
-    xp = constant_pad(x, [(p[0], p[0] + extra_h), (p[1], p[1] + extra_w)], fill).contiguous()  # type: ignore[attr-defined]
+    xp = constant_pad(x, [(p[0], p[0] + extra_h), (p[1], p[1] + extra_w)], fill).contiguous()
     n, c, hp, wp = xp._shape
-    v = xp.as_strided(  # type: ignore[attr-defined]
+    v = xp.as_strided(
         (n, c, out[0], out[1], k[0], k[1]), (c * hp * wp, hp * wp, s[0] * wp, s[1], d[0] * wp, d[1]), 0
     )
     return v.reshape(n, c, out[0], out[1], k[0] * k[1])
@@ -81,16 +81,16 @@ def _max_data(x: Tensor, k: tuple, s: tuple, p: tuple, d: tuple, out: tuple, cei
 
         return wrap(vals, x._be, x._device, x.dtype, shape), wrap(idx, x._be, x._device, D.int64, shape)
     win = _windows(x, k, s, p, d, out, float("-inf"))
-    pos = win.argmax(-1)  # type: ignore[attr-defined]
-    vals = win.amax(-1)  # type: ignore[attr-defined]
+    pos = win.argmax(-1)
+    vals = win.amax(-1)
     r0 = arange(out[0], device=x._device).reshape(-1, 1) * s[0] - p[0]
     c0 = arange(out[1], device=x._device) * s[1] - p[1]
     rows, cols = r0 + (pos // k[1]) * d[0], c0 + (pos % k[1]) * d[1]
     h, w = x._shape[-2:]
     # A window whose maximum is -inf may pick a padding cell; report its first in-bounds cell.
     outside = (rows < 0) | (rows >= h) | (cols < 0) | (cols >= w)
-    rows = where(outside, r0 + ((-r0).clamp(min=0) + d[0] - 1) // d[0] * d[0], rows)  # type: ignore[attr-defined]
-    cols = where(outside, c0 + ((-c0).clamp(min=0) + d[1] - 1) // d[1] * d[1], cols)  # type: ignore[attr-defined]
+    rows = where(outside, r0 + ((-r0).clamp(min=0) + d[0] - 1) // d[0] * d[0], rows)
+    cols = where(outside, c0 + ((-c0).clamp(min=0) + d[1] - 1) // d[1] * d[1], cols)
     return vals, rows * w + cols
 
 
@@ -99,13 +99,13 @@ def _max_rule(n: Any, g: Tensor) -> tuple:
     nc, plane = shape[0] * shape[1], shape[2] * shape[3]
     if overlap:  # windows share elements: several outputs may send gradient to one input
         base = zeros((nc, plane), dtype=g.dtype, device=g._device)
-        gx = base.scatter_add(1, idx.reshape(nc, -1), g.reshape(nc, -1))  # type: ignore[attr-defined]
+        gx = base.scatter_add(1, idx.reshape(nc, -1), g.reshape(nc, -1))
         return (gx.reshape(shape),)
     # Disjoint windows: each input gets at most one gradient, a plain write at flat positions.
     offsets = arange(nc, device=g._device).reshape(-1, 1) * plane
     flat = (idx.reshape(nc, -1) + offsets).reshape(-1)
     base = zeros(nc * plane, dtype=g.dtype, device=g._device)
-    return (base.index_put((flat,), g.reshape(-1)).reshape(shape),)  # type: ignore[attr-defined]
+    return (base.index_put((flat,), g.reshape(-1)).reshape(shape),)
 
 
 def max_pool2d(
@@ -119,7 +119,7 @@ def max_pool2d(
 ) -> Any:
     """Maximum over each (kH, kW) window; ``return_indices`` also gives flat positions per plane."""
     unbatched = input.ndim == 3
-    x = input.unsqueeze(0) if unbatched else input  # type: ignore[attr-defined]
+    x = input.unsqueeze(0) if unbatched else input
     k, s, p, d, out = _geometry(x, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")
     with NoRecord():
         vals, idx = _max_data(x.detach(), k, s, p, d, out, ceil_mode)
@@ -127,7 +127,7 @@ def max_pool2d(
         overlap = any(s[i] < d[i] * (k[i] - 1) + 1 for i in range(2))
         record("MaxPool2DWithIndicesBackward0", _max_rule, vals, (x,), (), (x._shape, idx, overlap))
     if unbatched:
-        vals, idx = vals.squeeze(0), idx.squeeze(0)  # type: ignore[attr-defined]
+        vals, idx = vals.squeeze(0), idx.squeeze(0)
     return (vals, idx) if return_indices else vals
 
 
@@ -145,7 +145,7 @@ def max_pool1d(
     r = max_pool2d(
         input.unsqueeze(-2),
         one(kernel_size),
-        None if stride is None else one(stride),  # type: ignore[attr-defined]
+        None if stride is None else one(stride),
         (0, ntuple(padding, 1)[0]),
         one(dilation),
         ceil_mode,
@@ -181,7 +181,7 @@ def _avg_data(
         data = call(x._be, "avg_pool2d", x._data, k, s, p, ceil_mode, include_pad)
         return wrap(data, x._be, x._device, x.dtype, x._shape[:2] + out)
     win = _windows(x, k, s, p, (1, 1), out, 0.0)
-    return win.sum(-1) / div  # type: ignore[attr-defined]
+    return win.sum(-1) / div
 
 
 def _avg_rule(n: Any, g: Tensor) -> tuple:
@@ -203,7 +203,7 @@ def avg_pool2d(
 ) -> Tensor:
     """Mean over each (kH, kW) window (divisor: the window size, see ``count_include_pad``)."""
     unbatched = input.ndim == 3
-    x = input.unsqueeze(0) if unbatched else input  # type: ignore[attr-defined]
+    x = input.unsqueeze(0) if unbatched else input
     k, s, p, _, out = _geometry(x, kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d")
     h, w = x._shape[-2:]
     if divisor_override is not None:
@@ -220,7 +220,7 @@ def avg_pool2d(
         )
     if recording(x):
         record("AvgPool2DBackward0", _avg_rule, vals, (x,), (), (x._shape, k, s, p, div))
-    return vals.squeeze(0) if unbatched else vals  # type: ignore[attr-defined]
+    return vals.squeeze(0) if unbatched else vals
 
 
 def avg_pool1d(
@@ -236,12 +236,12 @@ def avg_pool1d(
     r = avg_pool2d(
         input.unsqueeze(-2),
         one(kernel_size),
-        None if stride is None else one(stride),  # type: ignore[attr-defined]
+        None if stride is None else one(stride),
         (0, ntuple(padding, 1)[0]),
         ceil_mode,
         count_include_pad,
     )
-    return r.squeeze(-2)  # type: ignore[attr-defined]
+    return r.squeeze(-2)
 
 
 def _adaptive_matrix(n: int, out: int, like: Tensor) -> Tensor:
@@ -261,17 +261,17 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     oh = h if size[0] is None else size[0]
     ow = w if size[1] is None else size[1]
     if (oh, ow) == (1, 1):
-        return input.mean((-2, -1), keepdim=True)  # type: ignore[attr-defined]
+        return input.mean((-2, -1), keepdim=True)
     if h % oh == 0 and w % ow == 0:
         return avg_pool2d(input, (h // oh, w // ow))
     ph, pw = _adaptive_matrix(h, oh, input), _adaptive_matrix(w, ow, input)
-    return ph @ input @ pw.mT  # type: ignore[attr-defined]
+    return ph @ input @ pw.mT
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
     """Average pooling of (N, C, L) to a fixed length."""
     size = output_size if isinstance(output_size, int) else output_size[0]
-    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, size)).squeeze(-2)  # type: ignore[attr-defined]
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, size)).squeeze(-2)
 
 
 def _cells(n: int, out: int) -> list[tuple[int, int]]:
@@ -293,19 +293,19 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     vals, idxs = [], []
     for a, b in _cells(h, oh):
         for c, d in _cells(w, ow):
-            win = input[..., a:b, c:d].flatten(-2)  # type: ignore[attr-defined]
-            pos = win.argmax(-1)  # type: ignore[attr-defined]
-            vals.append(win.gather(-1, pos.unsqueeze(-1)).squeeze(-1))  # type: ignore[attr-defined]
+            win = input[..., a:b, c:d].flatten(-2)
+            pos = win.argmax(-1)
+            vals.append(win.gather(-1, pos.unsqueeze(-1)).squeeze(-1))
             idxs.append((pos // (d - c) + a) * w + pos % (d - c) + c)
     lead = input._shape[:-2]
-    out = stack(vals, -1).reshape(lead + (oh, ow))  # type: ignore[attr-defined]
+    out = stack(vals, -1).reshape(lead + (oh, ow))
     if not return_indices:
         return out
-    return out, stack(idxs, -1).reshape(lead + (oh, ow))  # type: ignore[attr-defined]
+    return out, stack(idxs, -1).reshape(lead + (oh, ow))
 
 
 def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     size = output_size if isinstance(output_size, int) else output_size[0]
-    r = adaptive_max_pool2d(input.unsqueeze(-2), (1, size), True)  # type: ignore[attr-defined]
+    r = adaptive_max_pool2d(input.unsqueeze(-2), (1, size), True)
     vals, idx = r[0].squeeze(-2), r[1].squeeze(-2)
     return (vals, idx) if return_indices else vals
