@@ -85,7 +85,7 @@ def _along(x: Tensor, axis: int, m: np.ndarray) -> Tensor:
     if m.shape[0] == m.shape[1] and np.array_equal(m, np.eye(m.shape[0])):
         return x
     w = tensor(np.ascontiguousarray(m.T), dtype=x.dtype, device=x._device)
-    return (x.movedim(axis, -1) @ w).movedim(-1, axis)  # type: ignore[attr-defined]
+    return (x.movedim(axis, -1) @ w).movedim(-1, axis)
 
 
 def _check_mode(input: Tensor, mode: str, antialias: bool) -> None:
@@ -142,7 +142,7 @@ def interpolate(
         for i, (n, o) in enumerate(zip(input._shape[2:], out)):
             if n != o:
                 idx = nearest_index(n, o, scales[i], mode == "nearest-exact")
-                x = x.index_select(2 + i, tensor(idx, device=input._device))  # type: ignore[attr-defined]
+                x = x.index_select(2 + i, tensor(idx, device=input._device))
         return x
     if not input.dtype.is_floating_point:
         raise NotImplementedError(
@@ -182,10 +182,10 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
             "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
             f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}"
         )
-    x = input.reshape(*lead, c // (r * r), r, r, h, w)  # type: ignore[attr-defined]
+    x = input.reshape(*lead, c // (r * r), r, r, h, w)
     n = len(lead)
-    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)  # type: ignore[attr-defined]
-    return x.reshape(*lead, c // (r * r), h * r, w * r)  # type: ignore[attr-defined]
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(*lead, c // (r * r), h * r, w * r)
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
@@ -199,7 +199,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
                 f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but input.size({k})={v} "
                 f"is not divisible by {r}"
             )
-    x = input.reshape(*lead, c, h // r, r, w // r, r)  # type: ignore[attr-defined]
+    x = input.reshape(*lead, c, h // r, r, w // r, r)
     n = len(lead)
-    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)  # type: ignore[attr-defined]
-    return x.reshape(*lead, c * r * r, h // r, w // r)  # type: ignore[attr-defined]
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(*lead, c * r * r, h // r, w // r)
