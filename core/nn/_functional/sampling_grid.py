@@ -39,8 +39,8 @@ def _unnormalize(c: Tensor, size: int, align_corners: bool) -> Tensor:
 def _clip(c: Tensor, size: int) -> Tensor:
     """Clamp to [0, size - 1]; only strictly interior points pass a gradient (as PyTorch)."""
     hi = size - 1
-    inside = (c > 0) & (c < hi)  # type: ignore[operator]
-    return where(inside, c, c.detach().clamp(0, hi))  # type: ignore[attr-defined]
+    inside = (c > 0) & (c < hi)
+    return where(inside, c, c.detach().clamp(0, hi))
 
 
 def _reflect(c: Tensor, size: int, align_corners: bool) -> Tensor:
@@ -50,10 +50,10 @@ def _reflect(c: Tensor, size: int, align_corners: bool) -> Tensor:
         return c.detach() * 0
     low, span = lo2 / 2, (hi2 - lo2) / 2
     t = c - low
-    t = where(t < 0, -t, t)  # type: ignore[operator]
-    flips = (t.detach() / span).floor()  # type: ignore[attr-defined]
+    t = where(t < 0, -t, t)
+    flips = (t.detach() / span).floor()
     extra = t - flips * span
-    odd = (flips.remainder(2)) == 1  # type: ignore[attr-defined]
+    odd = (flips.remainder(2)) == 1
     return where(odd, (span + low) - extra, extra + low)
 
 
@@ -70,13 +70,13 @@ def _tap(flat: Tensor, idx: list[Tensor], sizes: list[int]) -> Tensor:
     mask = None
     lin = None
     for i, n in zip(idx, sizes):
-        ok = (i >= 0) & (i < n)  # type: ignore[operator]
+        ok = (i >= 0) & (i < n)
         mask = ok if mask is None else mask & ok
-        lin = i.clamp(0, n - 1) if lin is None else lin * n + i.clamp(0, n - 1)  # type: ignore[attr-defined]
+        lin = i.clamp(0, n - 1) if lin is None else lin * n + i.clamp(0, n - 1)
     assert lin is not None and mask is not None
     n, c = flat.shape[0], flat.shape[1]
-    index = lin.long().unsqueeze(1).expand(n, c, lin.shape[1])  # type: ignore[attr-defined]
-    return flat.gather(2, index) * mask.to(flat.dtype).unsqueeze(1)  # type: ignore[attr-defined]
+    index = lin.long().unsqueeze(1).expand(n, c, lin.shape[1])
+    return flat.gather(2, index) * mask.to(flat.dtype).unsqueeze(1)
 
 
 def _check(input: Tensor, grid: Tensor, mode: str) -> None:
@@ -141,8 +141,8 @@ def grid_sample(
     n, c = input.shape[0], input.shape[1]
     sizes = list(input.shape[2:])
     out_shape = tuple(grid.shape[1:-1])
-    flat = input.reshape(n, c, math.prod(sizes))  # type: ignore[attr-defined]
-    g = grid.reshape(n, math.prod(out_shape), len(sizes))  # type: ignore[attr-defined]
+    flat = input.reshape(n, c, math.prod(sizes))
+    g = grid.reshape(n, math.prod(out_shape), len(sizes))
     # coordinate k of the grid indexes spatial dim -1-k: reorder to (D,) H, W
     raw = [_unnormalize(g[..., len(sizes) - 1 - k], sizes[k], align_corners) for k in range(len(sizes))]
     if mode == "bicubic":
@@ -150,16 +150,16 @@ def grid_sample(
     else:
         coords = [_pad_coord(r, s, padding_mode, align_corners) for r, s in zip(raw, sizes)]
         if mode == "nearest":
-            out = _tap(flat, [r.detach().round() for r in coords], sizes)  # type: ignore[attr-defined]
+            out = _tap(flat, [r.detach().round() for r in coords], sizes)
             if g.requires_grad:  # PyTorch's grid gradient of nearest sampling: zeros, not "unused"
-                out = out + (g.round() * 0).sum(-1).unsqueeze(1)  # type: ignore[attr-defined]
+                out = out + (g.round() * 0).sum(-1).unsqueeze(1)
         else:
             out = _linear(flat, coords, sizes)
-    return out.reshape((n, c) + out_shape)  # type: ignore[attr-defined]
+    return out.reshape((n, c) + out_shape)
 
 
 def _linear(flat: Tensor, coords: list[Tensor], sizes: list[int]) -> Tensor:
-    lows = [r.detach().floor() for r in coords]  # type: ignore[attr-defined]
+    lows = [r.detach().floor() for r in coords]
     out = None
     for corner in itertools.product((0, 1), repeat=len(coords)):
         w = None
@@ -167,7 +167,7 @@ def _linear(flat: Tensor, coords: list[Tensor], sizes: list[int]) -> Tensor:
             f = (r - lo) if b else (lo + 1 - r)
             w = f if w is None else w * f
         assert w is not None
-        v = _tap(flat, [lo + b for b, lo in zip(corner, lows)], sizes) * w.unsqueeze(1)  # type: ignore[attr-defined]
+        v = _tap(flat, [lo + b for b, lo in zip(corner, lows)], sizes) * w.unsqueeze(1)
         out = v if out is None else out + v
     assert out is not None
     return out
@@ -178,13 +178,13 @@ def _bicubic(
 ) -> Tensor:
     """16 taps; padding applies to each tap's integer coordinate, weights are cubic in the fraction."""
     (ry, rx), (h, w) = raw, sizes
-    y0, x0 = ry.detach().floor(), rx.detach().floor()  # type: ignore[attr-defined]
+    y0, x0 = ry.detach().floor(), rx.detach().floor()
     cy, cx = cubic_coefficients(ry - y0), cubic_coefficients(rx - x0)  # type: ignore[arg-type]
     out = None
     for i in range(4):
-        yi = _pad_coord(y0 + (i - 1), h, padding_mode, align_corners).floor()  # type: ignore[attr-defined]
+        yi = _pad_coord(y0 + (i - 1), h, padding_mode, align_corners).floor()
         for j in range(4):
-            xj = _pad_coord(x0 + (j - 1), w, padding_mode, align_corners).floor()  # type: ignore[attr-defined]
+            xj = _pad_coord(x0 + (j - 1), w, padding_mode, align_corners).floor()
             v = _tap(flat, [yi, xj], sizes) * (cy[i] * cx[j]).unsqueeze(1)  # type: ignore[attr-defined]
             out = v if out is None else out + v
     assert out is not None
@@ -244,5 +244,5 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
     mesh = np.meshgrid(*axes, indexing="ij")
     cols = [mesh[d - 1 - k] for k in range(d)] + [np.ones(mesh[0].shape)]  # x, y, (z,) 1
     base = tensor(np.stack(cols, -1).reshape(1, -1, d + 1), dtype=theta.dtype, device=theta.device)
-    grid = base @ theta.transpose(1, 2)  # type: ignore[attr-defined]
-    return grid.reshape([size[0]] + spatial + [d])  # type: ignore[attr-defined]
+    grid = base @ theta.transpose(1, 2)
+    return grid.reshape([size[0]] + spatial + [d])
