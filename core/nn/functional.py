@@ -96,24 +96,24 @@ from ._functional.sampling import affine_grid, grid_sample, interpolate, pixel_s
 from ._functional.softmax import log_softmax, softmax, softmin
 
 
-def relu_(input):  # type: ignore[no-untyped-def]
+def relu_(input):
     """In-place ``relu``."""
     return relu(input, inplace=True)
 
 
-def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):  # type: ignore[no-untyped-def]
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
     """Deprecated alias of ``interpolate``."""
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def max_pool2d_with_indices(
     input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=True
-):  # type: ignore[no-untyped-def]
+):
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
-def _inplace(fn):  # type: ignore[no-untyped-def]
-    def op(input, *args, **kwargs):  # type: ignore[no-untyped-def]
+def _inplace(fn):
+    def op(input, *args, **kwargs):
         return fn(input, *args, inplace=True, **kwargs)
 
     op.__name__ = fn.__name__ + "_"
@@ -132,24 +132,24 @@ rrelu_ = _inplace(rrelu)
 
 def max_pool1d_with_indices(
     input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=True
-):  # type: ignore[no-untyped-def]
+):
     return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
-def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):  # type: ignore[no-untyped-def]
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
     return adaptive_max_pool1d(input, output_size, True)
 
 
-def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):  # type: ignore[no-untyped-def]
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
     return adaptive_max_pool2d(input, output_size, True)
 
 
-def upsample_nearest(input, size=None, scale_factor=None):  # type: ignore[no-untyped-def]
+def upsample_nearest(input, size=None, scale_factor=None):
     """Deprecated alias of ``interpolate(..., mode='nearest')``."""
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
-def upsample_bilinear(input, size=None, scale_factor=None):  # type: ignore[no-untyped-def]
+def upsample_bilinear(input, size=None, scale_factor=None):
     """Deprecated alias of ``interpolate(..., mode='bilinear', align_corners=True)``."""
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
