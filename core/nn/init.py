@@ -79,13 +79,13 @@ def _fan(tensor: Tensor, mode: str) -> int:
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
     """Fill with U(a, b)."""
     with no_grad():
-        return tensor.uniform_(a, b, generator=generator)  # type: ignore[attr-defined]
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
     """Fill with N(mean, std²)."""
     with no_grad():
-        return tensor.normal_(mean, std, generator=generator)  # type: ignore[attr-defined]
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def trunc_normal_(
@@ -100,20 +100,20 @@ def trunc_normal_(
     from .._ops.select import where
 
     with no_grad():
-        tensor.normal_(mean, std, generator=generator)  # type: ignore[attr-defined]
+        tensor.normal_(mean, std, generator=generator)
         for _ in range(100):
             bad = (tensor < a) | (tensor > b)
-            if not bool(bad.any()):  # type: ignore[attr-defined]
+            if not bool(bad.any()):
                 break
-            fresh = tensor.clone().normal_(mean, std, generator=generator)  # type: ignore[attr-defined]
-            tensor.copy_(where(bad, fresh, tensor))  # type: ignore[attr-defined]
-        tensor.clamp_(a, b)  # type: ignore[attr-defined]
+            fresh = tensor.clone().normal_(mean, std, generator=generator)
+            tensor.copy_(where(bad, fresh, tensor))
+        tensor.clamp_(a, b)
     return tensor
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
     with no_grad():
-        return tensor.fill_(val)  # type: ignore[attr-defined]
+        return tensor.fill_(val)
 
 
 def ones_(tensor: Tensor) -> Tensor:
@@ -122,7 +122,7 @@ def ones_(tensor: Tensor) -> Tensor:
 
 def zeros_(tensor: Tensor) -> Tensor:
     with no_grad():
-        return tensor.zero_()  # type: ignore[attr-defined]
+        return tensor.zero_()
 
 
 def eye_(tensor: Tensor) -> Tensor:
@@ -132,7 +132,7 @@ def eye_(tensor: Tensor) -> Tensor:
     from .._creation import eye
 
     with no_grad():
-        tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype))  # type: ignore[attr-defined]
+        tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype))
     return tensor
 
 
@@ -153,7 +153,7 @@ def _copy_host(tensor: Tensor, values: np.ndarray) -> Tensor:
     from .._creation import tensor as make
 
     with no_grad():
-        tensor.copy_(make(values, dtype=tensor.dtype))  # type: ignore[attr-defined]
+        tensor.copy_(make(values, dtype=tensor.dtype))
     return tensor
 
 
