@@ -61,8 +61,8 @@ class BackwardHookRunner:
         recording = _grad.enabled
         for a in args:
             if recording and isinstance(a, Tensor) and a.requires_grad:
-                a = a.view_as(a)  # type: ignore[attr-defined]
-                a.register_hook(self._in_hook(len(slots)))  # type: ignore[attr-defined]
+                a = a.view_as(a)
+                a.register_hook(self._in_hook(len(slots)))
                 slots.append(a)
             out.append(a)
         self.grad_input = [None] * max(len(slots), 1)
@@ -74,7 +74,7 @@ class BackwardHookRunner:
         self.grad_output = [None] * len(outs)
         self.pending_out = len(outs)
         for i, t in enumerate(outs):
-            t.register_hook(self._out_hook(i))  # type: ignore[attr-defined]
+            t.register_hook(self._out_hook(i))
 
     def _out_hook(self, i: int) -> Any:
         def hook(g: Tensor) -> None:
