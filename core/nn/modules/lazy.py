@@ -54,7 +54,7 @@ class _LazyConv:
     _base: type = Conv2d
 
     def __init__(self, out_channels: int, kernel_size: Any, *args: Any, **kwargs: Any) -> None:
-        self._base.__init__(self, 1, out_channels, kernel_size, *args, **kwargs)  # type: ignore[arg-type]
+        self._base.__init__(self, 1, out_channels, kernel_size, *args, **kwargs)
         self.in_channels = 0
 
     def __call__(self, input: Tensor, *args: Any, **kwargs: Any) -> Any:
