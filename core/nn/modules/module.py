@@ -361,18 +361,18 @@ class Module:
 
         def convert(t: Tensor) -> Tensor:
             dt = dtype if dtype is not None and (t.dtype.is_floating_point or t.dtype.is_complex) else None
-            return t.to(device=device, dtype=dt)  # type: ignore[attr-defined]
+            return t.to(device=device, dtype=dt)
 
         return self._apply(convert)
 
     def cpu(self) -> Module:
-        return self._apply(lambda t: t.to("cpu"))  # type: ignore[attr-defined]
+        return self._apply(lambda t: t.to("cpu"))
 
     def cuda(self, device: Any = None) -> Module:
-        return self._apply(lambda t: t.to("cuda" if device is None else device))  # type: ignore[attr-defined]
+        return self._apply(lambda t: t.to("cuda" if device is None else device))
 
     def _cast_floats(self, dtype: Any) -> Module:
-        return self._apply(lambda t: t.to(dtype) if t.dtype.is_floating_point else t)  # type: ignore[attr-defined]
+        return self._apply(lambda t: t.to(dtype) if t.dtype.is_floating_point else t)
 
     def float(self) -> Module:
         from ember.backends import dtypes as D
@@ -395,7 +395,7 @@ class Module:
         return self._cast_floats(D.bfloat16)
 
     def type(self, dst_type: Any) -> Module:
-        return self._apply(lambda t: t.to(dst_type))  # type: ignore[attr-defined]
+        return self._apply(lambda t: t.to(dst_type))
 
     def share_memory(self) -> Module:
         return self
