@@ -140,9 +140,9 @@ class _InstanceNorm(_BatchNorm):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
-        x = input.unsqueeze(0) if input.ndim == self._dims[0] else input  # type: ignore[attr-defined]
+        x = input.unsqueeze(0) if input.ndim == self._dims[0] else input
         out = F.instance_norm(x, None, None, self.weight, self.bias, True, 0.1, self.eps)
-        return out.squeeze(0) if input.ndim == self._dims[0] else out  # type: ignore[attr-defined]
+        return out.squeeze(0) if input.ndim == self._dims[0] else out
 
 
 class InstanceNorm1d(_InstanceNorm):
