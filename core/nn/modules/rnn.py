@@ -39,7 +39,7 @@ def _lstm_step(
     gi: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor | None, w_hr: Tensor | None
 ) -> tuple[Tensor, Tensor]:
     gates = gi + F.linear(h, w_hh, b_hh)
-    i, f, g, o = gates.chunk(4, -1)  # type: ignore[attr-defined]
+    i, f, g, o = gates.chunk(4, -1)
     c = sigmoid(f) * c + sigmoid(i) * tanh(g)
     h = sigmoid(o) * tanh(c)
     return (h if w_hr is None else F.linear(h, w_hr)), c
@@ -47,8 +47,8 @@ def _lstm_step(
 
 def _gru_step(gi: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> Tensor:
     gh = F.linear(h, w_hh, b_hh)
-    ir, iz, in_ = gi.chunk(3, -1)  # type: ignore[attr-defined]
-    hr, hz, hn = gh.chunk(3, -1)  # type: ignore[attr-defined]
+    ir, iz, in_ = gi.chunk(3, -1)
+    hr, hz, hn = gh.chunk(3, -1)
     r, z = sigmoid(ir + hr), sigmoid(iz + hz)
     n = tanh(in_ + r * hn)
     return (1 - z) * n + z * h
@@ -175,9 +175,9 @@ class RNNBase(Module):
 
     def _forward_packed(self, packed: PackedSequence, hx: Any) -> tuple:
         padded, lengths = pad_packed_sequence(packed, batch_first=self.batch_first)
-        lens = lengths.to(padded.device)  # type: ignore[attr-defined]
-        steps = int(lengths.max())  # type: ignore[attr-defined]
-        masks = [(lens > t).unsqueeze(-1) for t in range(steps)]  # type: ignore[attr-defined]
+        lens = lengths.to(padded.device)
+        steps = int(lengths.max())
+        masks = [(lens > t).unsqueeze(-1) for t in range(steps)]
         out, state = self._forward(padded, hx, masks)
         repacked = pack_padded_sequence(
             out, lengths, batch_first=self.batch_first, enforce_sorted=packed.sorted_indices is None
@@ -186,9 +186,9 @@ class RNNBase(Module):
 
     def _forward(self, input: Tensor, hx: Any, masks: list | None) -> tuple:
         batched = self._check(input, hx)
-        x = input if batched else input.unsqueeze(1)  # type: ignore[attr-defined]
+        x = input if batched else input.unsqueeze(1)
         if batched and self.batch_first:
-            x = x.transpose(0, 1)  # type: ignore[attr-defined]
+            x = x.transpose(0, 1)
         dirs = 2 if self.bidirectional else 1
         c_shape = (self.num_layers * dirs, x.shape[1], self.hidden_size)
         shape = (self.num_layers * dirs, x.shape[1], self.proj_size or self.hidden_size)
@@ -199,8 +199,8 @@ class RNNBase(Module):
         else:
             h0, c0 = hx if lstm else (hx, None)
             if not batched:
-                h0 = h0.unsqueeze(1)  # type: ignore[attr-defined]
-                c0 = c0.unsqueeze(1) if c0 is not None else None  # type: ignore[attr-defined]
+                h0 = h0.unsqueeze(1)
+                c0 = c0.unsqueeze(1) if c0 is not None else None
             if tuple(h0.shape) != shape:
                 which = "hidden[0] size" if lstm else "hidden size"
                 raise RuntimeError(f"Expected {which} {shape}, got {list(h0.shape)}")
@@ -218,12 +218,12 @@ class RNNBase(Module):
             x = outs[0] if dirs == 1 else _cat(outs)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
-        out = x.transpose(0, 1) if batched and self.batch_first else x  # type: ignore[attr-defined]
+        out = x.transpose(0, 1) if batched and self.batch_first else x
         h_n = stack(hs, 0)
         c_n = stack(cs, 0) if lstm else None
         if not batched:
-            out, h_n = out.squeeze(1), h_n.squeeze(1)  # type: ignore[attr-defined]
-            c_n = c_n.squeeze(1) if c_n is not None else None  # type: ignore[attr-defined]
+            out, h_n = out.squeeze(1), h_n.squeeze(1)
+            c_n = c_n.squeeze(1) if c_n is not None else None
         return (out, (h_n, c_n)) if lstm else (out, h_n)
 
     def extra_repr(self) -> str:
