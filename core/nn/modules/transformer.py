@@ -131,11 +131,11 @@ class MultiheadAttention(Module):
             )
         batched = query.ndim == 3
         if not batched:
-            query, key, value = (t.unsqueeze(1) for t in (query, key, value))  # type: ignore[attr-defined]
+            query, key, value = (t.unsqueeze(1) for t in (query, key, value))
             if key_padding_mask is not None:
-                key_padding_mask = key_padding_mask.unsqueeze(0)  # type: ignore[attr-defined]
+                key_padding_mask = key_padding_mask.unsqueeze(0)
         elif self.batch_first:
-            query, key, value = (t.transpose(0, 1) for t in (query, key, value))  # type: ignore[attr-defined]
+            query, key, value = (t.transpose(0, 1) for t in (query, key, value))
         ws, bs = self._projections()
         out, weights = multi_head_attention_forward(
             query,
@@ -157,10 +157,10 @@ class MultiheadAttention(Module):
             self.add_zero_attn,
         )
         if not batched:
-            out = out.squeeze(1)  # type: ignore[attr-defined]
-            weights = weights.squeeze(0) if weights is not None else None  # type: ignore[attr-defined]
+            out = out.squeeze(1)
+            weights = weights.squeeze(0) if weights is not None else None
         elif self.batch_first:
-            out = out.transpose(0, 1)  # type: ignore[attr-defined]
+            out = out.transpose(0, 1)
         return out, weights
 
 
@@ -435,4 +435,4 @@ class Transformer(Module):
         """A float mask with -inf above the diagonal (position i may attend to j <= i)."""
         from ..._creation import full
 
-        return full((sz, sz), float("-inf"), dtype=dtype, device=device).triu(1)  # type: ignore[attr-defined]
+        return full((sz, sz), float("-inf"), dtype=dtype, device=device).triu(1)
