@@ -22,10 +22,10 @@ def _grads(parameters: Any) -> list[Tensor]:
 def _norm(t: Tensor, p: float) -> Tensor:
     a = U.abs(t)
     if p == float("inf"):
-        return a.amax()  # type: ignore[attr-defined]
+        return a.amax()
     if p == 2:
-        return (t * t).sum().sqrt()  # type: ignore[attr-defined]
-    return (a**p).sum() ** (1.0 / p)  # type: ignore[attr-defined]
+        return (t * t).sum().sqrt()
+    return (a**p).sum() ** (1.0 / p)
 
 
 def get_total_norm(
@@ -41,7 +41,7 @@ def get_total_norm(
         if norm_type == float("inf"):
             total = norms[0]
             for n in norms[1:]:
-                total = total.maximum(n)  # type: ignore[attr-defined]
+                total = total.maximum(n)
         else:
             total = _norm(_stack(norms), norm_type)
     if error_if_nonfinite and not bool(U.isfinite(total)):
@@ -72,9 +72,9 @@ def clip_grad_norm_(
     if not grads:
         return total
     with no_grad():
-        coef = (float(max_norm) / (total + 1e-6)).clamp(max=1.0)  # type: ignore[attr-defined]
+        coef = (float(max_norm) / (total + 1e-6)).clamp(max=1.0)
         for g in grads:
-            g.mul_(coef.to(g.dtype))  # type: ignore[attr-defined]
+            g.mul_(coef.to(g.dtype))
     return total
 
 
@@ -83,4 +83,4 @@ def clip_grad_value_(parameters: Any, clip_value: float, foreach: Any = None) ->
     v = float(clip_value)
     with no_grad():
         for g in _grads(parameters):
-            g.clamp_(-v, v)  # type: ignore[attr-defined]
+            g.clamp_(-v, v)
