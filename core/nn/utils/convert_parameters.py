@@ -12,7 +12,7 @@ __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
     """All parameters flattened and concatenated into one vector (differentiable)."""
-    return cat([p.reshape(-1) for p in parameters])  # type: ignore[attr-defined]
+    return cat([p.reshape(-1) for p in parameters])
 
 
 def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
@@ -22,5 +22,5 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
     offset = 0
     for p in parameters:
         n = p.numel()
-        p.data = vec[offset : offset + n].view_as(p).data  # type: ignore[attr-defined]
+        p.data = vec[offset : offset + n].view_as(p).data
         offset += n
