@@ -70,7 +70,7 @@ class PackedSequence(NamedTuple):
     unsorted_indices: Tensor | None = None
 
     def to(self, *args: Any, **kwargs: Any) -> PackedSequence:
-        return self._replace(data=self.data.to(*args, **kwargs))  # type: ignore[attr-defined]
+        return self._replace(data=self.data.to(*args, **kwargs))
 
     @property
     def is_cuda(self) -> bool:
@@ -102,7 +102,7 @@ def pack_padded_sequence(
         order = list(range(len(lens)))
     else:
         order = sorted(range(len(lens)), key=lambda i: -lens[i])
-    x = input.transpose(0, 1) if batch_first else input  # type: ignore[attr-defined]
+    x = input.transpose(0, 1) if batch_first else input
     sizes, parts = [], []
     for t in range(max(lens)):
         running = [i for i in order if lens[i] > t]
