@@ -93,7 +93,7 @@ def _storage_key(t: Tensor) -> tuple[str, int, str]:
     return (str(t.device), t._be.backend.storage_id(t._data), t.dtype.name)
 
 
-class _SpanFinder(pickle._Pickler):  # type: ignore[name-defined]
+class _SpanFinder(pickle._Pickler):
     """A first, discarding pass over the object: how far into each storage saved tensors reach."""
 
     def __init__(self) -> None:
@@ -118,7 +118,7 @@ class _Discard:
         pass
 
 
-class _Pickler(pickle._Pickler):  # type: ignore[name-defined]
+class _Pickler(pickle._Pickler):
     """Writes tensors the way PyTorch does; the pure-Python pickler lets us emit torch globals."""
 
     def __init__(self, file: Any, spans: dict[tuple[str, int, str], int] | None = None) -> None:
