@@ -109,6 +109,16 @@ _PRIMITIVE_LIST = [
     _op("expand", "view", 1, "shape", "broadcast view (new leading dims allowed)", False),
     _op("slice", "view", 1, "key", "view by a tuple of ints and step>0 slices", False),
     _op("as_strided", "view", 1, "shape strides offset", "view of the storage", False),
+    _op(
+        "bitcast",
+        "view",
+        1,
+        "dtype",
+        "view of the same bytes as dtype (PyTorch's view(dtype)): equal itemsizes keep shape and "
+        "strides; otherwise the last dim's size is scaled by old/new itemsize and its stride is 1, "
+        "other strides and the offset are rescaled (the frontend checks divisibility and stride 1)",
+        False,
+    ),
     # unary math
     _op("neg", "unary", 1, "", "-x"),
     _op("abs", "unary", 1, "", "|x| (complex gives its real dtype)"),

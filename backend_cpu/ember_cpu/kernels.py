@@ -125,6 +125,11 @@ def as_strided(x: np.ndarray, shape: tuple[int, ...], strides: tuple[int, ...], 
     )
 
 
+def bitcast(x: np.ndarray, dtype: Any) -> np.ndarray:
+    # NumPy's own rule is PyTorch's: another itemsize rescales the (stride-1) last axis.
+    return x.view(to_np(dtype))
+
+
 def _scipy_erf(x: np.ndarray) -> np.ndarray:
     from scipy.special import erf as _erf
 
@@ -334,6 +339,7 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "expand": expand,
     "slice": slice_,
     "as_strided": as_strided,
+    "bitcast": bitcast,
     "neg": _ufunc1(np.negative),
     "abs": _ufunc1(np.absolute),
     "exp": _ufunc1(np.exp),

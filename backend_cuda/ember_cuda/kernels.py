@@ -36,6 +36,7 @@ _TABLE: dict[str, Callable[..., Any]] = {
     "expand": views.expand,
     "slice": views.slice_,
     "as_strided": views.as_strided,
+    "bitcast": views.bitcast,
     **{op: ew.unary(op) for op in UNARY + _UNARY_COMPOSITES},
     **{op: ew.binary(op) for op in BINARY + ("remainder",)},
     "eq": ew.binary("eq"),
@@ -66,7 +67,7 @@ _TABLE: dict[str, Callable[..., Any]] = {
     **SPECIAL_KERNELS,
 }
 # Creation kernels take the device index; views and host-side work need no device switch.
-_NO_SWITCH = {"full", "arange", "philox", "reshape", "permute", "expand", "slice", "as_strided"}
+_NO_SWITCH = {"full", "arange", "philox", "reshape", "permute", "expand", "slice", "as_strided", "bitcast"}
 
 KERNELS: dict[str, Callable[..., Any]] = {
     op: fn if op in _NO_SWITCH else on_device(fn) for op, fn in _TABLE.items()

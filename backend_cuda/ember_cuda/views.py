@@ -13,7 +13,9 @@ from typing import Any
 import cupy
 import numpy as np
 
-__all__ = ["as_strided", "expand", "permute", "reshape", "slice_"]
+from .dtypes import to_np
+
+__all__ = ["as_strided", "bitcast", "expand", "permute", "reshape", "slice_"]
 
 
 def _view(x: cupy.ndarray, shape: tuple[int, ...], byte_strides: tuple[int, ...], ptr_offset: int) -> Any:
@@ -55,3 +57,17 @@ def as_strided(
     size = x.itemsize
     mem = cupy.cuda.MemoryPointer(x.data.mem, offset * size)
     return cupy.ndarray(tuple(shape), x.dtype, mem, strides=tuple(s * size for s in strides))
+
+
+def bitcast(x: cupy.ndarray, dtype: Any) -> cupy.ndarray:
+    """The same bytes as ``dtype`` (PyTorch's ``view(dtype)``; the frontend checks its rules).
+
+    Built from the allocation directly rather than with ``ndarray.view``, whose rule for another
+    itemsize differs between CuPy versions.
+    """
+    nd = to_np(dtype)
+    shape, strides = x.shape, x.strides
+    if nd.itemsize != x.itemsize:
+        shape = shape[:-1] + (shape[-1] * x.itemsize // nd.itemsize,)
+        strides = strides[:-1] + (nd.itemsize,)
+    return cupy.ndarray(tuple(shape), nd, x.data, strides=tuple(strides))

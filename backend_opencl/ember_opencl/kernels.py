@@ -29,6 +29,7 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "expand": views.expand,
     "slice": views.slice_,
     "as_strided": views.as_strided,
+    "bitcast": views.bitcast,
     **{op: ew.unary(op) for op in UNARY + _UNARY_COMPOSITES},
     **{op: ew.binary(op) for op in BINARY},
     "remainder": ew.binary("remainder", mark=False),  # a composite: writes_out is for primitives

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ember.backends import DType
+
 from .clarray import CLArray, contiguous_strides, numel
 
-__all__ = ["as_strided", "expand", "permute", "reshape", "slice_"]
+__all__ = ["as_strided", "bitcast", "expand", "permute", "reshape", "slice_"]
 
 
 def _nocopy_strides(
@@ -84,3 +86,18 @@ def slice_(x: CLArray, key: tuple[Any, ...]) -> CLArray:
 
 def as_strided(x: CLArray, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> CLArray:
     return x.view(tuple(shape), tuple(strides), offset)
+
+
+def bitcast(x: CLArray, dtype: DType) -> CLArray:
+    """The same bytes as ``dtype``: strides, offset and storage length rescale to its itemsize.
+
+    The frontend guarantees PyTorch's preconditions for another itemsize (last stride 1, the
+    last size, other strides and the offset divisible), so every division here is exact, but
+    for ``nelem``, which rounds down to the whole elements the buffer holds.
+    """
+    old, new = x.dtype.itemsize, dtype.itemsize
+    if old == new:
+        return CLArray(x.buf, x.nelem, x.shape, x.strides, x.offset, dtype, x.dev)
+    shape = x.shape[:-1] + (x.shape[-1] * old // new,)
+    strides = tuple(s * old // new for s in x.strides[:-1]) + (1,)
+    return CLArray(x.buf, x.nelem * old // new, shape, strides, x.offset * old // new, dtype, x.dev)

@@ -246,6 +246,43 @@ def _as_strided_ref(x: np.ndarray, shape, strides, offset) -> np.ndarray:  # typ
     return np.lib.stride_tricks.as_strided(flat[offset:], shape, tuple(s * size for s in strides)).copy()
 
 
+# Integer targets only: every bit pattern is a valid value, so results compare exactly.
+# The same-itemsize partner of each dtype (None: bool and uint8 use uint8/int8 below).
+_SAME_SIZE = {"int8": "uint8", "bool": "uint8", "uint8": "int8", "int16": "int16", "float16": "int16"}
+_SAME_SIZE.update({"bfloat16": "int16", "int32": "int32", "float32": "int32", "int64": "int64"})
+_SAME_SIZE.update({"float64": "int64", "complex64": "int64"})
+
+
+def _bitcast_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
+    """To bytes (the last dim grows), to int64 (it shrinks unless 8 bytes), and to the same
+    itemsize in every layout (strides kept) and 0-d. Larger targets see only last-dim-contiguous
+    inputs: the frontend refuses the others, as PyTorch does."""
+    v = values(rng, (3, 8), dtype)
+    small = "int8" if dtype == "uint8" else "uint8"
+    out = [
+        Sample(f"to_{small}", (contig(v), D(small), dtype), out_dtype=small),
+        Sample(f"empty_to_{small}", (contig(values(rng, (0, 4), dtype)), D(small), dtype), out_dtype=small),
+    ]
+    if dtype != "complex128":
+        out.append(Sample("to_int64", (contig(v), D("int64"), dtype), out_dtype="int64"))
+        same = _SAME_SIZE[dtype]
+        for label, t in (("transposed", transposed(v)), ("strided", strided(v))):
+            out.append(Sample(f"{label}_to_{same}", (t, D(same), dtype), out_dtype=same))
+        zero_d = contig(values(rng, (), dtype))
+        out.append(Sample(f"0-d_to_{same}", (zero_d, D(same), dtype), out_dtype=same))
+    return out
+
+
+def _bitcast_call(kernel, x, dtype, source):  # type: ignore[no-untyped-def]
+    """The sample's last argument is the source dtype, for the reference only."""
+    return kernel(x, dtype)
+
+
+def _bitcast_ref(x: np.ndarray, target: str, source: str) -> np.ndarray:
+    """The reference sees values upcast (float64...): back to ``source``, then its bytes."""
+    return np.array(x.astype(np_dtype(source)), order="C").view(np_dtype(target)).astype(np.int64)
+
+
 RECORDS = [
     OpCase("full", _full_samples, _full_ref, ALL, "every dtype"),
     OpCase("arange", _arange_samples, _arange_ref, REAL, "real numbers"),
@@ -257,4 +294,12 @@ RECORDS = [
     OpCase("expand", _expand_samples, lambda x, s: np.broadcast_to(x, s), ALL, "every dtype"),
     OpCase("slice", _slice_samples, lambda x, k: x[k], ALL, "every dtype"),
     OpCase("as_strided", _as_strided_samples, _as_strided_ref, ALL, "every dtype"),
+    OpCase(
+        "bitcast",
+        _bitcast_samples,
+        _bitcast_ref,
+        ALL,
+        "every dtype, to integer types of every itemsize",
+        call=_bitcast_call,
+    ),
 ]

@@ -251,6 +251,27 @@ def _view(
     return None
 
 
+def _bitcast_view(lb: LoadedBackend, index: int, x: Any, out: Any) -> str | None:
+    """``bitcast`` aliases ``x`` byte for byte (its elements need not map one to one)."""
+    if not shares_storage(lb, out, x):
+        return (
+            "bitcast: property 'view shares storage with its base' broken: the result does not share "
+            "its input's storage (a view kernel must not copy)"
+        )
+    be, assign = lb.backend, lb.k["assign"]
+    fill = _other(_host(lb, out))
+    assign(out, be.from_numpy(fill.copy(), index))
+    got = np.array(_host(lb, x), order="C").reshape(-1).view(fill.dtype).reshape(fill.shape)
+    if not _same_bits(got, fill):
+        return "bitcast: property 'a write through the view reaches the base' broken"
+    new = _other(_host(lb, x))
+    assign(x, be.from_numpy(new.copy(), index))
+    want = np.array(new, order="C").reshape(-1).view(fill.dtype).reshape(fill.shape)
+    if not _same_bits(_host(lb, out), want):
+        return "bitcast: property 'the view sees writes to its base' broken"
+    return None
+
+
 def check_call(
     lb: LoadedBackend,
     op: str,
@@ -273,7 +294,9 @@ def check_call(
     if msg:
         return msg
     if ALL_OPS[op].kind == "view":
-        if view_ref is not None:
+        if op == "bitcast":
+            msg = _bitcast_view(lb, index, args[0], out)
+        elif view_ref is not None:
             tags = _tags(view_ref, before[0][3].shape, args[1:])
             msg = _view(op, lb, index, sample_args[0], args[0], out, tags)
     elif op not in WRITES:

@@ -1,9 +1,15 @@
 """Complex numbers: parts, construction, angle and conjugation, backend-neutral.
 
-``real``, ``imag`` and ``complex`` are composite ops (a backend kernel, else the CPU one);
-everything else composes them. Gradients follow PyTorch's convention (the conjugate
-Wirtinger derivative): for a real loss ``L`` of ``z``, ``z.grad = dL/dRe z + 1j dL/dIm z``.
-Unlike PyTorch, ``real``/``imag``/``view_as_real`` return copies, not views.
+``real``, ``imag``, ``view_as_real`` and ``view_as_complex`` are views sharing storage with
+their base (``views_dtype``, the ``bitcast`` kernel); ``complex`` is a composite op. Gradients
+follow PyTorch's convention (the conjugate Wirtinger derivative): for a real loss ``L`` of
+``z``, ``z.grad = dL/dRe z + 1j dL/dIm z``.
+
+``conj()`` cannot be a lazy view here: ember's ops read native arrays, with no single place
+to apply a conjugate bit. So it returns the conjugate materialised, flagged ``is_conj()``,
+whose version counter (``views_dtype.ConjVersion``, shared with its views) writes the
+conjugate back into the source on every in-place write: ``y = x.conj(); y[0] = v`` sets
+``x[0] = conj(v)`` as in PyTorch. A later write to ``x`` is not seen by ``y`` (in PyTorch it is).
 """
 
 from __future__ import annotations
@@ -14,21 +20,26 @@ from typing import Any
 from ember.backends import dtypes as D
 
 from .._creation import ones, zeros_like
+from .._dispatch import call
+from .._dtype import pt_name
 from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
 from ._common import broadcast_shape, sum_to
 from ._composite import NoRecord, run_composite
-from .join import stack
+from .inplace import rebase_view
 from .pointwise_special import atan2
 from .pointwise_unary import abs as _abs
 from .pointwise_unary import cos, isnan, sin
 from .select import where
+from .views import make_view, select
+from .views_dtype import ConjVersion, is_conj_copy, view_as_complex_, view_as_real_
 
 __all__ = [
     "adjoint",
     "angle",
     "complex",
+    "conj",
     "conj_physical",
     "imag",
     "is_conj",
@@ -43,48 +54,23 @@ __all__ = [
 ]
 
 
-def _to_complex(g: Tensor, dtype: Any) -> Tensor:
-    """A real gradient as the complex dtype ``dtype`` (imaginary part 0)."""
-
-    return complex(g, zeros_like(g))
-
-
 def _real_grad(g: Tensor) -> Tensor:
     # A real output's gradient is real (PyTorch casts it so); drop a stray imaginary part.
     return real(g) if g.dtype.is_complex else g
 
 
-def _real_rule(n: Any, g: Tensor) -> tuple:
-    (dtype,) = n.ctx
-    return (_to_complex(_real_grad(g), dtype),)
-
-
-def _imag_rule(n: Any, g: Tensor) -> tuple:
-    g = _real_grad(g)
-    return (complex(zeros_like(g), g),)
-
-
-def _part(name: str, input: Tensor) -> Tensor:
-    with NoRecord():
-        out = run_composite(name, (input,), (), D.to_real(input.dtype))
-    if _grad.enabled and input.requires_grad:
-        rule = _real_rule if name == "real" else _imag_rule
-        record(
-            "RealBackward0" if name == "real" else "ImagBackward0", rule, out, (input,), (), (input.dtype,)
-        )
-    return out
-
-
 def real(input: Tensor) -> Tensor:
-    """The real part (a copy for complex tensors; the tensor itself for real ones)."""
-    return _part("real", input) if input.dtype.is_complex else input
+    """The real part: a view for complex tensors (``SelectBackward0``), else the tensor itself."""
+    if not input.dtype.is_complex:
+        return input
+    return select(view_as_real_(input, check_conj=False), -1, 0)
 
 
 def imag(input: Tensor) -> Tensor:
-    """The imaginary part of a complex tensor (a copy)."""
+    """The imaginary part of a complex tensor, a view sharing its storage."""
     if not input.dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return _part("imag", input)
+    return select(view_as_real_(input, check_conj=False), -1, 1)
 
 
 def _complex_rule(n: Any, g: Tensor) -> tuple:
@@ -153,30 +139,101 @@ def angle(input: Tensor) -> Tensor:
     return where(isnan(x), x, out)
 
 
+def _conj_values(input: Tensor) -> Tensor:
+    """The conjugate of a complex tensor as a new tensor of its dtype (not recorded)."""
+    with NoRecord():
+        return complex(real(input), -imag(input)).to(input.dtype)
+
+
+def _conj_rule(n: Any, g: Tensor) -> tuple:
+    return (conj_physical(g),)
+
+
 def conj_physical(input: Tensor) -> Tensor:
-    """The complex conjugate as a new tensor (the input itself for real dtypes)."""
+    """The complex conjugate as a new tensor, never flagged (the input itself for real dtypes)."""
     if not input.dtype.is_complex:
         return input
-    return complex(real(input), -imag(input)).to(input.dtype)
+    out = _conj_values(input)
+    if _grad.enabled and input.requires_grad:
+        record("ConjPhysicalBackward0", _conj_rule, out, (input,), (), None)
+    return out
+
+
+def _alias_rule(n: Any, g: Tensor) -> tuple:
+    return (g,)
+
+
+_OVERLAP = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
+
+
+def _write_back(vc: ConjVersion) -> None:
+    """After a write to a ``conj()`` result ``vc.src``: its conjugate into its source ``vc.dst``."""
+    y, x = vc.src, vc.dst
+    values = _conj_values(y)
+    try:
+        call(x._be, "assign", x._data, values._data)
+    except ValueError as e:  # the contract's answer for an expanded destination
+        raise RuntimeError(_OVERLAP) from e
+    x._vc[0] += 1
+    if _grad.enabled and y.requires_grad:
+        # ``x`` is now conj(y) entirely: its old graph is replaced.
+        record("CopySlices", _conj_rule, x, (y,), (), None)
+        if x._base is not None:
+            rebase_view(x)
+
+
+class _WriteBack(ConjVersion):
+    __slots__ = ()
+
+    def __setitem__(self, i: Any, v: Any) -> None:
+        list.__setitem__(self, i, v)
+        _write_back(self)
+
+
+def conj(input: Tensor) -> Tensor:
+    """The complex conjugate, flagged ``is_conj()`` (the input itself for real dtypes).
+
+    Materialised (see the module docstring); writes through it reach ``input``. The conjugate
+    of a ``conj()`` result is a view of its source again, unflagged.
+    """
+    if not input.dtype.is_complex:
+        return input
+    vc = input._vc
+    if type(vc) is _WriteBack and vc.src is input:
+        x = vc.dst
+        return make_view(x, x._data, x._shape, "AliasBackward0", _alias_rule, None)
+    out = _conj_values(input)
+    wb = _WriteBack([0])
+    wb.src, wb.dst = out, input
+    out._vc = wb
+    if input.requires_grad and input.grad_fn is None:
+        out._base = input  # in-place writes through it then raise PyTorch's view-of-leaf error
+    if _grad.enabled and input.requires_grad:
+        record("ConjBackward0", _conj_rule, out, (input,), (), None)
+    return out
 
 
 def view_as_real(input: Tensor) -> Tensor:
-    """A ``(..., 2)`` real tensor of real and imaginary parts (a copy in ember, not a view)."""
-
-    if not input.dtype.is_complex:
-        raise RuntimeError("view_as_real is only supported for complex tensors")
-    return stack([real(input), imag(input)], -1)
+    """A ``(..., 2)`` real view of a complex tensor's real and imaginary parts."""
+    return view_as_real_(input)
 
 
 def view_as_complex(input: Tensor) -> Tensor:
-    """A complex tensor from a real ``(..., 2)`` one (a copy in ember, not a view)."""
+    """A complex view of a float32/float64 ``(..., 2)`` tensor. float16 (PyTorch: complex32,
+    which ember lacks) gives a complex64 copy instead."""
     if input.dtype not in (D.float32, D.float64, D.float16):
         raise RuntimeError(
-            f"view_as_complex is only supported for floating point tensors, but got a tensor of scalar type: {input.dtype.name}"
+            "view_as_complex is only supported for half, float and double tensors, but got a tensor "
+            f"of scalar type: {pt_name(input.dtype)}"
         )
-    if not input._shape or input._shape[-1] != 2:
-        raise RuntimeError("Tensor must have a last dimension of size 2")
-    return complex(input.select(-1, 0), input.select(-1, 1))  # type: ignore[attr-defined]
+    if input.dtype is D.float16:
+        if not input._shape or input._shape[-1] != 2:
+            return view_as_complex_(input)  # PyTorch's shape errors
+        return complex(input.select(-1, 0), input.select(-1, 1))  # type: ignore[attr-defined]
+    return view_as_complex_(input)
 
 
 def isreal(input: Tensor) -> Tensor:
@@ -194,8 +251,8 @@ def adjoint(input: Tensor) -> Tensor:
 
 
 def is_conj(input: Tensor) -> bool:
-    """Always False: ember's conjugates are materialised, never lazy."""
-    return False
+    """True for a complex ``conj()`` result and its complex views (see the module docstring)."""
+    return is_conj_copy(input)
 
 
 def is_neg(input: Tensor) -> bool:
@@ -204,8 +261,10 @@ def is_neg(input: Tensor) -> bool:
 
 
 def resolve_conj(input: Tensor) -> Tensor:
-    """``input`` itself (nothing lazy to resolve)."""
+    """An unflagged copy of a ``conj()`` result (``CloneBackward0``); other tensors themselves."""
+    return input.clone() if is_conj_copy(input) else input  # type: ignore[attr-defined]
+
+
+def resolve_neg(input: Tensor) -> Tensor:
+    """``input`` itself (ember has no lazy negation)."""
     return input
-
-
-resolve_neg = resolve_conj

@@ -89,14 +89,9 @@ def _reshape_rule(n: Any, g: Tensor) -> tuple:
 
 
 def _view_dtype(input: Tensor, dtype: Any) -> Tensor:
-    # Reinterpreting bits has no primitive in the contract; a silent value cast would give
-    # different numbers than PyTorch, so only the identity case is served.
-    if dtype is input.dtype:
-        return view(input, input._shape)
-    raise NotImplementedError(
-        f"view(dtype): reinterpreting {input.dtype.name} as {dtype.name} is not supported by ember; "
-        "use .to(dtype) to convert the values instead"
-    )
+    from .views_dtype import view_dtype  # cycle: views_dtype builds on make_view
+
+    return view_dtype(input, dtype)
 
 
 def view(input: Tensor, *shape: Any) -> Tensor:

@@ -130,12 +130,16 @@ def as_strided(x: MinArray, shape: tuple[int, ...], strides: tuple[int, ...], of
     root = x.a
     while isinstance(root.base, np.ndarray):
         root = root.base
-    size = root.itemsize
+    size = x.a.itemsize  # x's dtype, not the root's: x may be a ``bitcast`` of it
     return MinArray(
         np.ndarray(
-            shape, root.dtype, buffer=root, offset=offset * size, strides=tuple(s * size for s in strides)
+            shape, x.a.dtype, buffer=root, offset=offset * size, strides=tuple(s * size for s in strides)
         )
     )
+
+
+def bitcast(x: MinArray, dtype: Any) -> MinArray:
+    return MinArray(x.a.view(np_dtype(dtype)))  # NumPy's rule for another itemsize is PyTorch's
 
 
 # --- reductions, scan, matmul ------------------------------------------------------------
@@ -235,6 +239,7 @@ def _floordiv(a: Any, b: Any) -> Any:
 KERNELS: dict[str, Callable[..., Any]] = {
     "full": full, "arange": arange, "philox": philox, "cast": cast, "assign": assign,
     "reshape": reshape, "permute": permute, "expand": expand, "slice": slice_, "as_strided": as_strided,
+    "bitcast": bitcast,
     "neg": _keep(np.negative), "abs": _abs, "exp": _keep(np.exp), "log": _keep(np.log),
     "sqrt": _keep(np.sqrt), "sin": _keep(np.sin), "cos": _keep(np.cos), "tanh": _keep(np.tanh),
     "erf": _erf_kernel, "floor": _keep(np.floor),
