@@ -4,6 +4,7 @@ shares (``INDEX_DTYPES``, ``first_outside``, ``Bounded``)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -118,6 +119,8 @@ def scatter(
     d, index = checked_index(input, dim, index, "scatter")
     if src is None:
         src = value
+    if isinstance(src, Tensor) and src.dtype is not input.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     if reduce == "multiply":
         from .indexing_scatter import scatter_multiply  # cycle: ember._ops.indexing_scatter
 
@@ -160,9 +163,49 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
 
     if mask.dtype is not D.bool_:
         raise RuntimeError(
-            f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype.name}"
+            f"masked_fill_ only supports boolean masks, but got mask with dtype {_C_NAMES.get(mask.dtype.name, mask.dtype.name)}"
         )
-    return relabel(
-        where(mask, value if not isinstance(value, Tensor) else value.to(input.dtype), input),
-        "MaskedFillBackward0",
-    )
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(
+                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                f"{value.ndim} dimension(s)."
+            )
+        value = value.to(input.dtype)  # type: ignore[attr-defined]
+    else:
+        value = _fill_scalar(value, input.dtype)
+    return relabel(where(mask, value, input), "MaskedFillBackward0")
+
+
+# the C++ type names PyTorch's masked_fill prints for a mask dtype
+_C_NAMES = {
+    "float32": "float",
+    "float64": "double",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+}
+
+
+def _fill_scalar(value: Any, dtype: Any) -> Any:
+    """A Python fill value converted to ``dtype`` as PyTorch's masked_fill does: the result keeps
+    the tensor's dtype (1.5 into int64 is 1), and a complex value has no real type to go to."""
+    if not isinstance(value, (bool, int, float, complex)):
+        raise TypeError(
+            f"masked_fill() received an invalid combination of arguments - got (Tensor, {type(value).__name__}), "
+            "but expected one of:"
+        )
+    if dtype.is_complex:
+        return value
+    if isinstance(value, complex):
+        kind = {"float32": "float", "float64": "double"}.get(dtype.name, dtype.name)
+        raise RuntimeError(f"value cannot be converted to type {kind} without overflow")  # noqa: TRY004
+    if dtype is D.bool_:
+        return bool(value)
+    if dtype.category < 2 and isinstance(value, float) and math.isfinite(value):
+        return int(value)
+    return value

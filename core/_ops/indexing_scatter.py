@@ -116,10 +116,35 @@ def _fill_wrapped(x: Tensor, d: int, index: Tensor) -> Tensor:
     return index % size if index.numel() else index
 
 
+def _index_add_shapes(x: Tensor, d: int, idx: Tensor, source: Tensor) -> None:
+    """PyTorch's checks on ``source``, in its order: dtype, count along ``d``, other sizes."""
+    if source.dtype is not x.dtype:
+        raise RuntimeError(
+            f"index_add_(): self ({_pt(x.dtype)}) and source ({_pt(source.dtype)}) must have the same scalar type"
+        )
+    along = source._shape[d] if source.ndim > d else 1
+    if idx.numel() != (1 if source.ndim == 0 else along):
+        raise RuntimeError(
+            f"index_add_(): Number of indices ({idx.numel()}) should be equal to source.size(dim): "
+            f"({along}), for dim: {d}"
+        )
+    if source.ndim and any(s != t for i, (s, t) in enumerate(zip(x._shape, source._shape)) if i != d):
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the specified dimension. "
+            f"Got self.shape = {list(x._shape)} source.shape = {list(source._shape)}"
+        )
+
+
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
     """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim`` (duplicates sum)."""
     _index_dtype("index_add_", index)
+    if index.ndim > 1:
+        raise IndexError(
+            f"index_add_(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
+            f"{_pt(index.dtype)} and size: {list(index._shape)}"
+        )
     x, d, idx = _vector("index_add_", input, dim, index)
+    _index_add_shapes(x, d, idx, source)
     _add_bounds(x, d, idx)
     src = source if alpha == 1 else source * alpha
     src = src.reshape(1) if src.ndim == 0 else src

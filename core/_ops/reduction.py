@@ -215,8 +215,9 @@ def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
 
 
 def _arg(op: str, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
-    if input.dtype.is_complex:
-        raise RuntimeError(f"{op}(): does not support complex input")
+    if input.dtype.is_complex or input.dtype is D.bool_:
+        kind = "complex" if input.dtype.is_complex else "bool"
+        raise RuntimeError(f"{op}(): does not support {kind} input")
     if dim is None:
         _check_nonempty(op, input, (), True)
         d = None

@@ -4,6 +4,7 @@ picked elements."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ember.backends import dtypes as D
@@ -81,6 +82,8 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     size = input._shape[d] if input.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
+    if input.dtype is D.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     values, indices = sort(input, d, descending=largest)
     if input.ndim == 0:
         return return_types.topk(values, indices)
@@ -148,6 +151,68 @@ def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     return _median(input, dim, keepdim, True)
 
 
+def _gt_or_nan(a: float, b: float) -> bool:
+    return (math.isnan(a) and not math.isnan(b)) or a > b
+
+
+def _quickselect(row: list, k: int) -> int:
+    """The index PyTorch's CPU kthvalue reports: its median-of-three quickselect over a copy of
+    the row (NaN largest), which among equal values picks whichever the partitioning leaves at
+    position ``k``, not the first."""
+    a, ix = list(row), list(range(len(row)))
+
+    def swap(p: int, q: int) -> None:
+        a[p], a[q] = a[q], a[p]
+        ix[p], ix[q] = ix[q], ix[p]
+
+    lo, hi = 0, len(a) - 1
+    while hi > lo:
+        if hi == lo + 1:
+            if _gt_or_nan(a[lo], a[hi]):
+                swap(lo, hi)
+            break
+        swap(lo + (hi - lo) // 2, lo + 1)
+        for p, q in ((lo + 1, hi), (lo, hi), (lo + 1, lo)):
+            if _gt_or_nan(a[p], a[q]):
+                swap(p, q)
+        i, j, piv = lo + 1, hi, a[lo]
+        while True:
+            i += 1
+            while _gt_or_nan(piv, a[i]):
+                i += 1
+            j -= 1
+            while _gt_or_nan(a[j], piv):
+                j -= 1
+            if j < i:
+                break
+            swap(i, j)
+        swap(lo, j)
+        if j <= k:
+            lo = i
+        if j >= k:
+            hi = j - 1
+    return ix[k]
+
+
+def _tie_indices(x: Tensor, v: Tensor, i: Tensor, k: int, d: int) -> Tensor | None:
+    """``i`` with the rows where the k-th value occurs more than once re-picked as PyTorch does
+    (None when no row has a tie: the sorted index is then the only one)."""
+    with NoRecord():
+        xm = x.movedim(d, -1)  # type: ignore[attr-defined]
+        same = xm == v.unsqueeze(-1)  # type: ignore[attr-defined]
+        if x.dtype.category >= 2:
+            same = same | (isnan(xm) & isnan(v).unsqueeze(-1))  # type: ignore[attr-defined]
+        ties = same.sum(-1).reshape(-1) > 1  # type: ignore[attr-defined]
+        if not bool(ties.any()):  # type: ignore[attr-defined]
+            return None
+        rows = xm.reshape(-1, xm._shape[-1])  # type: ignore[attr-defined]
+        flat = i.reshape(-1).clone()  # type: ignore[attr-defined]
+        at = ties.nonzero().reshape(-1)  # type: ignore[attr-defined]
+        picked = [_quickselect(row, k - 1) for row in rows[at].tolist()]  # type: ignore[attr-defined]
+        flat[at] = tensor(picked, dtype=D.int64, device=x._device)
+        return flat.reshape(i._shape)  # type: ignore[attr-defined]
+
+
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any:
     """The ``k``-th smallest element along ``dim`` and its index."""
     not_implemented_for("kthvalue_cpu", input, "bool", "complex")
@@ -158,6 +223,14 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     v, i = vals.select(d, k - 1), idx.select(d, k - 1)  # type: ignore[attr-defined]
+    fixed = _tie_indices(input.reshape(1) if input.ndim == 0 else input, v, i, k, d)
+    if fixed is not None:  # the value stays, the element it is read from (and its gradient) moves
+        i = fixed
+        v = (
+            input.reshape(1).gather(0, i.reshape(1)).reshape(())
+            if input.ndim == 0
+            else input.gather(d, i.unsqueeze(d)).squeeze(d)
+        )  # type: ignore[attr-defined]
     if keepdim and input.ndim:
         v, i = v.unsqueeze(d), i.unsqueeze(d)  # type: ignore[attr-defined]
     return _ret("kthvalue", v, i)

@@ -9,6 +9,8 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._creation import zeros
+from .._dtype import pt_name
 from .._ops._common import norm_dims
 from .._ops._composite import composed
 from .._ops.matmul import matmul
@@ -53,16 +55,47 @@ def _two_norm(x: Tensor, *, dims: tuple, keepdim: bool, kshape: tuple) -> Tensor
 _two_norm_op = composed(_two_norm, "LinalgVectorNormBackward0", _two_norm_rule)
 
 
+def _check_identity(x: Tensor, o: float, dim: Any) -> None:
+    """A max (inf) or a negative power has no value over nothing: PyTorch refuses it, naming the
+    ord as C++ prints it and each empty dim as the caller gave it."""
+    if not (o < 0 or o == math.inf) or x.numel():
+        return
+    dims = [dim] if isinstance(dim, int) else list(dim or ())
+    head = f"linalg.vector_norm cannot compute the {o:g} norm on "
+    if not dims:
+        raise RuntimeError(head + "an empty tensor because the operation does not have an identity")
+    for d in dims:
+        if x._shape[d] == 0:
+            raise RuntimeError(
+                head
+                + f"the dimension {d}because this dimension is empty and the operation does not have an identity"
+            )
+
+
+def _max_min(t: Tensor, dim: int, keepdim: bool, ord: Any) -> Tensor:
+    """amax for a positive ord, amin for a negative one; PyTorch's matrix norms take the max over
+    an empty dim as 0 (the norms are non-negative), while the min raises amin's error."""
+    if ord > 0 and t._shape[dim] == 0:
+        shape = list(t._shape)
+        if keepdim:
+            shape[dim] = 1
+        else:
+            del shape[dim]
+        return zeros(tuple(shape), dtype=t.dtype, device=t._device)
+    return t.amax(dim, keepdim) if ord > 0 else t.amin(dim, keepdim)  # type: ignore[attr-defined]
+
+
 def vector_norm(
     x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
 ) -> Tensor:
     """``(sum |x|^ord)^(1/ord)`` over ``dim`` (all elements when None); ord may be inf, -inf, 0."""
     if x.dtype.category < 2:
         raise RuntimeError(
-            f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {x.dtype.name}"
+            f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {pt_name(x.dtype)}"
         )
     if dtype is not None:
         x = x.to(dtype)
+    _check_identity(x, float(ord), dim)
     dims = norm_dims(dim, x.ndim) if x.ndim else ()
     if not x.ndim:
         x = x.reshape(1)
@@ -100,15 +133,16 @@ def matrix_norm(
         return vector_norm(A, 2, (d0, d1), keepdim)
     if ord in ("nuc", 2, -2):
         s = svdvals(A.movedim((d0, d1), (-2, -1)))  # type: ignore[attr-defined]
-        out = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
+        out = s.sum(-1) if ord == "nuc" else _max_min(s, -1, False, ord)
         if keepdim:
             out = out.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1))  # type: ignore[attr-defined]
         return out
     if ord in (1, -1, math.inf, -math.inf):
         inner, outer = (d0, d1) if ord in (1, -1) else (d1, d0)
-        sums = A.abs().sum(inner, keepdim=True)  # type: ignore[attr-defined]
-        out = sums.amax(outer, keepdim=True) if ord > 0 else sums.amin(outer, keepdim=True)
-        return out if keepdim else out.squeeze((d0, d1))
+        if not keepdim and inner < outer:  # the sum removes inner first, as PyTorch's
+            outer -= 1
+        sums = A.abs().sum(inner, keepdim=keepdim)  # type: ignore[attr-defined]
+        return _max_min(sums, outer, keepdim, ord)
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 
@@ -116,7 +150,11 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, 
     """``vector_norm`` or ``matrix_norm`` depending on ``dim``/``ord`` and the rank of ``A``."""
     if isinstance(dim, int):
         dim = (dim,)
-    if dim is not None and len(dim) == 2 or (dim is None and ord is not None and A.ndim == 2):
+    if (
+        dim is not None
+        and len(dim) == 2
+        or (dim is None and ord is not None and (A.ndim == 2 or isinstance(ord, str)))
+    ):
         return matrix_norm(
             A, "fro" if ord is None else ord, dim if dim is not None else (-2, -1), keepdim, dtype=dtype
         )
@@ -238,7 +276,6 @@ def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: str | None = None)
         X = solve(Ah @ A, Ah @ b) if m >= n else Ah @ solve(A @ Ah, b)
     else:
         X = _run("lstsq", (A, b), (), A.dtype)
-    from .._creation import zeros
 
     real = D.to_real(A.dtype)
     empty = zeros(0, dtype=real, device=A._device)

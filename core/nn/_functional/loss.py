@@ -105,6 +105,16 @@ def huber_loss(
     return apply_reduction(loss, reduction)
 
 
+def _no_grad_arg(op: str, name: str, t: Tensor | None) -> None:
+    """PyTorch has no derivative for some loss arguments (class weights, ``pos_weight``) and
+    refuses them at the call rather than returning a gradient it cannot compute."""
+    if t is not None and t.requires_grad and is_grad_enabled():
+        raise RuntimeError(
+            f"The function '{op}' is not differentiable with respect to argument '{name}'. "
+            "This input cannot have requires_grad True."
+        )
+
+
 def _check_batch(input: Tensor, target: Tensor) -> None:
     if input.ndim >= 2 and target.ndim >= 1 and input._shape[0] != target._shape[0]:
         raise ValueError(
@@ -130,9 +140,10 @@ def nll_loss(
     ``mean`` divides by the summed weights of the targets that are not ``ignore_index``.
     """
     reduction = _legacy(size_average, reduce, reduction)
+    _check_batch(input, target)
+    _no_grad_arg("nll_loss2d_forward" if input.ndim >= 3 else "nll_loss_forward", "weight", weight)
     if target.dtype not in (D.int64, D.int32, D.int16, D.uint8, D.int8):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_pt(target.dtype)}")
-    _check_batch(input, target)
     n_cls = input._shape[1] if input.ndim >= 2 else input._shape[0]
     t = target.to(D.int64)  # type: ignore[attr-defined]
     valid = t != ignore_index
@@ -244,6 +255,7 @@ def binary_cross_entropy(
             f"Using a target size (torch.Size({list(target._shape)})) that is different to the input size "
             f"(torch.Size({list(input._shape)})) is deprecated. Please ensure they have the same size."
         )
+    _no_grad_arg("binary_cross_entropy", "weight", weight)
     if input.numel() and (float(input.min()) < 0 or float(input.max()) > 1):  # type: ignore[attr-defined]
         raise RuntimeError("all elements of input should be between 0 and 1")
     log_x = clamp(U.log(input), min=-100.0)
@@ -270,6 +282,8 @@ def binary_cross_entropy_with_logits(
             f"Target size (torch.Size({list(target._shape)})) must be the same as input size "
             f"(torch.Size({list(input._shape)}))"
         )
+    _no_grad_arg("binary_cross_entropy_with_logits", "weight", weight)
+    _no_grad_arg("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
     softplus_neg = -logsigmoid(input)  # its rule gives PyTorch's σ(0) = 0.5 at logit 0
     if pos_weight is not None:
         coef = 1 + (pos_weight - 1) * target

@@ -8,6 +8,7 @@ from typing import Any
 from ..._ops import pointwise_unary as U
 from ..._ops.select import clamp, where
 from ..._tensor import Tensor
+from ...autograd.grad_mode import is_grad_enabled
 from ._util import apply_reduction
 from .activation import softplus
 from .linear import cosine_similarity, pairwise_distance
@@ -53,7 +54,12 @@ def hinge_embedding_loss(
 def soft_margin_loss(
     input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean"
 ) -> Tensor:
-    """``log(1 + exp(-y x))``."""
+    """``log(1 + exp(-y x))``; like PyTorch, no gradient for ``target``."""
+    if target.requires_grad and is_grad_enabled():
+        raise RuntimeError(
+            "The function 'soft_margin_loss' is not differentiable with respect to argument 'target'. "
+            "This input cannot have requires_grad True."
+        )
     return apply_reduction(softplus(-target * input), reduction)
 
 

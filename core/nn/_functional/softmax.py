@@ -42,6 +42,9 @@ def _softmax_data(x: Tensor, d: int, log: bool) -> Tensor:
     if x.ndim == 0:
         with NoRecord():
             return x * 0 if log else x * 0 + 1
+    if x.numel() == 0:  # nothing to normalise; the max-subtracting forms would reduce over nothing
+        with NoRecord():
+            return x * 0
     if has_kernel(x._be, op):
         return wrap(call(x._be, op, x._data, d), x._be, x._device, x.dtype, x._shape)
     with NoRecord():

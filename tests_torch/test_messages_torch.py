@@ -1,0 +1,125 @@
+"""Exception types and messages for wrong arguments, against PyTorch 2.13.
+
+Each case makes the same bad call in both libraries; ember must raise what PyTorch raises (type
+and first line of message, with ``ember.`` for ``torch.``), or return what PyTorch returns where
+PyTorch accepts the call (masked_fill keeps the tensor's dtype, for one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import ember
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+
+def _outcome(thunk: Callable[[], Any]) -> Any:
+    try:
+        result = thunk()
+    except Exception as error:  # noqa: BLE001 - the exception is the outcome compared
+        return (type(error).__name__, str(error).split("\n")[0].replace("torch.", "ember."))
+    return result.numpy() if hasattr(result, "numpy") else result
+
+
+def _x(lib: Any) -> Any:
+    return lib.zeros(2, 3)
+
+
+def _b(lib: Any, *shape: int) -> Any:
+    return lib.zeros(*shape, dtype=lib.bool)
+
+
+CASES: dict[str, Callable[[Any], Any]] = {
+    # dims
+    "sum dim out of range": lambda L: _x(L).sum(5),
+    "sum dim negative out of range": lambda L: _x(L).sum(-3),
+    "mean dim out of range": lambda L: _x(L).mean(5),
+    "cumsum dim out of range": lambda L: _x(L).cumsum(5),
+    "argmax dim out of range": lambda L: _x(L).argmax(5),
+    "0-d sum dim 1": lambda L: L.tensor(1.0).sum(1),
+    # repeat / roll
+    "repeat too few sizes": lambda L: _x(L).repeat(2),
+    "roll shifts and dims differ": lambda L: _x(L).roll((1, 2), (0,)),
+    "roll several shifts without dims": lambda L: _x(L).roll((1, 2)),
+    "roll dim out of range": lambda L: _x(L).roll(1, 5),
+    # full / arange / tensor
+    "full negative size": lambda L: L.full((-1,), 1.0),
+    "arange zero step": lambda L: L.arange(0, 5, 0),
+    "arange wrong direction": lambda L: L.arange(5, 0, 1),
+    "arange wrong negative direction": lambda L: L.arange(0, 5, -1),
+    "arange to inf": lambda L: L.arange(0, float("inf")),
+    "arange to nan": lambda L: L.arange(0, float("nan")),
+    "tensor ragged": lambda L: L.tensor([[1, 2], [3]]),
+    "tensor into uint8 negative": lambda L: L.tensor([-1], dtype=L.uint8),
+    # setitem
+    "setitem index out of range": lambda L: _x(L).__setitem__(5, 1.0),
+    "setitem tensor index out of range": lambda L: _x(L).__setitem__(L.tensor([5]), 1.0),
+    "setitem too many indices": lambda L: _x(L).__setitem__((0, 0, 0), 1.0),
+    "setitem float index": lambda L: _x(L).__setitem__(L.tensor([0.0]), 1.0),
+    "setitem mask of wrong shape": lambda L: _x(L).__setitem__(L.tensor([True, False, True]), 1.0),
+    # scatter_add
+    "scatter_add float index": lambda L: _x(L).scatter_add(0, L.tensor([[0.0]]), _x(L)),
+    "scatter_add int32 index": lambda L: _x(L).scatter_add(0, L.tensor([[0]], dtype=L.int32), _x(L)),
+    "scatter_add index out of range": lambda L: _x(L).scatter_add(0, L.tensor([[5]]), _x(L)),
+    "scatter_add index of other rank": lambda L: _x(L).scatter_add(0, L.tensor([0]), _x(L)),
+    "scatter_add src of other dtype": lambda L: _x(L).scatter_add(
+        0, L.tensor([[0]]), L.ones(2, 3, dtype=L.float64)
+    ),
+    "scatter_add_ src of other dtype": lambda L: _x(L).scatter_add_(
+        0, L.tensor([[0]]), L.ones(2, 3, dtype=L.float64)
+    ),
+    "scatter src of other dtype": lambda L: _x(L).scatter(0, L.tensor([[0]]), L.ones(2, 3, dtype=L.float64)),
+    # index_add
+    "index_add float index": lambda L: _x(L).index_add(0, L.tensor([0.0]), L.ones(1, 3)),
+    "index_add 2-d index": lambda L: _x(L).index_add(0, L.tensor([[0]]), L.ones(1, 3)),
+    "index_add source count": lambda L: _x(L).index_add(0, L.tensor([0]), L.ones(2, 3)),
+    "index_add source 1-d": lambda L: _x(L).index_add(0, L.tensor([0]), L.ones(3)),
+    "index_add source shape": lambda L: _x(L).index_add(0, L.tensor([0]), L.ones(1, 4)),
+    "index_add source dtype": lambda L: _x(L).index_add(0, L.tensor([0]), L.ones(1, 3, dtype=L.float64)),
+    "index_add_ source dtype": lambda L: _x(L).index_add_(0, L.tensor([0]), L.ones(1, 3, dtype=L.float64)),
+    "index_add index out of range": lambda L: _x(L).index_add(0, L.tensor([5]), L.ones(1, 3)),
+    "index_add dim out of range": lambda L: _x(L).index_add(5, L.tensor([0]), L.ones(1, 3)),
+    # masked_fill
+    "masked_fill float mask": lambda L: _x(L).masked_fill(L.zeros(2, 3), 1.0),
+    "masked_fill int64 mask": lambda L: _x(L).masked_fill(L.zeros(2, 3, dtype=L.long), 1.0),
+    "masked_fill uint8 mask": lambda L: _x(L).masked_fill(L.zeros(2, 3, dtype=L.uint8), 1.0),
+    "masked_fill mask of wrong shape": lambda L: _x(L).masked_fill(_b(L, 4), 1.0),
+    "masked_fill 1-d value": lambda L: _x(L).masked_fill(_b(L, 2, 3), L.tensor([1.0])),
+    "masked_fill 2-element value": lambda L: _x(L).masked_fill(_b(L, 2, 3), L.tensor([1.0, 2.0])),
+    "masked_fill complex into float": lambda L: _x(L).masked_fill(_b(L, 2, 3), 1j),
+    "masked_fill float into int64": lambda L: L.zeros(2, dtype=L.long).masked_fill(
+        L.ones(2, dtype=L.bool), 1.5
+    ),
+    "masked_fill negative float into int64": lambda L: L.zeros(2, dtype=L.long).masked_fill(
+        L.ones(2, dtype=L.bool), -2.7
+    ),
+    "masked_fill float tensor into int64": lambda L: L.zeros(2, dtype=L.long).masked_fill(
+        L.ones(2, dtype=L.bool), L.tensor(1.5)
+    ),
+    "masked_fill int into bool": lambda L: _b(L, 2).masked_fill(L.ones(2, dtype=L.bool), 2),
+    "masked_fill True into int64": lambda L: L.zeros(2, dtype=L.long).masked_fill(
+        L.ones(2, dtype=L.bool), True
+    ),
+    "masked_fill float64 0-d into float32": lambda L: _x(L).masked_fill(
+        L.ones(2, 3, dtype=L.bool), L.tensor(1.5, dtype=L.float64)
+    ),
+    "masked_fill str": lambda L: _x(L).masked_fill(_b(L, 2, 3), "a"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_arguments_match_pytorch(case: str) -> None:
+    expected = _outcome(lambda: CASES[case](torch))
+    actual = _outcome(lambda: CASES[case](ember))
+    if isinstance(expected, tuple):
+        assert actual == expected
+    elif isinstance(expected, np.ndarray):
+        assert isinstance(actual, np.ndarray), actual
+        assert str(actual.dtype) == str(expected.dtype)
+        np.testing.assert_array_equal(actual, expected)
+    else:
+        assert not isinstance(actual, tuple), actual
