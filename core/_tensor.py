@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from types import FunctionType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import numpy as np
 from ember.backends import DType, device
@@ -258,7 +258,7 @@ class Tensor(_Base):
     def __dlpack_device__(self) -> Any:
         return self._be.backend.to_numpy(self._data).__dlpack_device__()
 
-    def __reduce_ex__(self, protocol: int) -> Any:
+    def __reduce_ex__(self, protocol: SupportsIndex) -> Any:
         from ._creation import _rebuild
 
         host = np.array(self._be.backend.to_numpy(self._data))
