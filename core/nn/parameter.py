@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, SupportsIndex
 
 from .._tensor import Tensor
 
@@ -13,7 +13,7 @@ _SLOTS = ("_data", "_be", "_device", "dtype", "_shape", "_vc")
 
 def _adopt(cls: type, data: Tensor, requires_grad: bool) -> Any:
     """A ``cls`` instance sharing ``data``'s storage, detached from its graph."""
-    t = object.__new__(cls)
+    t: Any = object.__new__(cls)
     for name in _SLOTS:
         object.__setattr__(t, name, getattr(data, name))
     t._base = None
@@ -59,7 +59,7 @@ class Parameter(Tensor):
         memo[id(self)] = result
         return result
 
-    def __reduce_ex__(self, protocol: int) -> Any:
+    def __reduce_ex__(self, protocol: SupportsIndex) -> Any:
         from .._ops.views import detach
 
         return (_rebuild_parameter, (detach(self).clone(), self.requires_grad))
