@@ -114,6 +114,7 @@ def zeta(s: Tensor, q: Tensor, terms: int = 10) -> Tensor:
     """Hurwitz zeta sum_k (q + k)^-s for s > 1 (Cephes' Euler-Maclaurin sum), q > 0 or
     q < 0 with integer s; ``terms`` direct terms before the correction."""
     total = s * 0
+    k: float  # the direct terms' int index, then the Euler-Maclaurin float one
     for k in range(terms):
         total = total + (q + k) ** -s
     w = q + terms
