@@ -122,7 +122,7 @@ def _operands(a: Any, b: Any, op: str) -> tuple:
                 a, b = _scalarise_cpu(a, b, op)
                 if not isinstance(b, Tensor) or not isinstance(a, Tensor):
                     return _operands(a, b, op)
-            dt = a.dtype if a.dtype is b.dtype else result_type(a, b)
+            dt: D.DType | None = a.dtype if a.dtype is b.dtype else result_type(a, b)
             sa, sb = a._shape, b._shape
             shape = sa if sa == sb else broadcast_shape(sa, sb)
             be = a._be
@@ -194,6 +194,7 @@ def _differentiable(
     def op(a: Any, b: Any) -> Tensor:
         out = binary_op(name, a, b)
         if _grad_needed(a, b):
+            ctx: tuple[Any, ...]
             if saves == "all":
                 ctx = (a, b, _shape(a), _shape(b), out)
             elif saves == "inputs":  # the rule never reads the output: it may change in place
