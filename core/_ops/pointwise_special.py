@@ -108,7 +108,9 @@ erfinv = composite_unary("erfinv", "ErfinvBackward0", lambda x, o, g: g * (_SQRT
 
 lgamma = composite_unary("lgamma", "LgammaBackward0", lambda x, o, g: g * digamma(x))
 
-digamma = composite_unary("digamma", "DigammaBackward0", lambda x, o, g: g * polygamma(1, x))
+digamma: Callable[..., Tensor] = composite_unary(
+    "digamma", "DigammaBackward0", lambda x, o, g: g * polygamma(1, x)
+)
 
 
 def _polygamma_rule(n: Any, g: Tensor) -> tuple:
