@@ -133,6 +133,7 @@ def cov(
     if aweights is not None:
         w = aweights.to(x.dtype) if w is None else w * aweights.to(x.dtype)
     n = x._shape[1]
+    norm: float | Tensor
     if w is None:
         wsum = float(n)
         avg = x.mean(1, keepdim=True)
@@ -152,7 +153,7 @@ def cov(
     if not isinstance(norm, Tensor) and norm <= 0:
         norm = 0.0
     out = c / norm
-    return out.squeeze()  # type: ignore[attr-defined]  (as NumPy: one variable gives 0-d)
+    return out.squeeze()  # as NumPy: one variable gives 0-d
 
 
 def corrcoef(input: Tensor) -> Tensor:
