@@ -118,7 +118,7 @@ class _Formatter:
         self.floating = floating
         self.precision = PRINT_OPTS.precision
         self.int_mode = True
-        self.sci_mode = False
+        self.sci_mode: bool | None = False
         self.width = 1
         if not floating:
             self.width = max([1] + [len(str(v)) for v in values.tolist()])
