@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-def _k_integral(x: Tensor, nu: int, scaled: bool) -> Tensor:
+def _k_integral(x: Tensor, nu: float, scaled: bool) -> Tensor:
     """exp(x)^scaled * K_nu(x) = int_0^inf exp(-x (cosh t - scaled)) cosh(nu t) dt, by the
     trapezoid rule (exponentially accurate for this even, analytic integrand), for 0 < x <= 20."""
     from ._creation import arange
@@ -40,7 +40,7 @@ def _k_integral(x: Tensor, nu: int, scaled: bool) -> Tensor:
     return (f.sum(-1) - 0.5 * f.select(-1, 0)) * h
 
 
-def _k_integral_chunked(x: Tensor, nu: int, scaled: bool) -> Tensor:
+def _k_integral_chunked(x: Tensor, nu: float, scaled: bool) -> Tensor:
     """``_k_integral`` over at most 2**15 elements at a time (600 nodes each)."""
     from ._ops.join import cat
 
@@ -50,7 +50,7 @@ def _k_integral_chunked(x: Tensor, nu: int, scaled: bool) -> Tensor:
     return (cat(parts, 0) if len(parts) > 1 else parts[0]).reshape(x._shape)
 
 
-def _k_asymptotic(x: Tensor, nu: int, scaled: bool) -> Tensor:
+def _k_asymptotic(x: Tensor, nu: float, scaled: bool) -> Tensor:
     """The large-x expansion sqrt(pi/2x) e^-x sum_k a_k(nu) / x^k, for x > 20."""
     mu = 4.0 * nu * nu
     term = x * 0 + 1.0
@@ -114,7 +114,7 @@ def _y_integral(x: Tensor, nu: int) -> Tensor:
     xe = x.unsqueeze(-1)
     th = (u + 1) * (math.pi / 2)
     first = (sin(xe * sin(th) - nu * th) * w).sum(-1) * 0.5  # (pi/2 weights) / pi
-    top = (750.0 / x).asinh().unsqueeze(-1)  # type: ignore[attr-defined]  e^{-x sinh t} underflows beyond
+    top = (750.0 / x).asinh().unsqueeze(-1)  # e^{-x sinh t} underflows beyond
     t = (u + 1) * 0.5 * top
     g = (exp(nu * t) + (-1) ** nu * exp(-nu * t)) * exp(-xe * t.sinh())
     second = (g * w).sum(-1) * top.squeeze(-1) * 0.5 / math.pi
@@ -221,6 +221,6 @@ def airy_ai(input: Tensor) -> Tensor:
         neg = a.sqrt() / 3 * (_j_frac(zeta, 1 / 3) + _j_frac(zeta, -1 / 3))
         out = where(wide > 0, pos, neg)
         out = where(wide == 0, _AI0, out)
-        out = where(wide.abs() == float("inf"), float("nan"), out)  # type: ignore[attr-defined]  (PyTorch)
+        out = where(wide.abs() == float("inf"), float("nan"), out)  # (PyTorch)
         out = where(isnan(wide), wide, out)
     return out.to(x.dtype)
