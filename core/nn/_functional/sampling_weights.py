@@ -42,7 +42,7 @@ def _guard(src: float, n: int, ft: type) -> tuple[int, float]:
 
 def linear_weights(n: int, o: int, align_corners: bool, scale: float | None, ft: type) -> np.ndarray:
     """Two taps per output: ``(1 - t)·x[i] + t·x[i + 1]`` (the identity when ``n == o``)."""
-    m = np.zeros((o, n), dtype=ft)
+    m: np.ndarray = np.zeros((o, n), dtype=ft)
     if n == o:
         return np.eye(n, dtype=ft)
     s = _scale(n, o, align_corners, scale, ft)
@@ -68,7 +68,7 @@ def cubic_coefficients(t: float, a: float = _A_CUBIC) -> tuple[float, float, flo
 
 def cubic_weights(n: int, o: int, align_corners: bool, scale: float | None, ft: type) -> np.ndarray:
     """Four taps per output, indices clamped to the edge (``upsample_bicubic2d``)."""
-    m = np.zeros((o, n), dtype=ft)
+    m: np.ndarray = np.zeros((o, n), dtype=ft)
     s = _scale(n, o, align_corners, scale, ft)
     for i in range(o):
         i0, lam = _guard(_source(s, i, align_corners, True, ft), n, ft)
@@ -113,12 +113,14 @@ def aa_weights(n: int, o: int, align_corners: bool, scale: float | None, ft: typ
     support = ft(size * 0.5 * s) if s >= 1.0 else ft(size * 0.5)
     inv = ft(1.0 / s) if s >= 1.0 else ft(1.0)
     widest = math.ceil(support) * 2 + 1
-    m = np.zeros((o, n), dtype=ft)
+    m: np.ndarray = np.zeros((o, n), dtype=ft)
     for i in range(o):
         center = ft(s * ft(i + 0.5))
         lo = max(int(center - support + ft(0.5)), 0)
         count = min(max(min(int(center + support + ft(0.5)), n) - lo, 0), widest)
-        w = np.array([fn(float(ft((j + lo - center + ft(0.5)) * inv))) for j in range(count)], dtype=ft)
+        w: np.ndarray = np.array(
+            [fn(float(ft((j + lo - center + ft(0.5)) * inv))) for j in range(count)], dtype=ft
+        )
         total = w.sum(dtype=ft)
         m[i, lo : lo + count] = w / total if total != 0 else w
     return m
@@ -126,7 +128,7 @@ def aa_weights(n: int, o: int, align_corners: bool, scale: float | None, ft: typ
 
 def area_weights(n: int, o: int, ft: type) -> np.ndarray:
     """Adaptive average pooling: output i averages ``[floor(i·n/o), ceil((i+1)·n/o))``."""
-    m = np.zeros((o, n), dtype=ft)
+    m: np.ndarray = np.zeros((o, n), dtype=ft)
     for i in range(o):
         a, b = (i * n) // o, -(-((i + 1) * n) // o)
         m[i, a:b] = ft(1) / ft(b - a)
