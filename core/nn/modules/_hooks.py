@@ -57,7 +57,7 @@ class BackwardHookRunner:
 
     def wrap_inputs(self, args: tuple) -> tuple:
         out = []
-        slots = []
+        slots: list[Any] = []
         recording = _grad.enabled
         for a in args:
             if recording and isinstance(a, Tensor) and a.requires_grad:
