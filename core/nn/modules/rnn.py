@@ -106,7 +106,10 @@ class RNNBase(Module):
             for d in range(dirs):
                 size_in = input_size if layer == 0 else real * dirs
                 sfx = f"_l{layer}" + ("_reverse" if d else "")
-                shapes = [("weight_ih", (gate, size_in)), ("weight_hh", (gate, real))]
+                shapes: list[tuple[str, tuple[int, ...]]] = [
+                    ("weight_ih", (gate, size_in)),
+                    ("weight_hh", (gate, real)),
+                ]
                 if bias:
                     shapes += [("bias_ih", (gate,)), ("bias_hh", (gate,))]
                 if proj_size:
