@@ -147,7 +147,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         self.T_i = T_0
         self.T_mult = T_mult
         self.eta_min = eta_min
-        self.T_cur = last_epoch
+        self.T_cur: float = last_epoch
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[Any]:
