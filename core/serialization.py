@@ -125,7 +125,7 @@ class _Pickler(pickle._Pickler):
         super().__init__(file, protocol=2)
         self.storages: list[_Storage] = []
         self._spans = spans or {}
-        self._by_storage: dict[tuple[str, int], tuple[Tensor, _Storage]] = {}
+        self._by_storage: dict[tuple[str, int, str], tuple[Tensor, _Storage]] = {}
 
     def save(self, obj: Any, save_persistent_id: bool = True) -> None:
         if isinstance(obj, D.DType):  # dtypes go by PyTorch's name, so PyTorch reads them too
@@ -154,7 +154,14 @@ class _Pickler(pickle._Pickler):
             host = _host_bytes(obj)
             storage = self._new_storage(obj.dtype, host, str(obj.device))
             offset, stride = 0, tuple(int(np.prod(host.shape[i + 1 :])) for i in range(host.ndim))
-        args = (storage, offset, tuple(obj.shape), stride, obj.requires_grad, collections.OrderedDict())
+        args: tuple[Any, ...] = (
+            storage,
+            offset,
+            tuple(obj.shape),
+            stride,
+            obj.requires_grad,
+            collections.OrderedDict(),
+        )
         return _REBUILD_TENSOR, args
 
     def _new_storage(self, dtype: D.DType, host: np.ndarray, location: str) -> _Storage:
