@@ -181,7 +181,7 @@ def _deepcopy(self: Module, memo: dict) -> Module:
     # deletes the property from its class and must leave the other copy working
     cls = self.__class__
     namespace = {k: v for k, v in cls.__dict__.items() if k not in ("__dict__", "__weakref__")}
-    replica = Module.__new__(type(cls.__name__, cls.__bases__, namespace))
+    replica: Any = Module.__new__(type(cls.__name__, cls.__bases__, namespace))
     memo[id(self)] = replica
     object.__setattr__(replica, "__dict__", copy.deepcopy(self.__dict__, memo))
     return replica
