@@ -17,9 +17,9 @@ from .._dtype import pt_name as _pt
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
-from ._common import broadcast_shape, norm_dim, numel, same_device
+from ._common import broadcast_shape, norm_dim, numel, same_device, sum_to
 from ._composite import NoRecord
-from .convert import assign, check_inplace
+from .convert import assign, check_inplace, inplace
 from .gather_scatter import INDEX_DTYPES, Bounded, first_outside, gather_checked, index_range
 from .inplace import record_setitem
 from .pointwise_binary import _scalar_for
@@ -381,6 +381,9 @@ def index_put_(x: Tensor, indices: Any, values: Any, accumulate: bool = False) -
     """In place: ``x[indices] = values`` (``+=`` with ``accumulate``, duplicates summed)."""
     adv = _adv_from(indices)
     _check_source_dtype(x, values)
+    if _grad.enabled and (x.requires_grad or getattr(values, "requires_grad", False)):
+        # recorded as index_put's node through the in-place machinery (old value kept, views rebased)
+        return inplace(index_put)(x, adv, values, accumulate)
     _check_inplace(x)
     _index_put_into(x.detach(), adv, values, accumulate)
     x._vc[0] += 1
@@ -414,10 +417,17 @@ def _adv_from(indices: Any) -> dict[int, Tensor]:
     return adv
 
 
+def _values_grad(g: Tensor, vshape: tuple[int, ...]) -> Tensor:
+    """The gathered gradient summed back to the (broadcast) values' shape."""
+    if g.ndim < len(vshape):  # values with extra leading 1s
+        g = g.reshape((1,) * (len(vshape) - g.ndim) + g._shape)
+    return sum_to(g, vshape)
+
+
 def _index_put_out_rule(n: Any, g: Tensor) -> tuple:
-    adv, accumulate = n.ctx
+    adv, accumulate, vshape = n.ctx
     key = _key_from(adv, g.ndim)
-    gv = getitem(g, key) if n.needs_input_grad[1] else None
+    gv = _values_grad(getitem(g, key), vshape) if n.needs_input_grad[1] else None
     if accumulate:
         return (g, gv)
     gx = g.clone()
@@ -432,7 +442,8 @@ def index_put(input: Tensor, indices: Any, values: Any, accumulate: bool = False
         out = input.clone()
         index_put_(out, adv, values, accumulate)
     if _grad.enabled and (input.requires_grad or getattr(values, "requires_grad", False)):
-        record("IndexPutBackward0", _index_put_out_rule, out, (input, values), (), (adv, accumulate))
+        vshape = values._shape if isinstance(values, Tensor) else ()
+        record("IndexPutBackward0", _index_put_out_rule, out, (input, values), (), (adv, accumulate, vshape))
     return out
 
 

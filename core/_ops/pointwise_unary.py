@@ -148,11 +148,16 @@ def neg(input: Tensor) -> Tensor:
 
 
 def _abs_rule(n: Any, g: Tensor) -> tuple:
-    x, out = n.ctx
+    x, _ = n.ctx
     if x.dtype.is_complex:
         from .select import where  # cycle: ember._ops.select
 
-        return (g * where(out == 0, 0, x / out),)
+        # sgn(x) from x alone (|x| recomputed, 0 masked on both sides) so that create_graph
+        # differentiates it again; |x| is cast to complex first, as a real denominator's
+        # gradient would reach abs complex (binary rules keep the result's dtype; so is g)
+        a = abs(x)
+        zero = a == 0
+        return (g.to(x.dtype) * where(zero, 0, x / where(zero, 1.0, a).to(x.dtype)),)
     return (g * sign(x),)
 
 
@@ -162,7 +167,7 @@ def abs(input: Tensor) -> Tensor:
     out_dtype = D.to_real(x.dtype)
     out = wrap(call(x._be, "abs", x._data), x._be, x._device, out_dtype, x._shape)
     if _grad.enabled and x.requires_grad:
-        record("AbsBackward0", _abs_rule, out, (x,), (), (x, out if x.dtype.is_complex else None))
+        record("AbsBackward0", _abs_rule, out, (x,), (), (x, None))
     return out
 
 

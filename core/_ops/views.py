@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .._creation import zeros
+from ember.backends import dtypes as D
+
+from .._creation import arange, zeros
 from .._dispatch import call
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
@@ -385,8 +387,42 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     return split(input, step, dim)
 
 
+def _reach(size: Sequence[int], stride: Sequence[int], off: int) -> tuple[int, int] | None:
+    """The lowest and one past the highest storage element a geometry touches (None if empty)."""
+    if any(s == 0 for s in size):
+        return None
+    return off, off + sum((s - 1) * st for s, st in zip(size, stride)) + 1
+
+
+def _may_overlap(size: Sequence[int], stride: Sequence[int]) -> bool:
+    """False only when no two elements of the geometry can share a storage element."""
+    reach = 0
+    for st, s in sorted((st, s) for s, st in zip(size, stride) if s > 1):
+        if st <= reach:
+            return True
+        reach += (s - 1) * st
+    return False
+
+
 def _as_strided_rule(n: Any, g: Tensor) -> tuple:
-    raise RuntimeError("as_strided: backward is not supported yet; use view ops instead")
+    """PyTorch's as_strided_backward: scatter-add ``g`` into a zero storage, read the input's
+    geometry back (averaged where the input's own elements share storage), in ember ops so
+    that higher orders differentiate it."""
+    in_geo, out_geo = n.ctx
+    r_in, r_out = _reach(*in_geo), _reach(*out_geo)
+    if r_in is None or r_out is None:
+        return (zeros(in_geo[0], dtype=g.dtype, device=g._device),)
+    lo, hi = min(r_in[0], r_out[0]), max(r_in[1], r_out[1])
+    pos = arange(hi - lo, dtype=D.int64, device=g._device)
+    out_idx = as_strided(pos, out_geo[0], out_geo[1], out_geo[2] - lo).reshape(-1)
+    storage = zeros(hi - lo, dtype=g.dtype, device=g._device).index_add(0, out_idx, g.reshape(-1))
+    in_idx = as_strided(pos, in_geo[0], in_geo[1], in_geo[2] - lo)
+    if _may_overlap(in_geo[0], in_geo[1]):
+        flat = in_idx.reshape(-1)
+        ones_ = zeros(flat._shape, dtype=g.dtype, device=g._device) + 1
+        count = zeros(hi - lo, dtype=g.dtype, device=g._device).index_add(0, flat, ones_)
+        storage = storage / count.clamp(min=1)
+    return (storage.take(in_idx),)
 
 
 def as_strided(
@@ -394,8 +430,10 @@ def as_strided(
 ) -> Tensor:
     """A view with explicit sizes and strides (in elements) over ``input``'s storage."""
     off = input.storage_offset() if storage_offset is None else storage_offset
-    data = call(input._be, "as_strided", input._data, tuple(size), tuple(stride), off)
-    return make_view(input, data, tuple(size), "AsStridedBackward0", _as_strided_rule, None)
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    data = call(input._be, "as_strided", input._data, size, stride, off)
+    geo = ((input._shape, tuple(input.stride()), input.storage_offset()), (size, stride, off))
+    return make_view(input, data, size, "AsStridedBackward0", _as_strided_rule, geo)
 
 
 def detach(input: Tensor) -> Tensor:

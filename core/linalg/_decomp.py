@@ -11,7 +11,7 @@ from ember.backends import dtypes as D
 from .._ops._composite import NoRecord, run_composite
 from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad
-from ..autograd.graph import record
+from ..autograd.graph import record, relabel
 
 __all__ = [
     "LinAlgError",
@@ -482,4 +482,21 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:
         raise RuntimeError(
             "torch.linalg.householder_product: input.shape[-1] must be greater than or equal to tau.shape[-1]"
         )
+    if _grad.enabled and (A.requires_grad or tau.requires_grad):
+        return relabel(_reflector_product(A, tau), "LinalgHouseholderProductBackward0")
     return _run("householder_product", (A, tau), (), A.dtype)
+
+
+def _reflector_product(A: Tensor, tau: Tensor) -> Tensor:
+    """``H_1 ... H_k`` applied to the first n columns of I, ``H_i = I - tau_i v_i v_i^H`` (v_i:
+    column i of A below the diagonal, 1 on it), in ember ops: autograd differentiates it to
+    any order, as PyTorch's householder_product_backward does analytically."""
+    m, n = A._shape[-2], A._shape[-1]
+    eye_mn = _eye_like(A, m)[:, :n]
+    V = A.tril(-1) + eye_mn  # type: ignore[attr-defined]
+    Q = eye_mn.expand(A._shape)  # type: ignore[attr-defined]
+    for i in reversed(range(tau._shape[-1])):
+        v = V[..., :, i : i + 1]
+        t = tau[..., i : i + 1].unsqueeze(-1)  # type: ignore[attr-defined]
+        Q = Q - (t * v) @ (_mH(v) @ Q)
+    return Q if tau._shape[-1] else Q.contiguous()  # type: ignore[attr-defined]

@@ -31,19 +31,7 @@ TABLE: list[Entry] = [
 ]
 
 # entry id (gradcheck) or ``id/gradgrad`` (gradgradcheck) -> what is wrong today; strict xfail
-KNOWN_BROKEN: dict[str, str] = {
-    "as_strided": "no backward: core/_ops/views.py:393 raises 'as_strided: backward is not supported yet'",
-    "as_strided_copy": "no backward: goes through as_strided (core/_ops/views.py:393)",
-    "as_strided/gradgrad": "no backward (core/_ops/views.py:393)",
-    "as_strided_copy/gradgrad": "no backward (core/_ops/views.py:393)",
-    "linalg.householder_product": "no gradient rule: the result does not require grad (core/linalg/_decomp.py:454)",
-    "linalg.householder_product/gradgrad": "no gradient rule (core/linalg/_decomp.py:454)",
-    "orgqr": "no gradient rule: householder_product's (core/linalg/_decomp.py:454)",
-    "orgqr/gradgrad": "no gradient rule (core/linalg/_decomp.py:454)",
-    "Tensor.index_put_": "records no node: writes through x.detach() (core/_ops/indexing.py:439-446)",
-    "abs-complex/gradgrad": "second derivative of |z| wrong for complex z (rule core/_ops/unary.py:148)",
-    "sgn-complex/gradgrad": "second derivative of sgn(z) wrong for complex z",
-}
+KNOWN_BROKEN: dict[str, str] = {}
 
 
 def _inplace(e: Entry, meth: str) -> Entry:

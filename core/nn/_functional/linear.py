@@ -10,6 +10,7 @@ from ember.backends import dtypes as D
 from ..._creation import arange
 from ..._dispatch import call
 from ..._ops import pointwise_unary as U
+from ..._ops.convert import inplace as _inplace_form
 from ..._ops.gather_scatter import INDEX_DTYPES, first_outside, legacy_type_name
 from ..._ops.indexing import select_rows
 from ..._ops.matmul import matmul
@@ -18,7 +19,7 @@ from ..._random import rand
 from ..._tensor import Tensor, wrap
 from ...autograd.grad_mode import no_grad
 from ...autograd.grad_mode import state as _grad
-from ...autograd.graph import record
+from ...autograd.graph import record, relabel
 from ...linalg._misc import vector_norm
 
 __all__ = [
@@ -106,13 +107,17 @@ def _check_p(p: float) -> None:
 
 def _apply_mask(input: Tensor, mask_shape: tuple, p: float, inplace: bool) -> Tensor:
     if p == 1.0:
-        out = input * 0.0
+        scale: Any = 0.0
     else:
         keep = rand(mask_shape, dtype=input.dtype, device=input._device) >= p
-        out = input * (keep.to(input.dtype) * (1.0 / (1.0 - p)))  # type: ignore[attr-defined]
-    if inplace:
-        input.copy_(out)  # type: ignore[attr-defined]
-        return input
+        scale = keep.to(input.dtype) * (1.0 / (1.0 - p))  # type: ignore[attr-defined]
+    if not inplace:
+        return input * scale
+    # PyTorch's in-place dropout is a mul_: same tensor, version bumped, MulBackward0, views rebased
+    before = input.grad_fn
+    out = _inplace_form(lambda x: x * scale)(input)
+    if out.grad_fn is not None and out.grad_fn is not before:
+        relabel(out, "MulBackward0")
     return out
 
 
