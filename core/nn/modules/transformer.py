@@ -81,8 +81,8 @@ class MultiheadAttention(Module):
             self.register_parameter("in_proj_bias", None)
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **kw)
         if add_bias_kv:
-            self.bias_k = Parameter(empty((1, 1, embed_dim), **kw))
-            self.bias_v = Parameter(empty((1, 1, embed_dim), **kw))
+            self.bias_k: Parameter | None = Parameter(empty((1, 1, embed_dim), **kw))
+            self.bias_v: Parameter | None = Parameter(empty((1, 1, embed_dim), **kw))
         else:
             self.bias_k = self.bias_v = None
         self.add_zero_attn = add_zero_attn
