@@ -101,7 +101,7 @@ class _SpanFinder(pickle._Pickler):
         self.spans: dict[tuple[str, int, str], int] = {}
 
     def save(self, obj: Any, save_persistent_id: bool = True) -> None:
-        super().save(None if isinstance(obj, (D.DType, _TorchName)) else obj, save_persistent_id)
+        super().save(None if isinstance(obj, (D.DType, _TorchName)) else obj, save_persistent_id)  # type: ignore[misc]
 
     def reducer_override(self, obj: Any) -> Any:
         if isinstance(obj, (Device, Size)):
@@ -131,12 +131,12 @@ class _Pickler(pickle._Pickler):
         if isinstance(obj, D.DType):  # dtypes go by PyTorch's name, so PyTorch reads them too
             obj = _DTYPE_NAMES[obj.name]
         if not isinstance(obj, _TorchName):
-            super().save(obj, save_persistent_id)
-        elif id(obj) in self.memo:
-            self.write(self.get(self.memo[id(obj)][0]))
+            super().save(obj, save_persistent_id)  # type: ignore[misc]
+        elif id(obj) in self.memo:  # type: ignore[attr-defined]
+            self.write(self.get(self.memo[id(obj)][0]))  # type: ignore[attr-defined]
         else:
-            self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode())
-            self.memoize(obj)
+            self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode())  # type: ignore[attr-defined]
+            self.memoize(obj)  # type: ignore[attr-defined]
 
     def reducer_override(self, obj: Any) -> Any:
         if isinstance(obj, Device):
