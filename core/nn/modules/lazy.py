@@ -46,7 +46,7 @@ class LazyLinear(Linear):
             _materialise(self.weight, (self.out_features, self.in_features))
             _materialise(self.bias, (self.out_features,))
             self.reset_parameters()
-            self.__class__ = self.cls_to_become
+            self.__class__ = self.cls_to_become  # type: ignore[assignment]
         return Module.__call__(self, input, *args, **kwargs)
 
 
@@ -54,7 +54,7 @@ class _LazyConv:
     _base: type = Conv2d
 
     def __init__(self, out_channels: int, kernel_size: Any, *args: Any, **kwargs: Any) -> None:
-        self._base.__init__(self, 1, out_channels, kernel_size, *args, **kwargs)
+        self._base.__init__(self, 1, out_channels, kernel_size, *args, **kwargs)  # type: ignore[misc]
         self.in_channels = 0
 
     def __call__(self, input: Tensor, *args: Any, **kwargs: Any) -> Any:
