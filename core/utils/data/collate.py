@@ -52,7 +52,7 @@ def default_collate(batch: list[Any]) -> Any:
         if isinstance(elem, tuple):
             return columns
         try:
-            return type(elem)(columns)
+            return type(elem)(columns)  # type: ignore[call-arg]
         except TypeError:
             return columns
     raise TypeError(_BAD_TYPE.format(type(elem)))
@@ -83,7 +83,7 @@ def default_convert(data: Any) -> Any:
         return [default_convert(d) for d in data]
     if isinstance(data, abc.Sequence) and not isinstance(data, (str, bytes)):
         try:
-            return type(data)([default_convert(d) for d in data])
+            return type(data)([default_convert(d) for d in data])  # type: ignore[call-arg]
         except TypeError:
             return [default_convert(d) for d in data]
     return data
