@@ -43,7 +43,7 @@ class IterableDataset(Dataset[T]):
     def __iter__(self) -> Iterator[T]:
         raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
 
-    def __add__(self, other: Any) -> ChainDataset:
+    def __add__(self, other: Any) -> ChainDataset:  # type: ignore[override]
         return ChainDataset([self, other])
 
 
