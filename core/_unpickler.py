@@ -229,7 +229,7 @@ class WeightsUnpickler:
         if type(args) is not tuple:
             raise Malformed(f"NEWOBJ arguments are a {type(args).__name__}, not a tuple")
         if cls is self._table.get("torch.nn.parameter.Parameter"):
-            return cls(*args)
+            return cls(*args)  # type: ignore[misc]
         if id(cls) not in self._user_class_ids:
             raise Refused(
                 "Can only create new object for nn.Parameter or classes allowlisted via `add_safe_globals` "
