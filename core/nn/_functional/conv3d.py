@@ -65,7 +65,7 @@ def conv3d(
     taps, d_out = _depth_taps(x, weight.shape[2], s[0], d[0], p[0], 0.0)
     out = None
     for i, tap in enumerate(taps):
-        y = conv2d_op(tap, weight[:, :, i], s[1:], p[1:], d[1:], groups)
+        y = conv2d_op(tap, weight[:, :, i], s[1:], p[1:], d[1:], groups)  # type: ignore[arg-type]
         out = y if out is None else out + y
     out = _unfold_depth(out, x.shape[0], d_out)  # type: ignore[arg-type]
     if bias is not None:
