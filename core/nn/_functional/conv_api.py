@@ -152,7 +152,7 @@ def conv_transpose2d(
         (x._shape[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (weight._shape[2 + i] - 1) + op[i] + 1
         for i in range(2)
     )
-    out = conv_input_grad(x, weight, hw, s, p, d, groups)
+    out = conv_input_grad(x, weight, hw, s, p, d, groups)  # type: ignore[arg-type]
     if bias is not None:
         out = out + bias.reshape(1, -1, 1, 1)
     return out.squeeze(0) if unbatched else out
