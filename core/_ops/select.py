@@ -81,7 +81,7 @@ def _clamp_rule(n: Any, g: Tensor) -> tuple:
         mask = x >= lo
     if hi is not None:
         mask = (x <= hi) if mask is None else mask & (x <= hi)
-    return (where(mask, g, 0),)
+    return (where(mask, g, 0),)  # type: ignore[arg-type]
 
 
 def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
