@@ -93,8 +93,8 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:
             f"Expected both inputs to be Half, Float or Double tensors but got {real.dtype.name} and {imag.dtype.name}"
         )
     shape = broadcast_shape(real._shape, imag._shape)
-    re = real if real._shape == shape else real.expand(shape).contiguous()  # type: ignore[attr-defined]
-    im = imag if imag._shape == shape else imag.expand(shape).contiguous()  # type: ignore[attr-defined]
+    re = real if real._shape == shape else real.expand(shape).contiguous()
+    im = imag if imag._shape == shape else imag.expand(shape).contiguous()
     dt = D.complex128 if real.dtype is D.float64 else D.complex64
     if real.dtype is D.float16:
         re, im = re.to(D.float32), im.to(D.float32)
@@ -232,14 +232,14 @@ def view_as_complex(input: Tensor) -> Tensor:
     if input.dtype is D.float16:
         if not input._shape or input._shape[-1] != 2:
             return view_as_complex_(input)  # PyTorch's shape errors
-        return complex(input.select(-1, 0), input.select(-1, 1))  # type: ignore[attr-defined]
+        return complex(input.select(-1, 0), input.select(-1, 1))
     return view_as_complex_(input)
 
 
 def isreal(input: Tensor) -> Tensor:
     """True where the imaginary part is zero (everywhere for real dtypes)."""
     if input.dtype.is_complex:
-        return input.imag == 0  # type: ignore[attr-defined]
+        return input.imag == 0
 
     return ones(input._shape, dtype=D.bool_, device=input._device)
 
@@ -247,7 +247,7 @@ def isreal(input: Tensor) -> Tensor:
 def adjoint(input: Tensor) -> Tensor:
     """The conjugate transpose of the last two dimensions."""
 
-    return conj_physical(input.transpose(-2, -1))  # type: ignore[attr-defined]
+    return conj_physical(input.transpose(-2, -1))
 
 
 def is_conj(input: Tensor) -> bool:
@@ -262,7 +262,7 @@ def is_neg(input: Tensor) -> bool:
 
 def resolve_conj(input: Tensor) -> Tensor:
     """An unflagged copy of a ``conj()`` result (``CloneBackward0``); other tensors themselves."""
-    return input.clone() if is_conj_copy(input) else input  # type: ignore[attr-defined]
+    return input.clone() if is_conj_copy(input) else input
 
 
 def resolve_neg(input: Tensor) -> Tensor:
