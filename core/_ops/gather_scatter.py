@@ -44,7 +44,7 @@ def index_range(t: Tensor) -> tuple[int, int]:
     if n <= _HOST_CHECK:
         a = to_host(t._be, t._data)
         return int(a.min()), int(a.max())
-    return int(t.amin().item()), int(t.amax().item())  # type: ignore[attr-defined]
+    return int(t.amin().item()), int(t.amax().item())
 
 
 def first_outside(t: Tensor, low: int, high: int) -> tuple[int, int] | None:
@@ -171,7 +171,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
                 "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                 f"{value.ndim} dimension(s)."
             )
-        value = value.to(input.dtype)  # type: ignore[attr-defined]
+        value = value.to(input.dtype)
     else:
         value = _fill_scalar(value, input.dtype)
     return relabel(where(mask, value, input), "MaskedFillBackward0")
