@@ -199,7 +199,7 @@ def index_reduce(
         )
     shape = [1] * x.ndim
     shape[d] = idx.numel()
-    full = idx.to(D.int64).reshape(shape).expand(source._shape).contiguous()  # type: ignore[attr-defined]
+    full = idx.to(D.int64).reshape(shape).expand(source._shape).contiguous()
     return _scatter_reduce_checked(x, d, full, source, reduce, include_self).reshape(input._shape)
 
 
@@ -208,8 +208,8 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     if mask.dtype is not D.bool_:
         raise RuntimeError(f"masked_select: expected BoolTensor for mask, got {mask.dtype.name}")
     shape = broadcast_shape(input._shape, mask._shape)
-    x = input.expand(shape) if input._shape != shape else input  # type: ignore[attr-defined]
-    m = mask.expand(shape) if mask._shape != shape else mask  # type: ignore[attr-defined]
+    x = input.expand(shape) if input._shape != shape else input
+    m = mask.expand(shape) if mask._shape != shape else mask
     if not shape:
         return getitem(x.reshape(1), m.reshape(1))
     return getitem(x, m)
@@ -226,8 +226,8 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
             f"masked_scatter: expected self and source to have same dtypes but got {input.dtype.name} and {source.dtype.name}"
         )
     shape = broadcast_shape(input._shape, mask._shape)
-    x = input.expand(shape).contiguous() if input._shape != shape else input  # type: ignore[attr-defined]
-    m = mask.expand(shape) if mask._shape != shape else mask  # type: ignore[attr-defined]
+    x = input.expand(shape).contiguous() if input._shape != shape else input
+    m = mask.expand(shape) if mask._shape != shape else mask
     if not shape:
         x, m = x.reshape(1), m.reshape(1)
     where_ = nonzero(m, as_tuple=True)
@@ -270,7 +270,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     ``gather``'s on the flattened input and must lie in ``[0, numel)``.
     """
     if dim is None:
-        return input.reshape(-1).gather(0, indices.reshape(-1))  # type: ignore[attr-defined]
+        return input.reshape(-1).gather(0, indices.reshape(-1))
     if indices.dtype is not D.int64:
         raise RuntimeError(
             f"torch.take_along_dim(): dtype of indices should be Long but got {_pt(indices.dtype)}"
@@ -287,9 +287,9 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     xs = b[:d] + (input._shape[d],) + b[d + 1 :]
     ix = b[:d] + (indices._shape[d],) + b[d + 1 :]
     if input._shape[d] == 0 or not indices.numel():
-        return input.expand(xs).gather(d, indices.expand(ix))  # type: ignore[attr-defined]
+        return input.expand(xs).gather(d, indices.expand(ix))
     wrapped = indices % input._shape[d]
-    return gather_checked(input.expand(xs), d, wrapped.expand(ix))  # type: ignore[attr-defined]
+    return gather_checked(input.expand(xs), d, wrapped.expand(ix))
 
 
 # -- scatter_reduce ------------------------------------------------------------------------
@@ -302,33 +302,33 @@ def _scatter_reduce_rule(n: Any, g: Tensor) -> tuple:
     if reduce in ("sum", "mean"):
         count = _counts(x, d, index, include_self) if reduce == "mean" else None
         gs = g / count if count is not None else g
-        gx = gs if include_self else gs.scatter(d, index, 0.0)  # type: ignore[attr-defined]
-        return (gx if need[0] else None, None, gs.gather(d, index) if need[2] else None)  # type: ignore[attr-defined]
+        gx = gs if include_self else gs.scatter(d, index, 0.0)
+        return (gx if need[0] else None, None, gs.gather(d, index) if need[2] else None)
     if reduce == "prod":
         safe_x = where(x == 0, 1.0, x)
-        gx = where(x == 0, 0.0, g * out / safe_x) if include_self else g.scatter(d, index, 0.0)  # type: ignore[attr-defined]
-        picked = (g * out).gather(d, index)  # type: ignore[attr-defined]
+        gx = where(x == 0, 0.0, g * out / safe_x) if include_self else g.scatter(d, index, 0.0)
+        picked = (g * out).gather(d, index)
         gsrc = where(src == 0, 0.0, picked / where(src == 0, 1.0, src))
         return (gx if need[0] else None, None, gsrc if need[2] else None)
-    value = out.gather(d, index)  # type: ignore[attr-defined]
+    value = out.gather(d, index)
     self_hit = (x == out).to(g.dtype) if include_self else _untouched(x, d, index, g.dtype)
     src_hit = (src == value).to(g.dtype)
-    ties = self_hit.scatter_add(d, index, src_hit)  # type: ignore[attr-defined]
+    ties = self_hit.scatter_add(d, index, src_hit)
     share = g / ties
     return (
         self_hit * share if need[0] else None,
         None,
         src_hit * share.gather(d, index) if need[2] else None,
-    )  # type: ignore[attr-defined]
+    )
 
 
 def _untouched(x: Tensor, d: int, index: Tensor, dtype: Any) -> Tensor:
-    return ones_like(x, dtype=dtype).scatter(d, index, 0.0)  # type: ignore[attr-defined]
+    return ones_like(x, dtype=dtype).scatter(d, index, 0.0)
 
 
 def _counts(x: Tensor, d: int, index: Tensor, include_self: bool) -> Tensor:
     base = zeros_like(x, dtype=D.float64 if x.dtype is D.float64 else x.dtype)
-    hits = base.scatter_add(d, index, ones(index._shape, dtype=base.dtype, device=x._device))  # type: ignore[attr-defined]
+    hits = base.scatter_add(d, index, ones(index._shape, dtype=base.dtype, device=x._device))
     total = hits + 1 if include_self else hits
 
     return where(total == 0, 1.0, total).to(x.dtype)
@@ -346,7 +346,7 @@ def _scatter_sum_mean(
         return total
     ones_ = ones(index._shape, dtype=D.int64, device=x._device)
     hits = scatter_checked(zeros_like(x, dtype=D.int64), d, index, ones_, "add")
-    count = (hits + 1 if include_self else hits).clamp(min=1)  # type: ignore[attr-defined]
+    count = (hits + 1 if include_self else hits).clamp(min=1)
     if x.dtype.category < 2:
         return (total // count).to(x.dtype)
     return (total / count).to(x.dtype)
@@ -404,7 +404,7 @@ def scatter_multiply(input: Tensor, dim: int, index: Tensor, src: Any) -> Tensor
     if not isinstance(src, Tensor):
         src = full(index._shape, src, dtype=input.dtype, device=input._device)
     else:
-        src = src[tuple(slice(0, s) for s in index._shape)] if src.ndim else src.expand(index._shape)  # type: ignore[attr-defined]
+        src = src[tuple(slice(0, s) for s in index._shape)] if src.ndim else src.expand(index._shape)
     return _scatter_reduce_checked(input, dim, index, src.to(input.dtype), "prod", True)
 
 
@@ -420,7 +420,7 @@ def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     if not -size <= index < size:
         raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
     i = index % size
-    return index_copy(input, d, _index_vector(input, [i]), src.unsqueeze(d).to(input.dtype))  # type: ignore[attr-defined]
+    return index_copy(input, d, _index_vector(input, [i]), src.unsqueeze(d).to(input.dtype))
 
 
 def slice_scatter(
