@@ -337,19 +337,19 @@ def bitwise_not(input: Tensor) -> Tensor:
 
 def isnan(input: Tensor) -> Tensor:
     """True where ``input`` is NaN (NaN is the only value unequal to itself)."""
-    return input.ne(input)  # type: ignore[attr-defined]
+    return input.ne(input)
 
 
 def isinf(input: Tensor) -> Tensor:
     if input.dtype.category < 2:
-        return input.ne(input)  # type: ignore[attr-defined]
+        return input.ne(input)
     return abs(input) == float("inf")
 
 
 def isfinite(input: Tensor) -> Tensor:
     if input.dtype.category < 2:
-        return input.eq(input)  # type: ignore[attr-defined]
-    return input.eq(input) & (abs(input) != float("inf"))  # type: ignore[attr-defined]
+        return input.eq(input)
+    return input.eq(input) & (abs(input) != float("inf"))
 
 
 fix = trunc
