@@ -201,7 +201,7 @@ def _flip_order(x: Tensor) -> Tensor:
     """An order-reversing bijection: -x for floats, ~x for integers, not-x for bool."""
     if x.dtype.category >= 2:
         return -x
-    return ~x  # type: ignore[operator]
+    return ~x
 
 
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
@@ -310,7 +310,7 @@ def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
 
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """True where every element over ``dim`` is non-zero."""
-    return _like_uint8(input, ~_any(~_to_bool(input), dim, keepdim))  # type: ignore[operator]
+    return _like_uint8(input, ~_any(~_to_bool(input), dim, keepdim))
 
 
 def _correction(unbiased: Any, correction: Any) -> float:
@@ -331,7 +331,7 @@ def var(
     dims = norm_dims(dim, input.ndim)
     n = numel(tuple(input._shape[d] for d in dims))
     centred = input - mean(input, dims, keepdim=True)
-    sq = (centred * centred.conj()).real if input.dtype.is_complex else centred * centred  # type: ignore[attr-defined]
+    sq = (centred * centred.conj()).real if input.dtype.is_complex else centred * centred
     denom = n - c
     return relabel(sum(sq, dims, keepdim) / (denom if denom > 0 else float("nan")), "VarBackward0")
 
@@ -347,7 +347,7 @@ def std(
 def _spread_sqrt(v: Tensor) -> Tensor:
     """``sqrt(v)`` whose gradient is 0 where ``v == 0`` (PyTorch's ``std_backward``)."""
     zero = v == 0
-    return v.masked_fill(zero, 1.0).sqrt().masked_fill(zero, 0.0)  # type: ignore[attr-defined]
+    return v.masked_fill(zero, 1.0).sqrt().masked_fill(zero, 0.0)
 
 
 def var_mean(
@@ -396,13 +396,13 @@ def logsumexp(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     x = _float(input)
     dims = norm_dims(dim, x.ndim)
     if x.numel() == 0:
-        return log(exp(x).sum(dims, keepdim=keepdim))  # type: ignore[attr-defined]
+        return log(exp(x).sum(dims, keepdim=keepdim))
     with NoRecord():
-        r = x.real if x.dtype.is_complex else x  # type: ignore[attr-defined]
-        m = r.amax(dims, keepdim=True) if x.ndim else r  # type: ignore[attr-defined]
-        m = where(m.abs() == float("inf"), 0.0, m)  # type: ignore[attr-defined]
-    out = log(exp(x - m).sum(dims, keepdim=True)) + m  # type: ignore[attr-defined]
-    return out.squeeze(dims) if not keepdim and dims else out  # type: ignore[attr-defined]
+        r = x.real if x.dtype.is_complex else x
+        m = r.amax(dims, keepdim=True) if x.ndim else r
+        m = where(m.abs() == float("inf"), 0.0, m)
+    out = log(exp(x - m).sum(dims, keepdim=True)) + m
+    return out.squeeze(dims) if not keepdim and dims else out
 
 
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
@@ -410,7 +410,7 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any 
     if input.dtype.is_complex:
         raise RuntimeError("nansum on CPU does not support complex inputs")
     x = where(isnan(input), 0, input) if input.dtype.category >= 2 else input
-    return x.sum(dim, keepdim, dtype=dtype)  # type: ignore[attr-defined]
+    return x.sum(dim, keepdim, dtype=dtype)
 
 
 def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
@@ -421,14 +421,14 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
         raise RuntimeError(
             f"nanmean(): expected input to have floating point or complex dtype but got {input.dtype.name}"
         )
-    count = (~isnan(input)).sum(dim, keepdim)  # type: ignore[attr-defined, operator]
+    count = (~isnan(input)).sum(dim, keepdim)
     return nansum(input, dim, keepdim, dtype=dtype) / count
 
 
 # -- counting ------------------------------------------------------------------------------------
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
     """Number of non-zero elements over ``dim``."""
-    return (input != 0).sum(dim)  # type: ignore[attr-defined]
+    return (input != 0).sum(dim)
 
 
 def _check_aminmax_nonempty(input: Tensor, dim: Any) -> None:
@@ -446,11 +446,11 @@ def aminmax(input: Tensor, *, dim: Any = None, keepdim: bool = False) -> Any:
     """``(min, max)`` over ``dim`` (all elements when None)."""
     _check_aminmax_nonempty(input, dim)
     if dim is None:
-        mn, mx = input.amin(), input.amax()  # type: ignore[attr-defined]
+        mn, mx = input.amin(), input.amax()
         if keepdim:
             mn, mx = mn.reshape((1,) * input.ndim), mx.reshape((1,) * input.ndim)
         return aminmax_t(mn, mx)
-    return aminmax_t(input.amin(dim, keepdim), input.amax(dim, keepdim))  # type: ignore[attr-defined]
+    return aminmax_t(input.amin(dim, keepdim), input.amax(dim, keepdim))
 
 
 def sum_to_size(input: Tensor, *size: Any) -> Tensor:
