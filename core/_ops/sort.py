@@ -96,13 +96,13 @@ def _sorted_rows(input: Tensor, dim: Any) -> tuple[Tensor, Tensor, int, bool]:
     whole = dim is None
     x = input.reshape(-1) if whole else (input.reshape(1) if input.ndim == 0 else input)
     d = 0 if whole else norm_dim(dim, x.ndim)
-    s = x.sort(d)  # type: ignore[attr-defined]
+    s = x.sort(d)
     return s.values, s.indices, d, whole
 
 
 def _pick(vals: Tensor, idx: Tensor, k: Tensor, d: int) -> tuple[Tensor, Tensor]:
-    kk = k.unsqueeze(d)  # type: ignore[attr-defined]
-    return vals.gather(d, kk).squeeze(d), idx.gather(d, kk).squeeze(d)  # type: ignore[attr-defined]
+    kk = k.unsqueeze(d)
+    return vals.gather(d, kk).squeeze(d), idx.gather(d, kk).squeeze(d)
 
 
 def _nan_as(dtype: Any) -> float:
@@ -125,9 +125,9 @@ def _median(input: Tensor, dim: Any, keepdim: bool, ignore_nan: bool) -> Any:
     vals, idx, d, whole = _sorted_rows(input, dim)
     n = vals._shape[d]
     if input.dtype.category >= 2:
-        nans = isnan(vals).sum(d)  # type: ignore[attr-defined]
+        nans = isnan(vals).sum(d)
     else:
-        nans = vals.sum(d) * 0  # type: ignore[attr-defined]
+        nans = vals.sum(d) * 0
     if ignore_nan:
         valid = n - nans
         k = where(valid > 0, (valid - 1) // 2, 0)
@@ -137,7 +137,7 @@ def _median(input: Tensor, dim: Any, keepdim: bool, ignore_nan: bool) -> Any:
     if whole:
         return v
     if keepdim and input.ndim:
-        v, i = v.unsqueeze(d), i.unsqueeze(d)  # type: ignore[attr-defined]
+        v, i = v.unsqueeze(d), i.unsqueeze(d)
     return _ret("nanmedian" if ignore_nan else "median", v, i)
 
 
@@ -198,19 +198,19 @@ def _tie_indices(x: Tensor, v: Tensor, i: Tensor, k: int, d: int) -> Tensor | No
     """``i`` with the rows where the k-th value occurs more than once re-picked as PyTorch does
     (None when no row has a tie: the sorted index is then the only one)."""
     with NoRecord():
-        xm = x.movedim(d, -1)  # type: ignore[attr-defined]
-        same = xm == v.unsqueeze(-1)  # type: ignore[attr-defined]
+        xm = x.movedim(d, -1)
+        same = xm == v.unsqueeze(-1)
         if x.dtype.category >= 2:
-            same = same | (isnan(xm) & isnan(v).unsqueeze(-1))  # type: ignore[attr-defined]
-        ties = same.sum(-1).reshape(-1) > 1  # type: ignore[attr-defined]
-        if not bool(ties.any()):  # type: ignore[attr-defined]
+            same = same | (isnan(xm) & isnan(v).unsqueeze(-1))
+        ties = same.sum(-1).reshape(-1) > 1
+        if not bool(ties.any()):
             return None
-        rows = xm.reshape(-1, xm._shape[-1])  # type: ignore[attr-defined]
-        flat = i.reshape(-1).clone()  # type: ignore[attr-defined]
-        at = ties.nonzero().reshape(-1)  # type: ignore[attr-defined]
-        picked = [_quickselect(row, k - 1) for row in rows[at].tolist()]  # type: ignore[attr-defined]
+        rows = xm.reshape(-1, xm._shape[-1])
+        flat = i.reshape(-1).clone()
+        at = ties.nonzero().reshape(-1)
+        picked = [_quickselect(row, k - 1) for row in rows[at].tolist()]
         flat[at] = tensor(picked, dtype=D.int64, device=x._device)
-        return flat.reshape(i._shape)  # type: ignore[attr-defined]
+        return flat.reshape(i._shape)
 
 
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any:
@@ -222,7 +222,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
         raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
-    v, i = vals.select(d, k - 1), idx.select(d, k - 1)  # type: ignore[attr-defined]
+    v, i = vals.select(d, k - 1), idx.select(d, k - 1)
     fixed = _tie_indices(input.reshape(1) if input.ndim == 0 else input, v, i, k, d)
     if fixed is not None:  # the value stays, the element it is read from (and its gradient) moves
         i = fixed
@@ -230,9 +230,9 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
             input.reshape(1).gather(0, i.reshape(1)).reshape(())
             if input.ndim == 0
             else input.gather(d, i.unsqueeze(d)).squeeze(d)
-        )  # type: ignore[attr-defined]
+        )
     if keepdim and input.ndim:
-        v, i = v.unsqueeze(d), i.unsqueeze(d)  # type: ignore[attr-defined]
+        v, i = v.unsqueeze(d), i.unsqueeze(d)
     return _ret("kthvalue", v, i)
 
 
@@ -243,23 +243,23 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Any:
     if x._shape[d] == 0:
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
     with NoRecord():
-        s = x.sort(d).values.movedim(d, -1)  # type: ignore[attr-defined]
+        s = x.sort(d).values.movedim(d, -1)
         n = s._shape[-1]
         pos = _arange(n, x)
         starts = s[..., 1:] != s[..., :-1]
 
-        starts = cat([(pos[:1] == 0).expand(s._shape[:-1] + (1,)), starts], -1)  # type: ignore[attr-defined]
+        starts = cat([(pos[:1] == 0).expand(s._shape[:-1] + (1,)), starts], -1)
         run_start = cummax(where(starts, pos, 0), -1).values
         counts = pos - run_start + 1  # length of the run so far
         best = counts.argmax(-1, keepdim=True)  # first max: the smallest value among ties
-        value = s.gather(-1, best)  # type: ignore[attr-defined]
-    xm = x.movedim(d, -1)  # type: ignore[attr-defined]
+        value = s.gather(-1, best)
+    xm = x.movedim(d, -1)
     with NoRecord():
         hits = (xm == value).to(D.int64) * (_arange(xm._shape[-1], x) + 1)
-        index = hits.amax(-1) - 1  # type: ignore[attr-defined]
-    v = xm.gather(-1, index.unsqueeze(-1)).squeeze(-1)  # type: ignore[attr-defined]
+        index = hits.amax(-1) - 1
+    v = xm.gather(-1, index.unsqueeze(-1)).squeeze(-1)
     if keepdim and input.ndim:
-        v, index = v.unsqueeze(d), index.unsqueeze(d)  # type: ignore[attr-defined]
+        v, index = v.unsqueeze(d), index.unsqueeze(d)
     return _ret("mode", v, index)
 
 
@@ -280,38 +280,38 @@ def _quantile(input: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str
         if scalar_q
         else q.reshape(-1).to(input.dtype)
     )
-    if qt.numel() and (float(qt.amin().item()) < 0 or float(qt.amax().item()) > 1):  # type: ignore[attr-defined]
+    if qt.numel() and (float(qt.amin().item()) < 0 or float(qt.amax().item()) > 1):
         raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
     if input.numel() == 0:
         raise RuntimeError(f"{name}() input tensor must be non-empty")
     vals, _, d, whole = _sorted_rows(input, dim)
-    v = vals.movedim(d, -1).unsqueeze(0)  # type: ignore[attr-defined]
+    v = vals.movedim(d, -1).unsqueeze(0)
     n = v._shape[-1]
-    nans = isnan(v).sum(-1, keepdim=True)  # type: ignore[attr-defined]
+    nans = isnan(v).sum(-1, keepdim=True)
     valid = (n - nans) if ignore_nan else (nans * 0 + n)
     qs = qt.reshape((-1,) + (1,) * (v.ndim - 1))
-    pos = qs * (valid - 1).clamp(min=0).to(input.dtype)  # type: ignore[attr-defined]
+    pos = qs * (valid - 1).clamp(min=0).to(input.dtype)
     if interpolation == "lower":
         pos = floor(pos)
     elif interpolation == "higher":
         pos = -floor(-pos)
     elif interpolation == "nearest":
-        pos = pos.round()  # type: ignore[attr-defined]
+        pos = pos.round()
     lo_i = floor(pos).to(D.int64)
-    hi_i = (-floor(-pos)).to(D.int64).clamp(max=n - 1)  # type: ignore[attr-defined]
+    hi_i = (-floor(-pos)).to(D.int64).clamp(max=n - 1)
     shape = (qt.numel(),) + v._shape[1:-1] + (1,)
-    vl = v.expand(shape[:-1] + (n,)).gather(-1, lo_i.expand(shape))  # type: ignore[attr-defined]
-    vh = v.expand(shape[:-1] + (n,)).gather(-1, hi_i.expand(shape))  # type: ignore[attr-defined]
+    vl = v.expand(shape[:-1] + (n,)).gather(-1, lo_i.expand(shape))
+    vh = v.expand(shape[:-1] + (n,)).gather(-1, hi_i.expand(shape))
     frac = 0.5 if interpolation == "midpoint" else pos - floor(pos)
 
     out = lerp(vl, vh, frac)  # PyTorch's two-sided lerp: inf neighbours give NaN as there
     bad = (nans > 0) if not ignore_nan else (valid == 0)
-    out = where(bad.expand(shape), float("nan"), out).squeeze(-1)  # type: ignore[attr-defined]
+    out = where(bad.expand(shape), float("nan"), out).squeeze(-1)
     if whole:
         out = out.reshape((qt.numel(),) + ((1,) * input.ndim if keepdim else ()))
     elif keepdim:
-        out = out.unsqueeze(d + 1)  # type: ignore[attr-defined]
-    return out.squeeze(0) if scalar_q else out  # type: ignore[attr-defined]
+        out = out.unsqueeze(d + 1)
+    return out.squeeze(0) if scalar_q else out
 
 
 def quantile(
