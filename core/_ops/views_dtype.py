@@ -78,7 +78,7 @@ def view_dtype(input: Tensor, dtype: DType) -> Tensor:
 
 
 def _view_as_real_rule(n: Any, g: Tensor) -> tuple:
-    return (view_as_complex_(g.contiguous()),)  # type: ignore[attr-defined]
+    return (view_as_complex_(g.contiguous()),)
 
 
 def view_as_real_(input: Tensor, check_conj: bool = True) -> Tensor:
@@ -103,7 +103,7 @@ def view_as_real_(input: Tensor, check_conj: bool = True) -> Tensor:
 
 
 def _view_as_complex_rule(n: Any, g: Tensor) -> tuple:
-    return (view_as_real_(g.contiguous(), check_conj=False),)  # type: ignore[attr-defined]
+    return (view_as_real_(g.contiguous(), check_conj=False),)
 
 
 _COMPLEX_OF = {D.float32: D.complex64, D.float64: D.complex128}
