@@ -73,7 +73,7 @@ def _run(name: str, tensors: tuple, params: tuple, dtypes: Any) -> Any:
 
 
 def _mH(x: Tensor) -> Tensor:
-    t = x.mT  # type: ignore[attr-defined]
+    t = x.mT
     return t.conj() if x.dtype.is_complex else t
 
 
@@ -87,7 +87,7 @@ def _eye_like(x: Tensor, n: int) -> Tensor:
 def _det_rule(n: Any, g: Tensor) -> tuple:
     A, out = n.ctx
     scale = (g * out.conj()) if out.dtype.is_complex else g * out
-    return (scale.unsqueeze(-1).unsqueeze(-1) * _mH(inv(A)),)  # type: ignore[attr-defined]
+    return (scale.unsqueeze(-1).unsqueeze(-1) * _mH(inv(A)),)
 
 
 def det(A: Tensor) -> Tensor:
@@ -101,7 +101,7 @@ def det(A: Tensor) -> Tensor:
 
 def _slogdet_rule(n: Any, g: Tensor) -> tuple:
     (A,) = n.ctx
-    return (g.unsqueeze(-1).unsqueeze(-1).to(A.dtype) * _mH(inv(A)),)  # type: ignore[attr-defined]
+    return (g.unsqueeze(-1).unsqueeze(-1).to(A.dtype) * _mH(inv(A)),)
 
 
 def slogdet(A: Tensor) -> Any:
@@ -165,7 +165,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
             f"linalg.solve: Expected A and B to have the same dtype, but found A of type {A.dtype.name} and B of type {B.dtype.name} instead"
         )
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B._shape == A._shape[:-1])
-    b = B.unsqueeze(-1) if vector else B  # type: ignore[attr-defined]
+    b = B.unsqueeze(-1) if vector else B
     if b._shape[-2] != A._shape[-1]:
         raise RuntimeError(
             f"linalg.solve: Incompatible shapes of A and B for the equation AX = B ({A._shape[-2]}x{A._shape[-1]} and {b._shape[-2]}x{b._shape[-1]})"
@@ -173,7 +173,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     from .._ops._common import broadcast_shape
 
     batch = broadcast_shape(A._shape[:-2], b._shape[:-2])
-    Ae, be = A.expand(batch + A._shape[-2:]), b.expand(batch + b._shape[-2:])  # type: ignore[attr-defined]
+    Ae, be = A.expand(batch + A._shape[-2:]), b.expand(batch + b._shape[-2:])
     out = _run("solve", (Ae.contiguous(), be.contiguous()), (), A.dtype)
     if _grad.enabled and (A.requires_grad or B.requires_grad):
         from .._ops._common import sum_to
@@ -183,7 +183,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
             return (sum_to(gA, A._shape), sum_to(gB, b._shape))
 
         record("LinalgSolveExBackward0", rule, out, (A, b), (), (A, out))
-    return out.squeeze(-1) if vector else out  # type: ignore[attr-defined]
+    return out.squeeze(-1) if vector else out
 
 
 # -- Cholesky, QR, eigen and singular value decompositions -----------------------------------
@@ -222,13 +222,13 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
 
     try:
         L, info = cholesky(A, upper=upper), zeros(A._shape[:-2], dtype=D.int32, device=A._device)
-        if bool(diagonal(L, 0, -2, -1).isnan().any().item()):  # type: ignore[attr-defined]
+        if bool(diagonal(L, 0, -2, -1).isnan().any().item()):
             raise LinAlgError("NaN pivot")  # LAPACK stops at a NaN pivot; a kernel may run through it
     except LinAlgError:
         L, info = cholesky_partial(A)
-        if bool((info == 0).any().item()):  # type: ignore[attr-defined]
+        if bool((info == 0).any().item()):
             try:
-                L = where((info == 0).unsqueeze(-1).unsqueeze(-1), cholesky(healthy(A, info)), L)  # type: ignore[attr-defined]
+                L = where((info == 0).unsqueeze(-1).unsqueeze(-1), cholesky(healthy(A, info)), L)
             except LinAlgError:
                 pass  # rounding: the kernel refuses what the partial factor finished; keep that
         L = _mH(L) if upper else L
@@ -268,7 +268,7 @@ def _copyltu(M: Tensor) -> Tensor:
     from .._ops.diagonal import diag_embed, diagonal
 
     d = diagonal(M, 0, -2, -1)
-    d = d.real if d.dtype.is_complex else d  # type: ignore[attr-defined]
+    d = d.real if d.dtype.is_complex else d
     return low + _mH(low) + diag_embed(d.to(M.dtype))
 
 
@@ -308,7 +308,7 @@ def _record_pair(name: str, rule: Any, outs: tuple, A: Tensor, extra: Any) -> tu
         ga = g[:sa].reshape(a._shape)
         gb = g[sa:].reshape(b._shape)
         if a.dtype is not b.dtype:
-            ga = ga.real if ga.dtype.is_complex and not a.dtype.is_complex else ga.to(a.dtype)  # type: ignore[attr-defined]
+            ga = ga.real if ga.dtype.is_complex and not a.dtype.is_complex else ga.to(a.dtype)
         return rule(n, (ga, gb))
 
     # The rule reads the graph-connected outputs (filled in below) so higher orders work.
@@ -353,14 +353,14 @@ def _eig_rule(n: Any, g: tuple) -> tuple:
     L, V, real_input = n.ctx
     gL, gV = g
     VhgV = _mH(V) @ gV
-    diag_re = diagonal(VhgV, 0, -2, -1).real  # type: ignore[attr-defined]
-    Lc = L.conj()  # type: ignore[attr-defined]
+    diag_re = diagonal(VhgV, 0, -2, -1).real
+    Lc = L.conj()
     E = Lc.unsqueeze(-2) - Lc.unsqueeze(-1)
     off = VhgV - _mH(V) @ (V * diag_re.unsqueeze(-2).to(V.dtype))
     eye = diag_embed(diagonal(E, 0, -2, -1) * 0 + 1) != 0
     ret = where(eye, 0.0, off / where(eye, 1.0, E)) + diag_embed(gL)
     gA = solve(_mH(V), ret @ _mH(V))
-    return (gA.real if real_input else gA,)  # type: ignore[attr-defined]
+    return (gA.real if real_input else gA,)
 
 
 def eigvals(A: Tensor) -> Tensor:
@@ -387,7 +387,7 @@ def _svd_rule(n: Any, g: tuple) -> tuple:
         J = F * (UhgU - _mH(UhgU))
         inner = inner + J @ Sd
         if U.dtype.is_complex:  # the phase of each singular pair: PyTorch's extra diagonal term
-            im = diagonal(UhgU, 0, -2, -1).imag  # type: ignore[attr-defined]
+            im = diagonal(UhgU, 0, -2, -1).imag
             inner = inner + diag_embed((im / S).to(U.dtype)) * 1j
         if m > k:
             extra = extra + (_eye_like(U, m) - U @ _mH(U)) @ gU @ diag_embed(1 / S).to(U.dtype) @ Vh
@@ -428,7 +428,7 @@ def _record_svd(A: Tensor, U: Tensor, S: Tensor, Vh: Tensor) -> tuple:
     def rule(n: Any, g: Tensor) -> tuple:
         gU = g[:su].reshape(U._shape)
         gS = g[su : su + ss].reshape(S._shape)
-        gS = gS.real if gS.dtype.is_complex else gS  # type: ignore[attr-defined]
+        gS = gS.real if gS.dtype.is_complex else gS
         gVh = g[su + ss :].reshape(Vh._shape)
         return _svd_rule(n, (gU, gS, gVh))
 
@@ -436,7 +436,7 @@ def _record_svd(A: Tensor, U: Tensor, S: Tensor, Vh: Tensor) -> tuple:
     record("LinalgSvdBackward0", rule, packed, (A,), (), slots)
     outU = packed[:su].reshape(U._shape)
     outS = packed[su : su + ss].reshape(S._shape)
-    outS = outS.real if outS.dtype.is_complex else outS  # type: ignore[attr-defined]
+    outS = outS.real if outS.dtype.is_complex else outS
     slots[:] = [outU, outS, packed[su + ss :].reshape(Vh._shape)]
     return tuple(slots)
 
@@ -493,10 +493,10 @@ def _reflector_product(A: Tensor, tau: Tensor) -> Tensor:
     any order, as PyTorch's householder_product_backward does analytically."""
     m, n = A._shape[-2], A._shape[-1]
     eye_mn = _eye_like(A, m)[:, :n]
-    V = A.tril(-1) + eye_mn  # type: ignore[attr-defined]
-    Q = eye_mn.expand(A._shape)  # type: ignore[attr-defined]
+    V = A.tril(-1) + eye_mn
+    Q = eye_mn.expand(A._shape)
     for i in reversed(range(tau._shape[-1])):
         v = V[..., :, i : i + 1]
-        t = tau[..., i : i + 1].unsqueeze(-1)  # type: ignore[attr-defined]
+        t = tau[..., i : i + 1].unsqueeze(-1)
         Q = Q - (t * v) @ (_mH(v) @ Q)
-    return Q if tau._shape[-1] else Q.contiguous()  # type: ignore[attr-defined]
+    return Q if tau._shape[-1] else Q.contiguous()
