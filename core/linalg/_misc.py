@@ -48,8 +48,8 @@ def _two_norm_rule(n: Any, g: Tensor) -> tuple:
 
 
 def _two_norm(x: Tensor, *, dims: tuple, keepdim: bool, kshape: tuple) -> Tensor:
-    a = x.abs() if x.dtype.is_complex else x  # type: ignore[attr-defined]
-    return (a * a).sum(dims, keepdim=keepdim).sqrt()  # type: ignore[attr-defined]
+    a = x.abs() if x.dtype.is_complex else x
+    return (a * a).sum(dims, keepdim=keepdim).sqrt()
 
 
 _two_norm_op = composed(_two_norm, "LinalgVectorNormBackward0", _two_norm_rule)
@@ -82,7 +82,7 @@ def _max_min(t: Tensor, dim: int, keepdim: bool, ord: Any) -> Tensor:
         else:
             del shape[dim]
         return zeros(tuple(shape), dtype=t.dtype, device=t._device)
-    return t.amax(dim, keepdim) if ord > 0 else t.amin(dim, keepdim)  # type: ignore[attr-defined]
+    return t.amax(dim, keepdim) if ord > 0 else t.amin(dim, keepdim)
 
 
 def vector_norm(
@@ -101,7 +101,7 @@ def vector_norm(
         x = x.reshape(1)
         dims = (0,)
         keepdim = False
-    a = x.abs()  # type: ignore[attr-defined]
+    a = x.abs()
     o = float(ord)
     if o == 2:
         kshape = tuple(1 if i in dims else s for i, s in enumerate(x._shape))
@@ -132,16 +132,16 @@ def matrix_norm(
     if ord == "fro":
         return vector_norm(A, 2, (d0, d1), keepdim)
     if ord in ("nuc", 2, -2):
-        s = svdvals(A.movedim((d0, d1), (-2, -1)))  # type: ignore[attr-defined]
+        s = svdvals(A.movedim((d0, d1), (-2, -1)))
         out = s.sum(-1) if ord == "nuc" else _max_min(s, -1, False, ord)
         if keepdim:
-            out = out.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1))  # type: ignore[attr-defined]
+            out = out.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1))
         return out
     if ord in (1, -1, math.inf, -math.inf):
         inner, outer = (d0, d1) if ord in (1, -1) else (d1, d0)
         if not keepdim and inner < outer:  # the sum removes inner first, as PyTorch's
             outer -= 1
-        sums = A.abs().sum(inner, keepdim=keepdim)  # type: ignore[attr-defined]
+        sums = A.abs().sum(inner, keepdim=keepdim)
         return _max_min(sums, outer, keepdim, ord)
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
@@ -170,11 +170,11 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
     tol = _tolerance(A, S, atol, rtol)
     keep = S > tol
     inv_s = where(keep, 1 / where(keep, S, 1.0), 0.0)
-    return matmul(Vh.mT.conj() * inv_s.unsqueeze(-2).to(A.dtype), U.mT.conj())  # type: ignore[attr-defined]
+    return matmul(Vh.mT.conj() * inv_s.unsqueeze(-2).to(A.dtype), U.mT.conj())
 
 
 def _tolerance(A: Tensor, S: Tensor, atol: Any, rtol: Any) -> Tensor:
-    smax = S.amax(-1, keepdim=True) if S._shape[-1] else S.sum(-1, keepdim=True)  # type: ignore[attr-defined]
+    smax = S.amax(-1, keepdim=True) if S._shape[-1] else S.sum(-1, keepdim=True)
     if rtol is None:
         rtol = (
             0.0
@@ -186,14 +186,14 @@ def _tolerance(A: Tensor, S: Tensor, atol: Any, rtol: Any) -> Tensor:
         from .._ops.pointwise_binary import maximum
 
         t = maximum(t, atol)
-    return t.detach()  # type: ignore[attr-defined]
+    return t.detach()
 
 
 def matrix_rank(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Tensor:
     """The number of singular values above the tolerance."""
     check_matrix("matrix_rank", A, square=False)
-    S = svdvals(A.detach())  # type: ignore[attr-defined]
-    return (S > _tolerance(A, S, atol, rtol)).sum(-1)  # type: ignore[attr-defined]
+    S = svdvals(A.detach())
+    return (S > _tolerance(A, S, atol, rtol)).sum(-1)
 
 
 def matrix_power(A: Tensor, n: int) -> Tensor:
@@ -221,7 +221,7 @@ def cond(A: Tensor, p: Any = None) -> Tensor:
     """The condition number ``norm(A, p) * norm(inv(A), p)`` (singular value ratio for p None, 2, -2)."""
     if p in (None, 2, -2):
         s = svdvals(A)
-        return s.amax(-1) / s.amin(-1) if p != -2 else s.amin(-1) / s.amax(-1)  # type: ignore[attr-defined]
+        return s.amax(-1) / s.amin(-1) if p != -2 else s.amin(-1) / s.amax(-1)
     return matrix_norm(A, p) * matrix_norm(inv(A), p)
 
 
@@ -234,7 +234,7 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """``sum(conj(x) * y, dim)``."""
-    return (x.conj() * y).sum(dim)  # type: ignore[attr-defined]
+    return (x.conj() * y).sum(dim)
 
 
 def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
@@ -243,15 +243,15 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
     if len(ts) < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
     first, last = ts[0].ndim == 1, ts[-1].ndim == 1
-    ts[0] = ts[0].unsqueeze(0) if first else ts[0]  # type: ignore[attr-defined]
-    ts[-1] = ts[-1].unsqueeze(-1) if last else ts[-1]  # type: ignore[attr-defined]
+    ts[0] = ts[0].unsqueeze(0) if first else ts[0]
+    ts[-1] = ts[-1].unsqueeze(-1) if last else ts[-1]
     out = ts[0]
     for t in ts[1:]:
         out = matmul(out, t)
     if first:
-        out = out.squeeze(0)  # type: ignore[attr-defined]
+        out = out.squeeze(0)
     if last:
-        out = out.squeeze(-1)  # type: ignore[attr-defined]
+        out = out.squeeze(-1)
     return out
 
 
@@ -269,9 +269,9 @@ def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: str | None = None)
             f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss), got {drv}"
         )
     vector = B.ndim == A.ndim - 1
-    b = B.unsqueeze(-1) if vector else B  # type: ignore[attr-defined]
+    b = B.unsqueeze(-1) if vector else B
     if A.requires_grad or B.requires_grad:
-        Ah = A.mT.conj()  # type: ignore[attr-defined]
+        Ah = A.mT.conj()
         m, n = A._shape[-2:]
         X = solve(Ah @ A, Ah @ b) if m >= n else Ah @ solve(A @ Ah, b)
     else:
@@ -282,14 +282,14 @@ def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: str | None = None)
     rank = matrix_rank(A, rtol=rcond) if drv != "gels" else zeros(0, dtype=D.int64, device=A._device)
     residuals, sv = empty, empty
     if drv in ("gelsd", "gelss"):
-        sv = svdvals(A.detach())  # type: ignore[attr-defined]
+        sv = svdvals(A.detach())
         m, n = A._shape[-2:]
-        if m > n and bool((rank == n).all().item()):  # type: ignore[attr-defined]
-            r = (A @ X - b).abs()  # type: ignore[attr-defined]
+        if m > n and bool((rank == n).all().item()):
+            r = (A @ X - b).abs()
             residuals = (r * r).sum(-2)
     if vector:
-        X = X.squeeze(-1)  # type: ignore[attr-defined]
-        residuals = residuals.squeeze(-1) if residuals.numel() else residuals  # type: ignore[attr-defined]
+        X = X.squeeze(-1)
+        residuals = residuals.squeeze(-1) if residuals.numel() else residuals
     return _lstsq_t(X, residuals, rank, sv)
 
 
@@ -309,7 +309,7 @@ def tensorsolve(A: Tensor, B: Tensor, dims: Any = None) -> Tensor:
     if dims is not None:
         dims = [d % A.ndim for d in dims]
         order = [d for d in range(A.ndim) if d not in dims] + dims
-        A = A.permute(order)  # type: ignore[attr-defined]
+        A = A.permute(order)
     rest = A._shape[B.ndim :]
     return solve(A.reshape(B.numel(), math.prod(rest)), B.reshape(-1)).reshape(rest)
 
@@ -321,4 +321,4 @@ def vander(x: Tensor, N: int | None = None) -> Tensor:
     n = x._shape[-1] if N is None else N
     if n < 0:
         raise RuntimeError("N must be non-negative.")
-    return x.unsqueeze(-1) ** arange(n, device=x._device).to(x.dtype if x.dtype.category >= 1 else D.int64)  # type: ignore[attr-defined]
+    return x.unsqueeze(-1) ** arange(n, device=x._device).to(x.dtype if x.dtype.category >= 1 else D.int64)
