@@ -42,7 +42,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``; ``weight`` is (out_features, in_features)."""
     if _plain_2d(input, weight, bias):
         return _linear_2d(input, weight, bias)
-    out = matmul(input, weight.t() if weight.ndim == 2 else weight)  # type: ignore[attr-defined]
+    out = matmul(input, weight.t() if weight.ndim == 2 else weight)
     return out if bias is None else out + bias
 
 
@@ -65,10 +65,10 @@ def _linear_rule(n: Any, g: Tensor) -> tuple:
     x, w = n.ctx
     need = n.needs_input_grad
     gx = matmul(g, w) if need[0] else None
-    gw = matmul(g.t(), x) if need[1] else None  # type: ignore[attr-defined]
+    gw = matmul(g.t(), x) if need[1] else None
     if len(need) == 2:
         return gx, gw
-    return gx, gw, g.sum(0) if need[2] else None  # type: ignore[attr-defined]
+    return gx, gw, g.sum(0) if need[2] else None
 
 
 def _linear_2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
@@ -96,7 +96,7 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
             f"{list(input2._shape[:-1])}"
         )
     t = matmul(input1.unsqueeze(-2).unsqueeze(-3), weight)  # (..., out, 1, in2)  # type: ignore[attr-defined]
-    out = (t.squeeze(-2) * input2.unsqueeze(-2)).sum(-1)  # type: ignore[attr-defined]
+    out = (t.squeeze(-2) * input2.unsqueeze(-2)).sum(-1)
     return out if bias is None else out + bias
 
 
@@ -110,7 +110,7 @@ def _apply_mask(input: Tensor, mask_shape: tuple, p: float, inplace: bool) -> Te
         scale: Any = 0.0
     else:
         keep = rand(mask_shape, dtype=input.dtype, device=input._device) >= p
-        scale = keep.to(input.dtype) * (1.0 / (1.0 - p))  # type: ignore[attr-defined]
+        scale = keep.to(input.dtype) * (1.0 / (1.0 - p))
     if not inplace:
         return input * scale
     # PyTorch's in-place dropout is a mul_: same tensor, version bumped, MulBackward0, views rebased
@@ -194,7 +194,7 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace
     if not training or p == 0.0:
         return input
     alpha = -1.7580993408473766
-    keep = (rand(input._shape, dtype=input.dtype, device=input._device) >= p).to(input.dtype)  # type: ignore[attr-defined]
+    keep = (rand(input._shape, dtype=input.dtype, device=input._device) >= p).to(input.dtype)
     a = ((1 - p) * (1 + p * alpha**2)) ** -0.5
     b = -a * alpha * p
     return (input * keep + alpha * (1 - keep)) * a + b
@@ -223,7 +223,7 @@ def embedding(
     if padding_idx is not None and out.requires_grad:
         # rows looked up at padding_idx pass no gradient to the table
         pi = padding_idx + n if padding_idx < 0 else padding_idx
-        out = where((input == pi).unsqueeze(-1), out.detach(), out)  # type: ignore[attr-defined]
+        out = where((input == pi).unsqueeze(-1), out.detach(), out)
     return out
 
 
@@ -240,7 +240,7 @@ def embedding_rows(input: Tensor, weight: Tensor, max_norm: float | None, norm_t
     """The lookup behind ``embedding``/``embedding_bag`` for indices already checked in range."""
     if max_norm is not None:
         with no_grad():
-            flat = input.reshape(-1)  # type: ignore[attr-defined]
+            flat = input.reshape(-1)
             rows = select_rows(weight, flat)
             norms = (
                 rows.norm(norm_type, -1, keepdim=True)
@@ -256,37 +256,37 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """int64 one-hot encoding: ``one_hot(ember.tensor([0, 2]), 3)`` is ``[[1, 0, 0], [0, 0, 1]]``."""
     if tensor.dtype is not D.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    if tensor.numel() and int(tensor.min()) < 0:  # type: ignore[attr-defined]
+    if tensor.numel() and int(tensor.min()) < 0:
         raise RuntimeError("Class values must be non-negative.")
     if num_classes == -1:
-        num_classes = int(tensor.max()) + 1 if tensor.numel() else 0  # type: ignore[attr-defined]
-    elif tensor.numel() and int(tensor.max()) >= num_classes:  # type: ignore[attr-defined]
+        num_classes = int(tensor.max()) + 1 if tensor.numel() else 0
+    elif tensor.numel() and int(tensor.max()) >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
     classes = arange(num_classes, device=tensor._device)
-    return (tensor.unsqueeze(-1) == classes).to(D.int64)  # type: ignore[attr-defined]
+    return (tensor.unsqueeze(-1) == classes).to(D.int64)
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Any = None) -> Tensor:
     """``x / max(||x||_p, eps)`` along ``dim``."""
     norm = _pnorm(input, p, dim, True)
-    return input / norm.clamp(min=eps).expand_as(input)  # type: ignore[attr-defined]
+    return input / norm.clamp(min=eps).expand_as(input)
 
 
 def _pnorm(x: Tensor, p: float, dim: int, keepdim: bool) -> Tensor:
     if p == 2:  # vector_norm's rule: gradient 0 at a zero vector (PyTorch), not 0 * inf = nan
         return vector_norm(x, 2, dim, keepdim)
     if p == 1:
-        return U.abs(x).sum(dim, keepdim=keepdim)  # type: ignore[attr-defined]
+        return U.abs(x).sum(dim, keepdim=keepdim)
     if p == float("inf"):
-        return U.abs(x).amax(dim, keepdim=keepdim)  # type: ignore[attr-defined]
-    return (U.abs(x) ** p).sum(dim, keepdim=keepdim) ** (1.0 / p)  # type: ignore[attr-defined]
+        return U.abs(x).amax(dim, keepdim=keepdim)
+    return (U.abs(x) ** p).sum(dim, keepdim=keepdim) ** (1.0 / p)
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """``x1·x2 / max(||x1|| ||x2||, eps)`` along ``dim`` (inputs broadcast)."""
-    n1 = (x1 * x1).sum(dim)  # type: ignore[attr-defined]
-    n2 = (x2 * x2).sum(dim)  # type: ignore[attr-defined]
-    return (x1 * x2).sum(dim) / ((n1 * n2).clamp(min=eps * eps)).sqrt()  # type: ignore[attr-defined]
+    n1 = (x1 * x1).sum(dim)
+    n2 = (x2 * x2).sum(dim)
+    return (x1 * x2).sum(dim) / ((n1 * n2).clamp(min=eps * eps)).sqrt()
 
 
 def pairwise_distance(
