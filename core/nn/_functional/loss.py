@@ -123,7 +123,7 @@ def _check_batch(input: Tensor, target: Tensor) -> None:
 
 
 def _class_dim_last(t: Tensor) -> Tensor:
-    return t if t.ndim <= 2 else t.movedim(1, -1)  # type: ignore[attr-defined]
+    return t if t.ndim <= 2 else t.movedim(1, -1)
 
 
 def nll_loss(
@@ -145,32 +145,32 @@ def nll_loss(
     if target.dtype not in (D.int64, D.int32, D.int16, D.uint8, D.int8):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_pt(target.dtype)}")
     n_cls = input._shape[1] if input.ndim >= 2 else input._shape[0]
-    t = target.to(D.int64)  # type: ignore[attr-defined]
+    t = target.to(D.int64)
     valid = t != ignore_index
-    all_valid = bool(valid.all())  # type: ignore[attr-defined]
+    all_valid = bool(valid.all())
     safe = t if all_valid else where(valid, t, 0)
     if safe.numel():
-        hi, lo = int(safe.max()), int(safe.min())  # type: ignore[attr-defined]
+        hi, lo = int(safe.max()), int(safe.min())
         if hi >= n_cls or lo < 0:
             raise IndexError(f"Target {hi if hi >= n_cls else lo} is out of bounds.")
     if weight is None and all_valid and input.ndim == 2 and reduction in ("mean", "sum", "none"):
-        return _nll_2d(input, safe.unsqueeze(-1), reduction)  # type: ignore[attr-defined]
+        return _nll_2d(input, safe.unsqueeze(-1), reduction)
     x = _class_dim_last(input)
-    picked = x.gather(-1, safe.unsqueeze(-1)).squeeze(-1)  # type: ignore[attr-defined]
-    w = valid.to(input.dtype)  # type: ignore[attr-defined]
+    picked = x.gather(-1, safe.unsqueeze(-1)).squeeze(-1)
+    w = valid.to(input.dtype)
     if weight is not None:
         w = w * weight[safe]
     loss = -picked * w
     if reduction == "mean":
-        return loss.sum() / w.sum()  # type: ignore[attr-defined]
+        return loss.sum() / w.sum()
     return apply_reduction(loss, reduction)
 
 
 def _nll_rule(n: Any, g: Tensor) -> tuple:
     idx, shape, reduction, count = n.ctx
     per = -g / count if reduction == "mean" else -g  # the same roundings as -(x.sum() / N)
-    per = per.expand(shape[0]) if reduction != "none" else per  # type: ignore[attr-defined]
-    gx = zeros(shape, dtype=g.dtype, device=g.device).scatter(1, idx, per.unsqueeze(-1))  # type: ignore[attr-defined]
+    per = per.expand(shape[0]) if reduction != "none" else per
+    gx = zeros(shape, dtype=g.dtype, device=g.device).scatter(1, idx, per.unsqueeze(-1))
     return (gx,)
 
 
@@ -178,9 +178,9 @@ def _nll_2d(input: Tensor, idx: Tensor, reduction: str) -> Tensor:
     """Unweighted NLL on (N, C) log-probabilities with every target valid: one graph node
     (PyTorch's ``NllLossBackward0``), whose gradient scatters ``-g`` (``-g/N``) at the targets."""
     with no_grad():
-        loss = -(input.gather(1, idx).squeeze(1))  # type: ignore[attr-defined]
+        loss = -(input.gather(1, idx).squeeze(1))
         count = input._shape[0]
-        out = loss.sum() / count if reduction == "mean" else apply_reduction(loss, reduction)  # type: ignore[attr-defined]
+        out = loss.sum() / count if reduction == "mean" else apply_reduction(loss, reduction)
     if is_grad_enabled() and input.requires_grad:
         record("NllLossBackward0", _nll_rule, out, (input,), (), (idx, input._shape, reduction, count))
     return out
@@ -212,13 +212,13 @@ def cross_entropy(
     if label_smoothing == 0.0:
         return nll
     x = _class_dim_last(logp)
-    valid = (target != ignore_index).to(input.dtype)  # type: ignore[attr-defined]
-    per = -(x * weight).sum(-1) if weight is not None else -x.sum(-1)  # type: ignore[attr-defined]
+    valid = (target != ignore_index).to(input.dtype)
+    per = -(x * weight).sum(-1) if weight is not None else -x.sum(-1)
     smooth = per * valid
     if reduction == "mean":
         safe = where(target != ignore_index, target, 0)
-        denom = (weight[safe] * valid).sum() if weight is not None else valid.sum()  # type: ignore[attr-defined]
-        smooth = smooth.sum() / denom  # type: ignore[attr-defined]
+        denom = (weight[safe] * valid).sum() if weight is not None else valid.sum()
+        smooth = smooth.sum() / denom
     else:
         smooth = apply_reduction(smooth, reduction)
     return nll * (1.0 - label_smoothing) + smooth * (label_smoothing / n_cls)
@@ -234,10 +234,10 @@ def _soft_targets(
         target = target * (1.0 - eps) + eps / n_cls
     prod = logp * target
     if weight is not None:
-        prod = prod * weight.reshape((-1,) + (1,) * (logp.ndim - cdim - 1))  # type: ignore[attr-defined]
-    loss = -prod.sum(cdim)  # type: ignore[attr-defined]
+        prod = prod * weight.reshape((-1,) + (1,) * (logp.ndim - cdim - 1))
+    loss = -prod.sum(cdim)
     if reduction == "mean":
-        return loss.sum() / (logp.numel() // n_cls if logp.numel() else 1)  # type: ignore[attr-defined]
+        return loss.sum() / (logp.numel() // n_cls if logp.numel() else 1)
     return apply_reduction(loss, reduction)
 
 
@@ -256,7 +256,7 @@ def binary_cross_entropy(
             f"(torch.Size({list(input._shape)})) is deprecated. Please ensure they have the same size."
         )
     _no_grad_arg("binary_cross_entropy", "weight", weight)
-    if input.numel() and (float(input.min()) < 0 or float(input.max()) > 1):  # type: ignore[attr-defined]
+    if input.numel() and (float(input.min()) < 0 or float(input.max()) > 1):
         raise RuntimeError("all elements of input should be between 0 and 1")
     log_x = clamp(U.log(input), min=-100.0)
     log_1mx = clamp(U.log(1 - input), min=-100.0)
@@ -311,7 +311,7 @@ def kl_div(
         safe = where(target > 0, target, 1.0)
         loss = where(target > 0, target * (U.log(safe) - input), -target * input * 0)
     if reduction == "batchmean":
-        return loss.sum() / (input._shape[0] if input.ndim else 1)  # type: ignore[attr-defined]
+        return loss.sum() / (input._shape[0] if input.ndim else 1)
     if reduction == "mean":
         warnings.warn(
             "reduction: 'mean' divides the total loss by both the batch size and the support size."
