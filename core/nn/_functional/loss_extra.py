@@ -75,7 +75,7 @@ def multilabel_soft_margin_loss(
     loss = target * softplus(-input) + (1 - target) * softplus(input)
     if weight is not None:
         loss = loss * weight
-    return apply_reduction(loss.mean(-1), reduction)  # type: ignore[attr-defined]
+    return apply_reduction(loss.mean(-1), reduction)
 
 
 def cosine_embedding_loss(
@@ -109,7 +109,7 @@ def triplet_margin_loss(
     d_ap = pairwise_distance(anchor, positive, p, eps)
     d_an = pairwise_distance(anchor, negative, p, eps)
     if swap:
-        d_an = d_an.minimum(pairwise_distance(positive, negative, p, eps))  # type: ignore[attr-defined]
+        d_an = d_an.minimum(pairwise_distance(positive, negative, p, eps))
     return apply_reduction(clamp(d_ap - d_an + margin, min=0.0), reduction)
 
 
@@ -137,8 +137,8 @@ def gaussian_nll_loss(
 ) -> Tensor:
     """``0.5 (log(max(var, eps)) + (x - y)² / max(var, eps))`` (+ ``0.5 log 2π`` when ``full``)."""
     if var.ndim == input.ndim - 1 or (var.ndim == input.ndim and var.shape[-1] == 1 and input.shape[-1] != 1):
-        var = var if var.ndim == input.ndim else var.unsqueeze(-1)  # type: ignore[attr-defined]
-    if bool((var < 0).any()):  # type: ignore[attr-defined]
+        var = var if var.ndim == input.ndim else var.unsqueeze(-1)
+    if bool((var < 0).any()):
         raise ValueError("var has negative entry/entries")
     v = clamp(var, min=eps)
     loss = 0.5 * (U.log(v) + (input - target) ** 2 / v)
