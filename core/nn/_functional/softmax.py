@@ -29,7 +29,7 @@ def _implicit_dim(name: str, ndim: int) -> int:
 
 def _prepare(x: Tensor, dim: Any, dtype: Any, name: str) -> tuple[Tensor, int]:
     if dtype is not None:
-        x = x.to(dtype)  # type: ignore[attr-defined]
+        x = x.to(dtype)
     elif not (x.dtype.is_floating_point or x.dtype.is_complex):
         raise NotImplementedError(f"\"{name}_lastdim_kernel_impl\" not implemented for '{_pt(x.dtype)}'")
     if dim is None:
@@ -48,21 +48,21 @@ def _softmax_data(x: Tensor, d: int, log: bool) -> Tensor:
     if has_kernel(x._be, op):
         return wrap(call(x._be, op, x._data, d), x._be, x._device, x.dtype, x._shape)
     with NoRecord():
-        z = x - x.amax(d, keepdim=True)  # type: ignore[attr-defined]
+        z = x - x.amax(d, keepdim=True)
         if log:
-            return z - z.exp().sum(d, keepdim=True).log()  # type: ignore[attr-defined]
-        e = z.exp()  # type: ignore[attr-defined]
-        return e / e.sum(d, keepdim=True)  # type: ignore[attr-defined]
+            return z - z.exp().sum(d, keepdim=True).log()
+        e = z.exp()
+        return e / e.sum(d, keepdim=True)
 
 
 def _softmax_rule(n: Any, g: Tensor) -> tuple:
     y, d = n.ctx
-    return (y * (g - (g * y).sum(d, keepdim=True)),)  # type: ignore[attr-defined]
+    return (y * (g - (g * y).sum(d, keepdim=True)),)
 
 
 def _log_softmax_rule(n: Any, g: Tensor) -> tuple:
     y, d = n.ctx
-    return (g - y.exp() * g.sum(d, keepdim=True),)  # type: ignore[attr-defined]
+    return (g - y.exp() * g.sum(d, keepdim=True),)
 
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
