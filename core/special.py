@@ -10,7 +10,17 @@ from ember.backends import dtypes as D
 
 from ._ops._common import broadcast_shape
 from ._ops._composite import run_composite
-from ._ops.pointwise_special import _float, _pair, composite_unary, digamma, erfc, erfinv, lgamma, polygamma, xlogy
+from ._ops.pointwise_special import (
+    _float,
+    _pair,
+    composite_unary,
+    digamma,
+    erfc,
+    erfinv,
+    lgamma,
+    polygamma,
+    xlogy,
+)
 from ._ops.reduction import logsumexp
 from ._ops.select import where
 from ._ops.pointwise_unary import erf, exp, exp2, expm1, isnan, log, log1p, round, sigmoid, sign, sin
@@ -124,14 +134,14 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given."""
     x = _float(input)
     if eps is not None:
-        x = x.clamp(eps, 1 - eps)  # type: ignore[attr-defined]
+        x = x.clamp(eps, 1 - eps)
     return log(x / (1 - x))
 
 
 def xlog1py(input: Any, other: Any) -> Tensor:
     """``input * log1p(other)``, and 0 where ``input == 0`` (unless ``other`` is NaN)."""
     x, y = _pair(input, other)
-    return where((x == 0) & ~isnan(y), 0.0, x * log1p(y))  # type: ignore[operator]
+    return where((x == 0) & ~isnan(y), 0.0, x * log1p(y))
 
 
 def sinc(input: Tensor) -> Tensor:
@@ -170,7 +180,7 @@ def zeta(input: Any, other: Any) -> Tensor:
     """The Hurwitz zeta function ``sum_k (k + other) ** -input`` (differentiable in ``other``)."""
     x, q = _pair(input, other)
     shape = broadcast_shape(x._shape, q._shape)
-    xe, qe = x.expand(shape), q.expand(shape)  # type: ignore[attr-defined]
+    xe, qe = x.expand(shape), q.expand(shape)
     out = run_composite("zeta", (xe.contiguous(), qe.contiguous()), (), x.dtype)
     if _grad.enabled and q.requires_grad:
         record("SpecialZetaBackward0", _zeta_rule, out, (xe, qe), (), (xe, qe))
@@ -212,7 +222,7 @@ def _recurrence(p1: Any, step: Any) -> Any:
         x = _float(input if isinstance(input, Tensor) else tensor(input, device=like._device))
         nt = n if isinstance(n, Tensor) else tensor(n, device=x._device)
         nt = nt.to(x.dtype) if nt.dtype.category >= 2 else nt
-        top = int(nt.amax().item()) if nt.numel() else 0  # type: ignore[attr-defined]
+        top = int(nt.amax().item()) if nt.numel() else 0
         prev, cur = x * 0 + 1, p1(x)
         out = where(nt == 0, prev, where(nt == 1, cur, 0.0))
         for k in range(1, top):
@@ -258,7 +268,7 @@ def _gamma_series(a: Tensor, x: Tensor) -> Tensor:
         ap = ap + 1
         term = term * x / ap
         total = total + term
-        if i % 16 == 15 and bool((term.abs() <= total.abs() * 1e-17).all().item()):  # type: ignore[attr-defined]
+        if i % 16 == 15 and bool((term.abs() <= total.abs() * 1e-17).all().item()):
             break
     return total
 
@@ -268,18 +278,18 @@ def _gamma_fraction(a: Tensor, x: Tensor) -> Tensor:
     tiny = 1e-300 if a.dtype.name == "float64" else 1e-30
     b = x + 1 - a
     c = b * 0 + 1 / tiny
-    d = 1 / where(b.abs() < tiny, tiny, b)  # type: ignore[attr-defined]
+    d = 1 / where(b.abs() < tiny, tiny, b)
     h = d
     for i in range(1, 2000):
         an = -i * (i - a)
         b = b + 2
         d = an * d + b
-        d = 1 / where(d.abs() < tiny, tiny, d)  # type: ignore[attr-defined]
+        d = 1 / where(d.abs() < tiny, tiny, d)
         c = b + an / c
-        c = where(c.abs() < tiny, tiny, c)  # type: ignore[attr-defined]
+        c = where(c.abs() < tiny, tiny, c)
         step = d * c
         h = h * step
-        if i % 16 == 0 and bool(((step - 1).abs() <= 1e-16).all().item()):  # type: ignore[attr-defined]
+        if i % 16 == 0 and bool(((step - 1).abs() <= 1e-16).all().item()):
             break
     return h
 
@@ -320,7 +330,7 @@ def _incomplete(name: str, which: int, sign: float) -> Any:
     def op(input: Any, other: Any) -> Tensor:
         a, x = _pair(input, other)
         shape = broadcast_shape(a._shape, x._shape)
-        a, x = a.expand(shape), x.expand(shape)  # type: ignore[attr-defined]
+        a, x = a.expand(shape), x.expand(shape)
         # The prefactor exp(-x + a log x - lgamma(a)) cancels large terms: work in float64.
         wide = D.float64 if D.float64 in a._be.backend.dtypes else a.dtype
         out = _gammainc_pair(a.to(wide), x.to(wide))[which].to(a.dtype)
