@@ -71,3 +71,20 @@ def test_only_float_and_complex_tensors_can_require_grad() -> None:
         t.requires_grad = True
     t.requires_grad = False  # allowed, as in PyTorch
     assert t.requires_grad is False
+
+
+def test_namespace_check_names_a_missing_export_and_an_unlisted_function(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert _gen_api.namespace_problems() == []
+
+    def shiny(x: Tensor) -> Tensor:
+        return x
+
+    shiny.__module__ = "ember._ops.shiny"
+    monkeypatch.setattr(ember, "__all__", [*ember.__all__, "no_such_op"])
+    monkeypatch.setattr(ember, "shiny", shiny, raising=False)
+    assert _gen_api.namespace_problems() == [
+        "ember.__all__ names 'no_such_op', which ember lacks",
+        "ember.shiny is a public function missing from ember.__all__",
+    ]
