@@ -259,7 +259,9 @@ def _bitcast_view(lb: LoadedBackend, index: int, x: Any, out: Any) -> str | None
             "its input's storage (a view kernel must not copy)"
         )
     be, assign = lb.backend, lb.k["assign"]
-    fill = _other(_host(lb, out))
+    shown = _host(lb, out)
+    # Over a bool base only 0 and 1 bytes are bools (a strided read may normalise others).
+    fill = (shown == 0).astype(shown.dtype) if _host(lb, x).dtype == np.bool_ else _other(shown)
     assign(out, be.from_numpy(fill.copy(), index))
     got = np.array(_host(lb, x), order="C").reshape(-1).view(fill.dtype).reshape(fill.shape)
     if not _same_bits(got, fill):
