@@ -166,10 +166,10 @@ def normal_(self: Tensor, mean: Any = 0.0, std: Any = 1.0, *, generator: Generat
     """Fill with normal samples: ``x.normal_(0, 0.02)``."""
     mean, std = _float_arg("normal_", "mean", mean, 1), _float_arg("normal_", "std", std, 2)
     dt = self.dtype
-    if dt.category < 2:
-        raise _not_impl("normal_kernel_cpu", dt)
     if not std >= 0.0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
+    if dt.category < 2:
+        raise _not_impl("normal_kernel_cpu", dt)
     check_inplace(self)
     if dt.is_complex:
         s = std / math.sqrt(2.0)  # PyTorch splits the variance between the two parts
@@ -199,9 +199,9 @@ def _open01(self: Tensor, generator: Generator | None) -> Tensor:
 def exponential_(self: Tensor, lambd: Any = 1.0, *, generator: Generator | None = None) -> Tensor:
     """Fill with exponential samples of rate ``lambd`` (inverse CDF)."""
     lam = _float_arg("exponential_", "lambd", lambd, 1)
-    _continuous_only("Exponential", self.dtype)
     if not lam > 0.0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_g(lam)}")
+    _continuous_only("Exponential", self.dtype)
     check_inplace(self)
     x = (0.0 - _open01(self, generator).log()) / lam  # 0 - log(1) is +0, never -0
     return _fill(self, x.reshape(self._shape), "ExponentialBackward0")
@@ -211,10 +211,10 @@ def geometric_(self: Tensor, p: Any, *, generator: Generator | None = None) -> T
     """Fill with the number of Bernoulli(``p``) trials up to the first success (>= 1)."""
     p = _float_arg("geometric_", "p", p, 1)
     dt = self.dtype
-    if dt is D.bool_ or dt.is_complex:
-        raise _not_impl("geometric_cpu", dt)
     if not 0.0 < p < 1.0:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_g(p)}")
+    if dt is D.bool_ or dt.is_complex:
+        raise _not_impl("geometric_cpu", dt)
     check_inplace(self)
     k = (_open01(self, generator).log() / math.log1p(-p)).floor() + 1.0
     return _fill(self, k.reshape(self._shape), "GeometricBackward0")
@@ -226,9 +226,9 @@ def cauchy_(
     """Fill with Cauchy samples: ``median + sigma * tan(pi * (u - 1/2))``."""
     median = _float_arg("cauchy_", "median", median, 1)
     sigma = _float_arg("cauchy_", "sigma", sigma, 2)
-    _continuous_only("Cauchy", self.dtype)
     if not sigma > 0.0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_g(sigma)}")
+    _continuous_only("Cauchy", self.dtype)
     check_inplace(self)
     u = _uniform01(self.numel(), _work(self.dtype), self._device, generator)
     x = ((u - 0.5) * math.pi).tan() * sigma + median
@@ -240,10 +240,10 @@ def log_normal_(
 ) -> Tensor:
     """Fill with ``exp`` of normal samples of ``mean`` and ``std``."""
     mean, std = _float_arg("log_normal_", "mean", mean, 1), _float_arg("log_normal_", "std", std, 2)
-    if not self.dtype.is_floating_point:
-        raise _not_impl("log_normal_cpu", self.dtype)
     if not std > 0.0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_g(std)}")
+    if not self.dtype.is_floating_point:
+        raise _not_impl("log_normal_cpu", self.dtype)
     check_inplace(self)
     z = _normal01(self.numel(), _work(self.dtype), self._device, generator)
     return _fill(self, (z * std + mean).exp().reshape(self._shape), "LogNormalBackward0")
@@ -276,10 +276,10 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None
             "expected one of:\n * (Tensor p, *, torch.Generator generator = None)\n"
             " * (float p = 0.5, *, torch.Generator generator = None)\n"
         )
-    if dt.is_complex:
-        raise _not_impl("bernoulli_scalar_cpu_", dt)
     if not 0.0 <= p <= 1.0:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_g(p)}")
+    if dt.is_complex:
+        raise _not_impl("bernoulli_scalar_cpu_", dt)
     check_inplace(self)
     u = _uniform01(self.numel(), _work(dt), self._device, generator).reshape(self._shape)
     return _fill(self, u < float(p), "BernoulliBackward2")
@@ -288,7 +288,8 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None
 def _random_bounds(dt: DType, lo: int, hi: int | None) -> tuple[int, int]:
     """``[lo, top]`` (inclusive) for ``random_(from, to)``, with PyTorch's checks."""
     if dt.is_complex:
-        raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types")
+        fn = "check_random_bounds" if hi is not None else "random_from_to_impl"
+        raise RuntimeError(f"{fn} handles only integral, floating-point and boolean types")
     if dt.is_floating_point:
         digits = _DIGITS[dt]
         top = (1 << digits) if hi is None else hi - 1

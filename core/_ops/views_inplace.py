@@ -13,6 +13,7 @@ not follow it there.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -46,7 +47,7 @@ def _apply(self: Tensor, view_fn: Callable[..., Tensor], args: tuple, node: str)
     if _grad.enabled and self.requires_grad:
         # The node's input is ``self`` as it was: an alias carrying the old history.
         old = wrap(self._data, self._be, self._device, self.dtype, self._shape)
-        old.grad_fn, old.requires_grad, old._vc = self.grad_fn, True, self._vc
+        old.grad_fn, old._requires_grad, old._vc = self.grad_fn, True, self._vc
         if self.grad_fn is None:
             old._meta = self._meta  # a leaf keeps its accumulator
         v = view_fn(old, *args)
@@ -109,10 +110,22 @@ def _extent(x: Tensor) -> int:
     return off + 1 + sum((s - 1) * st for s, st in zip(x._shape, strides))
 
 
+# What a tensor reached before ``resize_``/``as_strided_`` narrowed it: its storage is still
+# there. Keyed by id (a Tensor's ``==`` is elementwise), each entry dropped when its tensor dies.
+_REACHED: dict[int, tuple[weakref.ref, int]] = {}
+
+
+def _remember(x: Tensor, cap: int) -> None:
+    key = id(x)
+    _REACHED[key] = (weakref.ref(x, lambda _r, k=key: _REACHED.pop(k, None)), cap)
+
+
 def _capacity(x: Tensor) -> int:
-    """Storage elements known to exist: what ``x`` and its base reach (a lower bound)."""
+    """Storage elements known to exist: what ``x``, its base and its past geometry reach."""
+    entry = _REACHED.get(id(x))
+    known = max(_extent(x), entry[1] if entry is not None and entry[0]() is x else 0)
     base = x._base
-    return max(_extent(x), _extent(base)) if base is not None else _extent(x)
+    return max(known, _extent(base)) if base is not None else known
 
 
 def _ints(name: str, arg: str, seq: Any, pos: int) -> tuple[int, ...]:
@@ -166,15 +179,15 @@ def _resize(self: Tensor, shape: tuple[int, ...]) -> Tensor:
     cap = _capacity(self)
     if need <= cap:
         self._data = call(self._be, "as_strided", self._data, shape, _contiguous_strides(shape), off)
+        _remember(self, cap)
     else:
-        # A new storage; it starts with the old storage's elements from ``off`` on.
-        new = zeros((n,), dtype=self.dtype, device=self._device)._data  # ember reads no garbage
-        kept = min(cap - off, n)
+        # A new storage holding the old one's elements, with ``self`` at the same offset.
+        new = zeros((need,), dtype=self.dtype, device=self._device)._data  # ember reads no garbage
+        kept = min(cap, need)
         if kept > 0:
-            old = call(self._be, "as_strided", self._data, (kept,), (1,), off)
-            part = call(self._be, "slice", new, (slice(0, kept, 1),))
-            call(self._be, "assign", part, old)
-        self._data = call(self._be, "reshape", new, shape)
+            old = call(self._be, "as_strided", self._data, (kept,), (1,), 0)
+            call(self._be, "assign", call(self._be, "slice", new, (slice(0, kept, 1),)), old)
+        self._data = call(self._be, "as_strided", new, shape, _contiguous_strides(shape), off)
         self._base = None
     self._shape = shape
     self._vc[0] += 1
@@ -217,7 +230,9 @@ def _checked_strided(x: Tensor, size: tuple[int, ...], stride: tuple[int, ...], 
             f"{item} requiring a storage size of {need * item} are out of bounds for storage of size "
             f"{cap * item}"
         )
-    return as_strided(x, size, stride, off)
+    out = as_strided(x, size, stride, off)
+    _remember(x, cap)  # ``x`` is the tensor itself, or its alias on a graph (then this is moot)
+    return out
 
 
 def as_strided_(

@@ -35,8 +35,11 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
     **_all(
         "random",
         "bernoulli multinomial normal rand rand_like randint randint_like randn randn_like randperm "
-        "Tensor.normal_ Tensor.uniform_",
+        "Tensor.normal_ Tensor.uniform_ Tensor.bernoulli_ Tensor.cauchy_ Tensor.exponential_ "
+        "Tensor.geometric_ Tensor.log_normal_ Tensor.random_",
     ),
+    # PyTorch: "cannot resize variables that require grad"
+    **_all("resize", "Tensor.resize_ Tensor.resize_as_"),
     **_all(
         "state",
         "are_deterministic_algorithms_enabled get_default_device get_default_dtype get_num_threads "
