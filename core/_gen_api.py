@@ -82,6 +82,7 @@ class _Names:
         self.members = members
         self.local: dict[int, str] = {}  # id(object) -> name in the generated file
         self.imports: dict[str, tuple[str, str]] = {}  # local name -> (module, attribute)
+        self.uses_builtins = False  # a builtin shadowed by a member is spelled builtins.X
 
     def _place(self, obj: Any, module: str, attr: str) -> str:
         if id(obj) in self.local:
@@ -118,15 +119,13 @@ class _Names:
         return None
 
     def lines(self) -> list[str]:
-        out = ["import builtins"] if self._uses_builtins else []
+        out = ["import builtins"] if self.uses_builtins else []
         for local, (module, attr) in sorted(self.imports.items(), key=lambda kv: kv[1]):
             if not attr:
                 out.append(f"import {module}" + ("" if local == module else f" as {local}"))
             else:
                 out.append(f"from {module} import {attr}" + ("" if local == attr else f" as {local}"))
         return out
-
-    _uses_builtins = False
 
 
 def _annotation(ann: Any, scope: dict[str, Any], names: _Names) -> str:
@@ -148,7 +147,7 @@ def _annotation(ann: Any, scope: dict[str, Any], names: _Names) -> str:
                 Rename.failed = True
                 return node
             if new.startswith("builtins."):
-                names._uses_builtins = True
+                names.uses_builtins = True
             return ast.copy_location(ast.parse(new, mode="eval").body, node)
 
     tree = Rename().visit(tree)
