@@ -281,13 +281,59 @@ def full(
     requires_grad: bool = False,
 ) -> Tensor:
     """A tensor filled with ``fill_value``; the dtype follows the value's kind by default."""
+    if isinstance(fill_value, Tensor) and fill_value.ndim == 0:
+        fill_value = fill_value.item()  # type: ignore[attr-defined]
+    if isinstance(fill_value, Tensor) or not isinstance(fill_value, (bool, int, float, complex)):
+        raise TypeError(
+            f"full(): argument 'fill_value' (position 2) must be Number, not {type(fill_value).__name__}"
+        )
     if dtype is None:
         from ._dtype import scalar_dtype
 
-        dtype = scalar_dtype(fill_value if not hasattr(fill_value, "item") else fill_value.item())
-    return _fill(
-        _size((size,) if isinstance(size, int) else tuple(size)), fill_value, dtype, device, requires_grad
-    )
+        dtype = scalar_dtype(fill_value)
+    shape = _size((size,) if isinstance(size, int) else tuple(size))
+    _check_fits(fill_value, dtype, math.prod(shape))
+    if dtype.name == "bool":
+        fill_value = bool(fill_value)
+    elif isinstance(fill_value, complex) and not dtype.is_complex:
+        fill_value = fill_value.real  # its imaginary part is 0: _check_fits refused any other
+    return _fill(shape, fill_value, dtype, device, requires_grad)
+
+
+# the C++ types PyTorch names when a fill value does not fit, and their ranges
+_INT_RANGES = {
+    "uint8": ("uint8_t", 0, 2**8 - 1),
+    "int8": ("int8_t", -(2**7), 2**7 - 1),
+    "int16": ("int16_t", -(2**15), 2**15 - 1),
+    "int32": ("int", -(2**31), 2**31 - 1),
+    "int64": ("int64_t", -(2**63), 2**63 - 1),
+}
+# the largest finite value of each float type, by the C++ name PyTorch's error gives
+_FLOAT_MAX = {
+    "float16": ("c10::Half", 65504.0),
+    "bfloat16": ("c10::BFloat16", 3.3895313892515355e38),
+    "float32": ("float", 3.4028234663852886e38),
+    "float64": ("double", math.inf),
+}
+
+
+def _check_fits(value: Any, dtype: DType, numel: int) -> None:
+    """PyTorch's checked conversion of a fill value: ints must hold it, a float type a finite one,
+    and no real type takes a complex value. Filling one element goes through ``double`` for the
+    16-bit floats (its overflow is inf, its complex error names double), as PyTorch's does."""
+    if dtype.is_complex or dtype.name == "bool":
+        return
+    real = value.real if isinstance(value, complex) and not value.imag else value
+    if dtype.name in _INT_RANGES:
+        ctype, lo, hi = _INT_RANGES[dtype.name]
+        if isinstance(real, complex) or not math.isfinite(real) or not lo <= real <= hi:
+            raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
+        return
+    ctype, top = _FLOAT_MAX.get(dtype.name, ("double", math.inf))
+    if numel == 1 and dtype.name in ("float16", "bfloat16"):
+        ctype, top = "double", math.inf
+    if isinstance(real, complex) or (math.isfinite(real) and abs(real) > top):
+        raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
 
 
 def _like(t: Tensor, dtype: DType | None, device: Any) -> tuple[DType, Any]:
@@ -340,6 +386,8 @@ def arange(
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     start, end, step = vals
+    if dtype is D.bool_:
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if not (math.isfinite(start) and math.isfinite(end)):
@@ -348,6 +396,8 @@ def arange(
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         dtype = get_default_dtype() if any(isinstance(v, float) for v in vals) else D.int64
+    if (end - start) / step > 2**63 - 1:
+        raise RuntimeError("invalid size, possible overflow?")
     n = max(0, math.ceil((end - start) / step))
     dev, lb = resolve(device)
     _check_dtype(lb, dtype)

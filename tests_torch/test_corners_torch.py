@@ -32,6 +32,8 @@ def _plain(result: Any) -> Any:
         return result
     if isinstance(result, (tuple, list)):
         return [_plain(part) for part in result]
+    if str(result.dtype).endswith("bfloat16"):  # NumPy has no bfloat16: compare as float32
+        result = result.float()
     return result.detach().numpy()
 
 
@@ -259,3 +261,56 @@ def test_kthvalue_gradient_goes_to_the_reported_element() -> None:
 
     _same(case)
     _same(lambda lib: lib.kthvalue(lib.tensor([[1, 1, 2], [2, 0, 2]]), 2, dim=1, keepdim=True))
+
+
+# -- x[index] = value with a value of another dtype ------------------------------------------
+def _set(lib: Any, key: Callable[[Any], Any], value: Callable[[Any], Any]) -> Any:
+    x = lib.zeros(2, 3)
+    x[key(lib)] = value(lib)
+    return x
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        (lambda L: L.tensor([0, 1]), lambda L: L.ones(2, 3, dtype=L.float64)),
+        (lambda L: L.tensor([0, 1]), lambda L: L.ones(2, 3, dtype=L.int64)),
+        (lambda L: L.tensor([0, 1]), lambda L: L.tensor(1.0, dtype=L.float64)),
+        (lambda L: (0, L.tensor([0, 1])), lambda L: L.ones(2, dtype=L.int64)),
+        (lambda L: [0, 1], lambda L: L.ones(3, dtype=L.float64)),
+        (lambda L: (slice(None), [0, 1]), lambda L: L.ones(2, dtype=L.float64)),
+        (lambda L: L.tensor([True, False]), lambda L: L.ones(3, dtype=L.float64)),
+        # a 0-d value under a single mask is PyTorch's masked_fill, which casts
+        (lambda L: L.tensor([True, False]), lambda L: L.tensor(2.0, dtype=L.float64)),
+        (lambda L: L.tensor([[True, False, True], [False] * 3]), lambda L: L.tensor(2, dtype=L.int64)),
+        # basic indexing is a copy_, which casts too
+        (lambda L: 0, lambda L: L.ones(3, dtype=L.float64)),
+        (lambda L: L.tensor([0, 1]), lambda L: L.ones(2, 3)),
+    ],
+)
+def test_setitem_source_dtype(key: Callable, value: Callable) -> None:
+    _same(lambda lib: _set(lib, key, value))
+
+
+@pytest.mark.parametrize(
+    "dtype", ["uint8", "int8", "int16", "int32", "int64", "bool", "float16", "bfloat16", "float32", "float64"]
+)
+@pytest.mark.parametrize(
+    "value", [300, -300, 2**40, math.inf, 1e300, 1e38 * 3.395, 1j, 2 + 0j, 1.5, 255.9, True]
+)
+def test_full_value_conversion(dtype: str, value: Any) -> None:
+    for size in [(1,), (2, 3), (0,)]:  # one element takes PyTorch's path through double
+        _same(lambda lib, size=size: lib.full(size, value, dtype=getattr(lib, dtype)))
+
+
+@pytest.mark.parametrize("value", ["a", None, [1.0], "tensor1d", "tensor0d"])
+def test_full_value_kind(value: Any) -> None:
+    def case(lib: Any) -> Any:
+        v = (
+            {"tensor1d": lib.tensor([1.0]), "tensor0d": lib.tensor(3)}.get(value, value)
+            if isinstance(value, str) and value.startswith("tensor")
+            else value
+        )
+        return lib.full((2,), v)
+
+    _same(case)

@@ -123,3 +123,16 @@ def test_bad_arguments_match_pytorch(case: str) -> None:
         np.testing.assert_array_equal(actual, expected)
     else:
         assert not isinstance(actual, tuple), actual
+
+
+ARANGE: dict[str, Callable[[Any], Any]] = {
+    "bool": lambda L: L.arange(5, dtype=L.bool),
+    "bool and zero step": lambda L: L.arange(0, 5, 0, dtype=L.bool),
+    "too many elements": lambda L: L.arange(0, 1e20, 1e-5),
+    "tiny step": lambda L: L.arange(0, 5, 1e-30),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ARANGE))
+def test_arange_refusals_match_pytorch(case: str) -> None:
+    assert _outcome(lambda: ARANGE[case](ember)) == _outcome(lambda: ARANGE[case](torch))

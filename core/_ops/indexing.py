@@ -327,10 +327,18 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     if not adv:
         assign(view, _value_data(x, value, shape))
     else:
+        if not (isinstance(value, Tensor) and not value._shape and _is_mask(key)):
+            _check_source_dtype(x, value)  # only a 0-d value under one mask is a (casting) masked_fill
         _index_put_into(view, adv, value, accumulate=False)
     x._vc[0] += 1
     if _grad.enabled:
         record_setitem(x, key, value)
+
+
+def _is_mask(key: Any) -> bool:
+    if isinstance(key, tuple) and len(key) == 1:
+        key = key[0]
+    return isinstance(key, Tensor) and key.dtype is D.bool_
 
 
 def _index_put_into(view: Tensor, adv: dict[int, Tensor], value: Any, accumulate: bool) -> None:
