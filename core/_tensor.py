@@ -288,9 +288,9 @@ def _set_requires_grad(self: Tensor, value: Any) -> None:
     self._requires_grad = value
 
 
-# Read through attrgetter, a C getter (near a plain slot read; the slot descriptor's own
-# __get__ is several times slower). Set with setattr so that type checkers keep the
-# ``requires_grad: bool`` declared in the class.
+# Read through attrgetter, the fastest getter measured (a C call: still ~3x a plain slot read,
+# ~2.5x faster than the slot descriptor's own __get__; hot internal readers can read
+# ``_requires_grad``). Set with setattr so type checkers keep the class's ``requires_grad: bool``.
 setattr(Tensor, "requires_grad", property(attrgetter("_requires_grad"), _set_requires_grad))  # noqa: B010
 
 
