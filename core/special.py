@@ -9,7 +9,7 @@ from typing import Any
 from ember.backends import dtypes as D
 
 from ._ops._common import broadcast_shape
-from ._ops._composite import run_composite
+from ._ops._composite import NoRecord, run_composite
 from ._ops.pointwise_special import (
     _float,
     _pair,
@@ -21,9 +21,9 @@ from ._ops.pointwise_special import (
     polygamma,
     xlogy,
 )
+from ._ops.pointwise_unary import erf, exp, exp2, expm1, isnan, log, log1p, round, sigmoid, sign, sin
 from ._ops.reduction import logsumexp
 from ._ops.select import where
-from ._ops.pointwise_unary import erf, exp, exp2, expm1, isnan, log, log1p, round, sigmoid, sign, sin
 from ._special_bessel import (
     airy_ai,
     bessel_y0,
@@ -121,8 +121,25 @@ i1 = composite_unary("i1", "SpecialI1Backward0", lambda x, o, g: g * (i0(x) - _i
 i1e = composite_unary(
     "i1e", "SpecialI1EBackward0", lambda x, o, g: g * (i0e(x) - sign(x) * o - _i1_over_x(x, o))
 )
-bessel_j0 = composite_unary("bessel_j0", "SpecialBesselJ0Backward0", None)
-bessel_j1 = composite_unary("bessel_j1", "SpecialBesselJ1Backward0", None)
+
+
+def _no_derivative(op: Any, doc: str) -> Any:
+    """PyTorch marks these outputs non-differentiable: no grad_fn, even for an input that requires grad."""
+
+    def f(input: Tensor) -> Tensor:
+        with NoRecord():
+            return op(input)
+
+    f.__name__, f.__doc__ = op.__name__, doc
+    return f
+
+
+bessel_j0 = _no_derivative(
+    composite_unary("bessel_j0", None, None), "The Bessel function of the first kind J0."
+)
+bessel_j1 = _no_derivative(
+    composite_unary("bessel_j1", None, None), "The Bessel function of the first kind J1."
+)
 
 
 def ndtr(input: Tensor) -> Tensor:

@@ -78,11 +78,14 @@ def test_grads(name):
         grad_ok(getattr(sp, name), dbl(3, low=-2.0, high=-0.1))
 
 
-def test_no_derivative_raises():
+def test_no_derivative_as_pytorch():
+    """PyTorch marks bessel_j0/j1's outputs non-differentiable: no grad_fn at all."""
     x = dbl(2)
-    y = sp.bessel_j0(x).sum()
-    with pytest.raises(NotImplementedError):
-        y.backward()
+    for fn in (sp.bessel_j0, sp.bessel_j1):
+        y = fn(x)
+        assert y.requires_grad is False and y.grad_fn is None
+        with pytest.raises(RuntimeError, match="does not require grad and does not have a grad_fn"):
+            y.sum().backward()
 
 
 def test_two_argument_functions():
