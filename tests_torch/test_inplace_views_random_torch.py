@@ -405,3 +405,31 @@ def test_bernoulli_tensor_p_moments_and_complex_fills():
     u = ember.empty(N, dtype=ember.complex64).uniform_(1, 2)
     re, im = np.asarray(u.real.tolist()), np.asarray(u.imag.tolist())
     assert re.min() >= 1 and im.max() < 2 and abs(im.mean() - 1.5) < 0.01
+
+
+@pytest.mark.parametrize("call", ["normal_()", "bernoulli_(0.5)", "geometric_(0.5)"])
+def test_random_fill_through_a_view_zeroes_only_that_part_of_the_base_gradient(call):
+    grads = []
+    for mod in (ember, torch):
+        a = mod.ones(2, 3, requires_grad=True)
+        b = a * 2
+        eval("b[0]." + call, {"b": b})
+        (b * 3).sum().backward()
+        grads.append(a.grad.tolist())
+        assert b._version == 1
+    assert grads[0] == grads[1] == [[0.0, 0.0, 0.0], [6.0, 6.0, 6.0]]
+
+
+def test_view_op_version_is_shared_with_views_and_saved_tensors_notice_it():
+    for mod in (ember, torch):
+        base = mod.zeros(2, 3)
+        v = base[0]
+        v.unsqueeze_(0)
+        assert base._version == v._version == 1
+    outcomes = []
+    for mod in (ember, torch):
+        x = mod.ones(2, 3, requires_grad=True) * 1
+        y = x.sin()  # saves x
+        x.t_()
+        outcomes.append(_outcome(lambda y=y: y.sum().backward())[0])
+    assert outcomes == ["RuntimeError", "RuntimeError"]

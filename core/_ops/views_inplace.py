@@ -117,7 +117,11 @@ _REACHED: dict[int, tuple[weakref.ref, int]] = {}
 
 def _remember(x: Tensor, cap: int) -> None:
     key = id(x)
-    _REACHED[key] = (weakref.ref(x, lambda _r, k=key: _REACHED.pop(k, None)), cap)
+
+    def forget(_ref: weakref.ref) -> None:
+        _REACHED.pop(key, None)
+
+    _REACHED[key] = (weakref.ref(x, forget), cap)
 
 
 def _capacity(x: Tensor) -> int:
