@@ -24,7 +24,7 @@ from .._dispatch import call
 from .._dtype import pt_name
 from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad
-from ..autograd.graph import record
+from ..autograd.graph import Node, edge, record
 from ._common import broadcast_shape, sum_to
 from ._composite import NoRecord, run_composite
 from .inplace import rebase_view
@@ -178,15 +178,40 @@ def _write_back(vc: ConjVersion) -> None:
     except ValueError as e:  # the contract's answer for an expanded destination
         raise RuntimeError(_OVERLAP) from e
     x._vc[0] += 1
+    if vc.node is not None:
+        vc.node.freeze()  # the write before this one: its graph of ``y`` is final now
+        vc.node = None
     if _grad.enabled and y.requires_grad:
         # ``x`` is now conj(y) entirely: its old graph is replaced.
-        record("CopySlices", _conj_rule, x, (y,), (), None)
+        node = x.grad_fn = CopySlices(_conj_rule, (), None)
+        node.src, node._out_id = y, id(x)
+        x._requires_grad = True  # type: ignore[attr-defined]
+        vc.node = node
         if x._base is not None:
             rebase_view(x)
 
 
+class CopySlices(Node):
+    """The write-back's node. The in-place op that triggered it records ``y``'s own new node
+    only after the version bump that runs the write-back, so this node's edge to ``y`` is
+    read late: at backward, or when the next write through ``y`` freezes it."""
+
+    __slots__ = ("frozen", "src")
+
+    @property  # type: ignore[override]
+    def next_functions(self) -> tuple:
+        return self.frozen if self.frozen is not None else (edge(self.src),)
+
+    @next_functions.setter
+    def next_functions(self, nexts: tuple) -> None:
+        self.frozen = None
+
+    def freeze(self) -> None:
+        self.frozen = (edge(self.src),)
+
+
 class _WriteBack(ConjVersion):
-    __slots__ = ()
+    __slots__ = ("node",)
 
     def __setitem__(self, i: Any, v: Any) -> None:
         list.__setitem__(self, i, v)
@@ -207,7 +232,7 @@ def conj(input: Tensor) -> Tensor:
         return make_view(x, x._data, x._shape, "AliasBackward0", _alias_rule, None)
     out = _conj_values(input)
     wb = _WriteBack([0])
-    wb.src, wb.dst = out, input
+    wb.src, wb.dst, wb.node = out, input, None
     out._vc = wb
     if input.requires_grad and input.grad_fn is None:
         out._base = input  # in-place writes through it then raise PyTorch's view-of-leaf error
