@@ -70,6 +70,8 @@ VIEW_CALLS = [
     ((2, 3), "as_strided_", ((3,), (1, 1))),
     ((2, 3), "as_strided_", ((3,), (1,), -1)),
     ((2, 3), "as_strided_", ((0,), (1,), 6)),
+    ((2, 3), "as_strided_", (3, 1)),
+    ((2, 3), "unsqueeze_", (1.5,)),
 ]
 
 
@@ -164,6 +166,7 @@ def test_view_op_on_leaf_or_view_of_leaf_raises_as_torch(call):
         ((6,), (2, -1)),
         ((6,), ("a",)),
         ((6,), (2.5,)),
+        ((6,), ()),
     ],
 )
 def test_resize_shape_strides_version_prefix_and_errors(start, sizes):

@@ -64,6 +64,8 @@ def _apply(self: Tensor, view_fn: Callable[..., Tensor], args: tuple, node: str)
 
 def unsqueeze_(self: Tensor, dim: int) -> Tensor:
     """Insert a size-1 dimension at ``dim``, in place."""
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        raise TypeError(f"unsqueeze_(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
     return _apply(self, unsqueeze, (dim,), "UnsqueezeBackward1")
 
 
@@ -133,7 +135,7 @@ def _capacity(x: Tensor) -> int:
 
 
 def _ints(name: str, arg: str, seq: Any, pos: int) -> tuple[int, ...]:
-    items = (seq,) if isinstance(seq, int) else seq
+    items = seq
     if not isinstance(items, (tuple, list)) or any(
         isinstance(s, bool) or not isinstance(s, int) for s in items
     ):
@@ -144,6 +146,8 @@ def _ints(name: str, arg: str, seq: Any, pos: int) -> tuple[int, ...]:
 
 
 def _size_args(name: str, sizes: tuple[Any, ...]) -> tuple[int, ...]:
+    if not sizes:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = tuple(sizes[0])
     for s in sizes:
