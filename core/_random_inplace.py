@@ -1,8 +1,9 @@
 """In-place random fills: ``x.uniform_()``, ``x.normal_()``, ``x.random_(10)``, ...
 
 Samples come from ember's Philox streams (``_random``), written in ember ops so every backend
-draws them on its own device; ``manual_seed(s); x.uniform_()`` equals
-``manual_seed(s); ember.rand(x.shape, dtype=x.dtype)`` and ``normal_`` equals ``randn``.
+draws them on its own device; for float32 and float64 ``manual_seed(s); x.uniform_()`` equals
+``manual_seed(s); ember.rand(x.shape, dtype=x.dtype)`` and ``normal_`` equals ``randn`` (half
+types draw only their mantissa's bits, as PyTorch, so that no sample rounds up to ``to``).
 The values are ember's own; parameter checks, dtypes and messages are PyTorch's. On a
 non-leaf that requires grad the fill records a node (``UniformBackward0``, ...) whose
 gradient is zero, as PyTorch.
@@ -158,7 +159,14 @@ def uniform_(self: Tensor, *args: Any, generator: Generator | None = None, **kwa
 
     if dt.is_complex:
         return _fill(self, _complex_pair(self, draw), "UniformBackward0")
-    u = _uniform01(self.numel(), dt, self._device, generator)  # rand's stream and conversion
+    n = self.numel()
+    if dt in (D.float16, D.bfloat16):
+        # As many bits as the dtype's mantissa, so no draw rounds up to ``to`` (24 bits would).
+        digits = _DIGITS[dt]
+        w = random_words(n, self._device, generator)
+        u = (w // (1 << (32 - digits))).to(D.float32) * (2.0**-digits)
+        return _fill(self, (u * (hi - lo) + lo).reshape(self._shape), "UniformBackward0")
+    u = _uniform01(n, dt, self._device, generator)  # rand's stream and conversion
     return _fill(self, (u * (hi - lo) + lo).reshape(self._shape), "UniformBackward0")
 
 

@@ -368,6 +368,13 @@ def test_continuous_moments(dt):
     assert abs(med - 2.0) < 0.02 and abs(q1 - 1.5) < 0.02 and abs(q3 - 2.5) < 0.02
 
 
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_half_uniform_never_reaches_to(dt):
+    ember.manual_seed(8)
+    a = np.asarray(ember.empty(N, dtype=DT[dt][0]).uniform_().float().tolist())
+    assert a.min() >= 0 and a.max() < 1 and abs(a.mean() - 0.5) < 0.01
+
+
 @pytest.mark.parametrize("dt", ["float32", "int64", "int8"])
 def test_discrete_moments(dt):
     edt = DT[dt][0]
