@@ -24,6 +24,7 @@ from ._ops._composite import NoRecord
 from ._ops.complex import complex as _complex
 from ._ops.convert import _write, check_inplace
 from ._ops.inplace import rebase_view
+from ._ops.select import where
 from ._random import Generator, _normal01, _uniform01, random_words
 from ._tensor import Tensor
 from .autograd.grad_mode import state as _grad
@@ -331,6 +332,16 @@ def _int_arg(v: Any) -> int:
     return int(v)
 
 
+def _wide(r: Tensor, high: Tensor, lo: int, span: int) -> Tensor:
+    """``lo + (u mod span)`` for the 64-bit ``u = high * 2**63 + r`` and ``2**63 < span <= 2**64``,
+    without leaving int64 (``lo < 0`` here, so ``lo + 2**63`` fits)."""
+    if span == 1 << 64:
+        return r + where(high, 0, -(1 << 63))
+    d = span - (1 << 63)  # u < span  <=>  r < d, for the upper half
+    upper = where(r < d, r + (lo + (1 << 63)), r - d + lo)
+    return where(high, upper, r + lo)
+
+
 def random_(self: Tensor, *args: Any, generator: Generator | None = None, **kwargs: Any) -> Tensor:
     """Fill with integers uniform in ``[from, to)``; ``random_()`` spans the dtype."""
     if len(args) == 1 and not kwargs:
@@ -359,9 +370,8 @@ def random_(self: Tensor, *args: Any, generator: Generator | None = None, **kwar
         r = pair[:, 0] * 2147483648 + pair[:, 1] // 2  # 63 random bits
         if span < 1 << 63:
             r = r % span
-        elif span == 1 << 64:  # all of int64: the low word's last bit is the 64th bit
-            r, lo = r + (1 - pair[:, 1] % 2) * -(1 << 63), 0
-        # between 2**63 and 2**64 (int64 only): 63 bits cover [from, from + 2**63)
+        elif span > 1 << 63:  # int64 only: the low word's last bit is the 64th bit
+            r, lo = _wide(r, pair[:, 1] % 2 == 1, lo, span), 0
     out = (r + lo).reshape(self._shape)
     return _fill(self, out.to(dt), "RandomBackward2" if not args and not kwargs else "RandomBackward1")
 

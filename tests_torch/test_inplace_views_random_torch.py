@@ -401,6 +401,10 @@ def test_random_default_ranges_per_dtype():
     assert big.min() >= 0 and big.max() > 2**62  # 63 random bits
     full = np.asarray(ember.empty(N, dtype=ember.int64).random_(-(2**63), None).tolist(), dtype=np.int64)
     assert full.min() < -(2**62) and full.max() > 2**62 and abs((full < 0).mean() - 0.5) < 0.01
+    # a span between 2**63 and 2**64: 64 bits modulo the span (PyTorch's method and its bias)
+    wide = np.asarray(ember.empty(N, dtype=ember.int64).random_(-(2**63), 2**62).tolist(), dtype=object)
+    assert min(wide) >= -(2**63) and max(wide) < 2**62 and max(wide) > 2**61
+    assert abs(np.mean(wide < -(2**61)) - 0.625) < 0.01
 
 
 def test_bernoulli_tensor_p_moments_and_complex_fills():
