@@ -447,3 +447,18 @@ def test_view_op_version_is_shared_with_views_and_saved_tensors_notice_it():
         x.t_()
         outcomes.append(_outcome(lambda y=y: y.sum().backward())[0])
     assert outcomes == ["RuntimeError", "RuntimeError"]
+
+
+def test_as_strided_on_a_non_leaf_view_reaches_its_base_storage():
+    grads, names = [], []
+    for mod in (ember, torch):
+        a = mod.arange(1.0, 7.0, dtype=mod.float64).requires_grad_()
+        b = a * 1
+        v = b[2:4]
+        v.as_strided_((2, 3), (3, 1), 0)  # wider than v, inside b's storage
+        assert v.tolist() == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+        names.append(v.grad_fn.name())
+        (v * mod.arange(6.0, dtype=mod.float64).reshape(2, 3)).sum().backward()
+        grads.append(a.grad.tolist())
+    assert names[0] == names[1] == "AsStridedBackward1"
+    assert grads[0] == grads[1]

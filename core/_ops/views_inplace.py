@@ -217,7 +217,9 @@ def resize_as_(self: Tensor, the_template: Any, memory_format: Any = None) -> Te
     return _resize(self, the_template._shape)
 
 
-def _checked_strided(x: Tensor, size: tuple[int, ...], stride: tuple[int, ...], offset: int | None) -> Tensor:
+def _checked_strided(
+    x: Tensor, size: tuple[int, ...], stride: tuple[int, ...], offset: int | None, cap: int
+) -> Tensor:
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
     if any(s < 0 for s in size):
@@ -230,7 +232,6 @@ def _checked_strided(x: Tensor, size: tuple[int, ...], stride: tuple[int, ...], 
     if off < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {off}")
     need = off if 0 in size else off + 1 + sum((s - 1) * st for s, st in zip(size, stride))
-    cap = _capacity(x)
     if need > cap:
         item = x.dtype.itemsize
         raise RuntimeError(
@@ -238,9 +239,7 @@ def _checked_strided(x: Tensor, size: tuple[int, ...], stride: tuple[int, ...], 
             f"{item} requiring a storage size of {need * item} are out of bounds for storage of size "
             f"{cap * item}"
         )
-    out = as_strided(x, size, stride, off)
-    _remember(x, cap)  # ``x`` is the tensor itself, or its alias on a graph (then this is moot)
-    return out
+    return as_strided(x, size, stride, off)
 
 
 def as_strided_(
@@ -248,7 +247,10 @@ def as_strided_(
 ) -> Tensor:
     """Give ``self`` explicit sizes, strides and offset (in elements) over its storage."""
     sz, st = _ints("as_strided_", "size", size, 1), _ints("as_strided_", "stride", stride, 2)
-    return _apply(self, _checked_strided, (sz, st, storage_offset), "AsStridedBackward1")
+    cap = _capacity(self)  # of ``self``: on a graph the view is taken of an alias without a base
+    _apply(self, _checked_strided, (sz, st, storage_offset, cap), "AsStridedBackward1")
+    _remember(self, cap)
+    return self
 
 
 INPLACE_VIEW_METHODS: dict[str, Any] = {
