@@ -90,11 +90,37 @@ def _infer(data: Any) -> np.ndarray:
         host = np.array(data)
     except ValueError as e:
         raise ValueError(_ragged(data, 0) or f"expected a rectangular nested sequence: {e}") from None
+    if host.dtype == object or host.dtype.kind in "USV":
+        _check_leaves(data)  # only here: walking the data in Python costs
     if host.dtype == object:
         if isinstance(_first(data), int):
             raise ValueError("Overflow when unpacking long long")
         raise TypeError(f"Could not infer dtype of {type(_first(data)).__name__}")
     return host
+
+
+def _leaves(data: Any) -> Any:
+    if isinstance(data, (list, tuple)):
+        for x in data:
+            yield from _leaves(x)
+    else:
+        yield data
+
+
+def _check_leaves(data: Any) -> None:
+    """PyTorch's refusals of Python data that holds something other than numbers: strings are an
+    invalid data type (a list of only strings has too many dimensions), anything else has no dtype."""
+    if isinstance(data, np.ndarray) or hasattr(data, "__array__"):
+        return
+    leaves = list(_leaves(data))
+    odd = [x for x in leaves if not isinstance(x, (bool, int, float, complex, np.generic))]
+    if not odd:
+        return
+    if isinstance(odd[0], str):
+        if isinstance(data, (list, tuple)) and len(odd) == len(leaves):
+            raise ValueError("too many dimensions 'str'")
+        raise TypeError("new(): invalid data type 'str'")
+    raise RuntimeError(f"Could not infer dtype of {type(odd[0]).__name__}")
 
 
 def _ragged(data: Any, dim: int) -> str | None:
@@ -146,16 +172,32 @@ def _convert(host: np.ndarray, dtype: DType, checked: bool = True) -> np.ndarray
         # PyTorch lets negative values wrap into uint8 (two's complement) but not large ones.
         low_ok = lo >= info.min or dtype is D.uint8
         if not low_ok or hi > info.max:
-            bad = hi if low_ok else lo
             if dtype is D.int64:
                 raise ValueError("Overflow when unpacking long long")
-            raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow: {bad}")
-    if dtype.category == 1 and host.dtype.kind == "f" and host.size and not np.isfinite(host).all():
+            raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
+    if dtype.category == 1 and host.dtype.kind == "f" and host.size and not _floats_fit(host, dtype, checked):
         raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
+    if checked and host.dtype.kind == "c" and dtype.category in (1, 2) and host.size:
+        # Python's own conversions refuse, as PyTorch's element-by-element copy does
+        raise TypeError(
+            "must be real number, not complex"
+            if dtype.category == 2
+            else "'complex' object cannot be interpreted as an integer"
+        )
     if host.dtype.kind == "c" and dtype.category < 3:
-        host = host.real
+        host = host != 0 if dtype is D.bool_ else host.real
     with np.errstate(over="ignore"):  # float64 -> float32 overflow gives inf, as in PyTorch
         return np.array(host, dtype=numpy_dtype(dtype), order="C", copy=True)
+
+
+def _floats_fit(host: np.ndarray, dtype: DType, checked: bool) -> bool:
+    """Finite, and (for Python data) inside the integer type's range before truncation."""
+    if not np.isfinite(host).all():
+        return False
+    if not checked:
+        return True
+    info = np.iinfo(numpy_dtype(dtype))
+    return bool(host.max() <= info.max) and bool(host.min() >= info.min)  # in float, as PyTorch
 
 
 def tensor(

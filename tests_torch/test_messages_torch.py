@@ -46,6 +46,24 @@ CASES: dict[str, Callable[[Any], Any]] = {
     "roll shifts and dims differ": lambda L: _x(L).roll((1, 2), (0,)),
     "roll several shifts without dims": lambda L: _x(L).roll((1, 2)),
     "roll dim out of range": lambda L: _x(L).roll(1, 5),
+    "roll no shifts": lambda L: _x(L).roll((), ()),
+    "roll no shifts, dims": lambda L: _x(L).roll((), (0,)),
+    "roll one shift, empty dims": lambda L: L.arange(6).reshape(2, 3).roll((1,), ()),
+    "roll float shift": lambda L: _x(L).roll(1.5, 0),
+    "roll float dim": lambda L: _x(L).roll(1, 1.5),
+    "repeat negative": lambda L: _x(L).repeat(-1, 2),
+    "repeat negative later": lambda L: _x(L).repeat(2, -1),
+    "repeat negative with a new dim": lambda L: _x(L).repeat(1, -1, 2),
+    "repeat negative over an empty dim": lambda L: L.zeros(0, 3).repeat(-1, 2),
+    "repeat_interleave negative int": lambda L: _x(L).repeat_interleave(-1),
+    "repeat_interleave negative 0-d": lambda L: _x(L).repeat_interleave(L.tensor(-1)),
+    "repeat_interleave counts of other size": lambda L: _x(L).repeat_interleave(L.tensor([1, 2, 3]), dim=0),
+    "repeat_interleave flat counts of other size": lambda L: _x(L).repeat_interleave(L.tensor([1, 2])),
+    "repeat_interleave 2-d counts": lambda L: _x(L).repeat_interleave(L.tensor([[1, 2]]), dim=0),
+    "repeat_interleave float counts": lambda L: L.tensor([1, 2]).repeat_interleave(L.tensor([1.0, 2.0])),
+    "repeat_interleave float counts alone": lambda L: L.repeat_interleave(L.tensor([1.0, 2.0])),
+    "repeat_interleave 2-d counts alone": lambda L: L.repeat_interleave(L.tensor([[1, 2]])),
+    "repeat_interleave int32 counts alone": lambda L: L.repeat_interleave(L.tensor([1, 2], dtype=L.int32)),
     # full / arange / tensor
     "full negative size": lambda L: L.full((-1,), 1.0),
     "arange zero step": lambda L: L.arange(0, 5, 0),
@@ -136,3 +154,43 @@ ARANGE: dict[str, Callable[[Any], Any]] = {
 @pytest.mark.parametrize("case", sorted(ARANGE))
 def test_arange_refusals_match_pytorch(case: str) -> None:
     assert _outcome(lambda: ARANGE[case](ember)) == _outcome(lambda: ARANGE[case](torch))
+
+
+TENSOR_DATA: dict[str, Callable[[Any], Any]] = {
+    "None": lambda L: L.tensor(None),
+    "None in a list": lambda L: L.tensor([1, None]),
+    "None after a float": lambda L: L.tensor([1.5, None]),
+    "None nested": lambda L: L.tensor([[1, 2], [None, 3]]),
+    "dict": lambda L: L.tensor({1: 2}),
+    "set": lambda L: L.tensor({1, 2}),
+    "object": lambda L: L.tensor(object()),
+    "str": lambda L: L.tensor("a"),
+    "list of str": lambda L: L.tensor(["a"]),
+    "number and str": lambda L: L.tensor([1, "a"]),
+    "int8 overflow": lambda L: L.tensor([300], dtype=L.int8),
+    "int32 overflow": lambda L: L.tensor([2**31], dtype=L.int32),
+    "int64 overflow": lambda L: L.tensor([2**63]),
+    "uint8 negative wraps": lambda L: L.tensor([-1], dtype=L.uint8),
+    "complex into float32": lambda L: L.tensor([1j], dtype=L.float32),
+    "complex into int64": lambda L: L.tensor([1j], dtype=L.int64),
+    "0-d complex into float32": lambda L: L.tensor(1j, dtype=L.float32),
+    "complex into bool": lambda L: L.tensor([1j, 0j], dtype=L.bool),
+    "inf into int64": lambda L: L.tensor([float("inf")], dtype=L.int64),
+    "float beyond int32": lambda L: L.tensor([1e10], dtype=L.int32),
+    "float beyond uint8": lambda L: L.tensor([255.5], dtype=L.uint8),
+    "negative float into uint8": lambda L: L.tensor([-1.0], dtype=L.uint8),
+    "float beyond int64": lambda L: L.tensor([9.3e18], dtype=L.int64),
+    "2**63 as a float into int64": lambda L: L.tensor([2.0**63], dtype=L.int64),
+    "float truncates into int8": lambda L: L.tensor([-128.0, 127.0, 1.5], dtype=L.int8),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TENSOR_DATA))
+def test_tensor_inference_matches_pytorch(case: str) -> None:
+    expected = _outcome(lambda: TENSOR_DATA[case](torch))
+    actual = _outcome(lambda: TENSOR_DATA[case](ember))
+    if isinstance(expected, tuple):
+        assert actual == expected
+    else:
+        assert str(actual.dtype) == str(expected.dtype)
+        np.testing.assert_array_equal(actual, expected)

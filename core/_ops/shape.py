@@ -15,6 +15,7 @@ from ember.backends import dtypes as D
 
 from .._creation import arange, tensor, zeros
 from .._dispatch import call
+from .._dtype import pt_name as _pt
 from .._tensor import Tensor
 from ._common import broadcast_shape, norm_dim
 from .indexing_scatter import index_add
@@ -108,8 +109,15 @@ def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
 
     Example: ``ember.roll(ember.arange(4), 1)`` is ``[3, 0, 1, 2]``.
     """
+    for name, pos, v in (("shifts", 1, shifts), ("dims", 2, dims)):
+        if v is not None and not isinstance(v, (int, Sequence)):
+            raise TypeError(
+                f"roll(): argument '{name}' (position {pos}) must be tuple of ints, not {type(v).__name__}"
+            )
     sh = (shifts,) if isinstance(shifts, int) else tuple(shifts)
-    if dims is None:
+    if not sh:
+        raise RuntimeError("`shifts` required")
+    if dims is None or (not isinstance(dims, int) and not len(dims)):
         if len(sh) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:0")
         return _roll1(input.reshape(-1), sh[0], 0).reshape(input._shape)
@@ -148,9 +156,11 @@ def repeat(input: Tensor, *sizes: Any) -> Tensor:
         raise RuntimeError(
             "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
         )
-    if any(r < 0 for r in reps):
-        raise RuntimeError(f"Trying to create tensor with negative dimension {min(reps)}: {list(reps)}")
     shape = (1,) * (len(reps) - input.ndim) + input._shape
+    target = [r * s for r, s in zip(reps, shape)]  # PyTorch checks the tiled size, so 0 * -1 passes
+    bad = [t for t in target if t < 0]
+    if bad:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {bad[0]}: {target}")
     inter, big = [], []
     for r, s in zip(reps, shape):
         inter += [1, s]
@@ -172,9 +182,16 @@ def repeat_interleave(
     """Repeat each element ``repeats`` times (an int or a tensor of counts per element)."""
     if repeats is None:  # repeat_interleave(counts): indices repeated by their counts
         counts = input
-        return repeat_interleave(_arange(counts.numel(), counts), counts, 0)
+        if counts.ndim != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        _check_counts(counts)
+        return repeat_interleave(_arange(counts.numel(), counts).to(counts.dtype), counts, 0)
     x = input.reshape(-1) if dim is None else input
     d = 0 if dim is None else norm_dim(dim, input.ndim)
+    if isinstance(repeats, int) and repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    if isinstance(repeats, Tensor):
+        _check_counts(repeats)
     if isinstance(repeats, Tensor) and repeats.numel() == 1 and repeats.ndim <= 1:
         repeats = int(repeats.item())
     if isinstance(repeats, int):
@@ -185,12 +202,22 @@ def repeat_interleave(
         sh = x._shape
         y = x.unsqueeze(d + 1).expand(sh[: d + 1] + (repeats,) + sh[d + 1 :])
         return y.contiguous().reshape(sh[:d] + (sh[d] * repeats,) + sh[d + 1 :])
-    if repeats.ndim != 1 or repeats._shape[0] != x._shape[d]:
-        raise RuntimeError("repeats must have the same size as input along dim")
+    if repeats._shape[0] != x._shape[d]:
+        raise RuntimeError(
+            "repeats must have the same size as input along dim, but got "
+            f"repeats.size(0) = {repeats._shape[0]} and input.size({d}) = {x._shape[d]}"
+        )
     if repeats.numel() and int(repeats.amin().item()) < 0:
         raise RuntimeError("repeats can not be negative")
     idx = _counts_to_index(repeats)
     return x.index_select(d, idx)
+
+
+def _check_counts(repeats: Tensor) -> None:
+    if repeats.dtype not in (D.int64, D.int32):
+        raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for '{_pt(repeats.dtype)}'")
+    if repeats.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
 
 
 def _counts_to_index(counts: Tensor) -> Tensor:
