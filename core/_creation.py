@@ -324,7 +324,7 @@ def full(
 ) -> Tensor:
     """A tensor filled with ``fill_value``; the dtype follows the value's kind by default."""
     if isinstance(fill_value, Tensor) and fill_value.ndim == 0:
-        fill_value = fill_value.item()  # type: ignore[attr-defined]
+        fill_value = fill_value.item()
     if isinstance(fill_value, Tensor) or not isinstance(fill_value, (bool, int, float, complex)):
         raise TypeError(
             f"full(): argument 'fill_value' (position 2) must be Number, not {type(fill_value).__name__}"
