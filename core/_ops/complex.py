@@ -185,7 +185,7 @@ def _write_back(vc: ConjVersion) -> None:
         # ``x`` is now conj(y) entirely: its old graph is replaced.
         node = x.grad_fn = CopySlices(_conj_rule, (), None)
         node.src, node._out_id = y, id(x)
-        x._requires_grad = True  # type: ignore[attr-defined]
+        x._requires_grad = True
         vc.node = node
         if x._base is not None:
             rebase_view(x)
@@ -198,7 +198,7 @@ class CopySlices(Node):
 
     __slots__ = ("frozen", "src")
 
-    @property  # type: ignore[override]
+    @property
     def next_functions(self) -> tuple:
         return self.frozen if self.frozen is not None else (edge(self.src),)
 
