@@ -258,7 +258,7 @@ def _index_decomposed(view: Tensor, indices: tuple, dims: list[int], bshape: tup
     n = numel(bshape)
     flat = v2.reshape((numel(tuple(adv_sizes)),) + rest_shape)
     idx = lin.reshape((n,) + (1,) * len(rest_shape)).expand((n,) + rest_shape)  # type: ignore[union-attr]
-    got = gather_checked(flat, 0, idx).reshape(bshape + rest_shape)  # type: ignore[arg-type]
+    got = gather_checked(flat, 0, idx).reshape(bshape + rest_shape)
     if _moved_in_place(dims):  # consecutive advanced dims not at the front: move them back
         first = dims[0]
         nb = len(bshape)
@@ -462,14 +462,14 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     d = norm_dim(dim, input.ndim)
-    x = input.reshape(1) if input.ndim == 0 else input  # type: ignore[attr-defined]
+    x = input.reshape(1) if input.ndim == 0 else input
     size = x._shape[d]
     bad = first_outside(index, 0, size)
     if bad is not None:
         if d == 1 and input.ndim >= 2:  # PyTorch's CPU kernel for dim 1 words it this way
             raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad[1]} axis_dim={size}")
         raise IndexError("index out of range in self")
-    out = _advanced(x, Bounded({d: index.reshape(-1)}))  # type: ignore[attr-defined]
+    out = _advanced(x, Bounded({d: index.reshape(-1)}))
     return relabel(out.reshape(()) if input.ndim == 0 else out, "IndexSelectBackward0")
 
 
