@@ -111,7 +111,7 @@ sqrt = _unary("sqrt", "SqrtBackward0", lambda n, g: (g / (2 * n.ctx[1].conj()),)
 
 sin = _unary("sin", "SinBackward0", lambda n, g: (g * cos(n.ctx[0]).conj(),))
 
-cos = _unary("cos", "CosBackward0", lambda n, g: (-g * sin(n.ctx[0]).conj(),))
+cos: Callable[..., Tensor] = _unary("cos", "CosBackward0", lambda n, g: (-g * sin(n.ctx[0]).conj(),))
 
 tanh = _unary("tanh", "TanhBackward0", lambda n, g: (g * (1 - n.ctx[1] * n.ctx[1]).conj(),), saves="out")
 
