@@ -4,6 +4,7 @@ functions without a decomposition; derivatives where PyTorch has them)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from ember.backends import dtypes as D
@@ -117,8 +118,10 @@ log_ndtr = composite_unary(
 )
 i0 = composite_unary("i0", "I0Backward0", lambda x, o, g: g * i1(x))
 i0e = composite_unary("i0e", "SpecialI0EBackward0", lambda x, o, g: g * (i1e(x) - sign(x) * o))
-i1 = composite_unary("i1", "SpecialI1Backward0", lambda x, o, g: g * (i0(x) - _i1_over_x(x, o)))
-i1e = composite_unary(
+i1: Callable[..., Tensor] = composite_unary(
+    "i1", "SpecialI1Backward0", lambda x, o, g: g * (i0(x) - _i1_over_x(x, o))
+)
+i1e: Callable[..., Tensor] = composite_unary(
     "i1e", "SpecialI1EBackward0", lambda x, o, g: g * (i0e(x) - sign(x) * o - _i1_over_x(x, o))
 )
 
