@@ -367,7 +367,7 @@ def std_mean(
     return return_types.std_mean(_spread_sqrt(v), m)
 
 
-_RETURN_TYPES = {
+_RETURN_TYPES: dict[str, Any] = {
     n: namedtuple(n, ["values", "indices"])
     for n in ("median", "nanmedian", "kthvalue", "mode", "cummax", "cummin")
 }
