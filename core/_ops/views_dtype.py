@@ -27,6 +27,8 @@ class ConjVersion(list):
     """The version counter of a ``conj()`` result and its views (``complex.conj``)."""
 
     __slots__ = ("dst", "src")
+    dst: Tensor
+    src: Tensor
 
 
 def is_conj_copy(t: Tensor) -> bool:
