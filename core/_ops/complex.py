@@ -197,6 +197,8 @@ class CopySlices(Node):
     read late: at backward, or when the next write through ``y`` freezes it."""
 
     __slots__ = ("frozen", "src")
+    frozen: tuple | None
+    src: Tensor
 
     @property
     def next_functions(self) -> tuple:
@@ -212,6 +214,7 @@ class CopySlices(Node):
 
 class _WriteBack(ConjVersion):
     __slots__ = ("node",)
+    node: CopySlices | None
 
     def __setitem__(self, i: Any, v: Any) -> None:
         list.__setitem__(self, i, v)
