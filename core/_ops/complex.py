@@ -169,7 +169,7 @@ _OVERLAP = (
 )
 
 
-def _write_back(vc: ConjVersion) -> None:
+def _write_back(vc: _WriteBack) -> None:
     """After a write to a ``conj()`` result ``vc.src``: its conjugate into its source ``vc.dst``."""
     y, x = vc.src, vc.dst
     values = _conj_values(y)
