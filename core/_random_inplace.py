@@ -20,6 +20,7 @@ from ember.backends import dtypes as D
 
 from ._creation import zeros_like
 from ._dtype import pt_name
+from ._ops import views_inplace
 from ._ops._composite import NoRecord
 from ._ops.complex import complex as _complex
 from ._ops.convert import _write, check_inplace
@@ -390,8 +391,6 @@ RANDOM_INPLACE_METHODS: dict[str, Any] = {
 
 def bind(cls: type) -> None:
     """Attach the methods above, and the in-place view ops', to ``cls`` (the Tensor class)."""
-    from ._ops import views_inplace
-
     for name, fn in RANDOM_INPLACE_METHODS.items():
         setattr(cls, name, fn)
     views_inplace.bind(cls)
