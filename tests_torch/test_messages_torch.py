@@ -90,6 +90,18 @@ CASES: dict[str, Callable[[Any], Any]] = {
     "scatter_add_ src of other dtype": lambda L: _x(L).scatter_add_(
         0, L.tensor([[0]]), L.ones(2, 3, dtype=L.float64)
     ),
+    "scatter_add index larger than src": lambda L: _x(L).scatter_add(0, L.zeros(3, 3, dtype=L.long), _x(L)),
+    "scatter_add src smaller than index": lambda L: _x(L).scatter_add(
+        0, L.zeros(2, 3, dtype=L.long), L.ones(1, 1)
+    ),
+    "scatter_add index wider than self": lambda L: _x(L).scatter_add(
+        0, L.zeros(2, 4, dtype=L.long), L.ones(2, 4)
+    ),
+    "scatter_add empty index": lambda L: _x(L).scatter_add(0, L.zeros(3, 0, dtype=L.long), _x(L)),
+    "scatter_add float src": lambda L: _x(L).scatter_add(0, L.tensor([[0]]), 1.0),
+    "scatter value, index wider than self": lambda L: _x(L).scatter(1, L.zeros(3, 2, dtype=L.long), 1.0),
+    "gather index wider than input": lambda L: _x(L).gather(0, L.zeros(2, 4, dtype=L.long)),
+    "gather index taller than input": lambda L: _x(L).gather(1, L.zeros(3, 2, dtype=L.long)),
     "scatter src of other dtype": lambda L: _x(L).scatter(0, L.tensor([[0]]), L.ones(2, 3, dtype=L.float64)),
     # index_add
     "index_add float index": lambda L: _x(L).index_add(0, L.tensor([0.0]), L.ones(1, 3)),

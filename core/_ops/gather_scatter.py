@@ -93,7 +93,27 @@ def _gather_rule(n: Any, g: Tensor) -> tuple:
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and alike for other dims)."""
     d, index = checked_index(input, dim, index, "gather")
+    _fits(input, d, index, None, True)
     return gather_checked(input, d, index)
+
+
+def _fits(input: Tensor, d: int, index: Tensor, src: Any, gather: bool) -> None:
+    """PyTorch's shape check: ``index`` no larger than ``input`` off ``d`` (nor than a ``src``
+    tensor anywhere); an empty index is never checked."""
+    if not index.numel() or index.ndim != input.ndim:
+        return
+    over = [i for i in range(index.ndim) if i != d and index._shape[i] > input._shape[i]]
+    if isinstance(src, Tensor) and src.ndim == index.ndim:
+        over += [i for i in range(index.ndim) if index._shape[i] > src._shape[i]]
+    if not over:
+        return
+    words = (
+        f"index {list(index._shape)} to be no larger than self {list(input._shape)} apart from dimension {d}"
+    )
+    if gather:
+        raise RuntimeError(f"Size does not match at dimension {min(over)} expected {words}")
+    tail = f" and to be no larger size than src {list(src._shape)}" if isinstance(src, Tensor) else ""
+    raise RuntimeError(f"Expected {words}{tail}")
 
 
 def gather_checked(input: Tensor, d: int, index: Tensor) -> Tensor:
@@ -121,6 +141,7 @@ def scatter(
         src = value
     if isinstance(src, Tensor) and src.dtype is not input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    _fits(input, d, index, src, False)
     if reduce == "multiply":
         from .indexing_scatter import scatter_multiply  # cycle: ember._ops.indexing_scatter
 
@@ -155,6 +176,10 @@ def scatter_checked(input: Tensor, d: int, index: Tensor, src: Any, reduce: str 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """``scatter`` that sums duplicate indices."""
+    if not isinstance(src, Tensor):
+        raise TypeError(
+            f"scatter_add(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}"
+        )
     return relabel(scatter(input, dim, index, src, reduce="add"), "ScatterAddBackward0")
 
 
