@@ -89,7 +89,8 @@ def _infer(data: Any) -> np.ndarray:
     try:
         host = np.array(data)
     except ValueError as e:
-        raise ValueError(_ragged(data, 0) or f"expected a rectangular nested sequence: {e}") from None
+        _ragged(data)
+        raise ValueError(f"expected a rectangular nested sequence: {e}") from None
     if host.dtype == object or host.dtype.kind in "USV":
         _check_leaves(data)  # only here: walking the data in Python costs
     if host.dtype == object:
@@ -123,21 +124,36 @@ def _check_leaves(data: Any) -> None:
     raise RuntimeError(f"Could not infer dtype of {type(odd[0]).__name__}")
 
 
-def _ragged(data: Any, dim: int) -> str | None:
-    """PyTorch's message for the first sequence whose length differs from its siblings'."""
-    subs = [x for x in data if isinstance(x, (list, tuple))]
-    if not subs:
-        return None
-    n = len(subs[0])
-    for x in data:
-        got = len(x) if isinstance(x, (list, tuple)) else None
-        if got != n:
-            return f"expected sequence of length {n} at dim {dim + 1} (got {got})"
-    for x in subs:
-        msg = _ragged(x, dim + 1)
-        if msg:
-            return msg
-    return None
+def _ragged(data: Any) -> None:
+    """Raise PyTorch's error for nested data that is not rectangular: the sizes come from the
+    chain of first elements, then each sequence is checked in order, as PyTorch stores them."""
+    sizes = []
+    x = data
+    while isinstance(x, (list, tuple)):
+        sizes.append(len(x))
+        if not x:
+            break
+        x = x[0]
+    floats = any(isinstance(v, float) for v in _leaves(data))
+
+    def walk(x: Any, dim: int) -> None:
+        if dim == len(sizes):
+            if isinstance(x, (list, tuple)):
+                kind = type(x).__name__
+                raise TypeError(
+                    f"must be real number, not {kind}"
+                    if floats
+                    else f"'{kind}' object cannot be interpreted as an integer"
+                )
+            return
+        if not isinstance(x, (list, tuple)):
+            raise TypeError("not a sequence")
+        if len(x) != sizes[dim]:
+            raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(x)})")
+        for v in x:
+            walk(v, dim + 1)
+
+    walk(data, 0)
 
 
 def _first(data: Any) -> Any:

@@ -170,6 +170,15 @@ def test_arange_refusals_match_pytorch(case: str) -> None:
 
 TENSOR_DATA: dict[str, Callable[[Any], Any]] = {
     "None": lambda L: L.tensor(None),
+    "ragged: a number where a list was": lambda L: L.tensor([[1, 2], 3]),
+    "ragged: a number after two lists": lambda L: L.tensor([[1, 2], [3, 4], 5]),
+    "ragged: a list where an int was": lambda L: L.tensor([1, [2]]),
+    "ragged: a list where a float was": lambda L: L.tensor([1.5, [2]]),
+    "ragged: a tuple where an int was": lambda L: L.tensor([1, (2,)]),
+    "ragged: a list deeper in": lambda L: L.tensor([[1, 2], [3, [4]]]),
+    "ragged: shorter": lambda L: L.tensor([[1, 2], [3]]),
+    "ragged: longer": lambda L: L.tensor([[1], [3, 4]]),
+    "ragged: longer at dim 1 of 3": lambda L: L.tensor([[[1]], [[3], [4]]]),
     "None in a list": lambda L: L.tensor([1, None]),
     "None after a float": lambda L: L.tensor([1.5, None]),
     "None nested": lambda L: L.tensor([[1, 2], [None, 3]]),
