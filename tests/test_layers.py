@@ -22,11 +22,12 @@ LAYERS = ("contract", "tensor core", "dispatch", "ops", "api", "cli")
 
 # First match wins; a module matches a pattern that is its name or a dotted prefix of it.
 _RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("cli", ("cli", "demo")),
+    ("cli", ("cli", "demo", "_gen_api")),
     (
         "tensor core",
         (
             "_tensor",
+            "_tensor_api",
             "_dtype",
             "_device",
             "_state",
@@ -42,6 +43,7 @@ _RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
             "_ops",
             "_creation",
             "_random",
+            "_random_inplace",
             "_decomp_bessel",
             "_decomp_eig",
             "_decomp_elementary",

@@ -14,9 +14,19 @@ import numpy as np
 from ember.backends import dtypes as D
 
 from ..._creation import tensor
+from ..._dtype import pt_name
 from ..._tensor import Tensor
 from .sampling_grid import affine_grid, grid_sample
 from .sampling_weights import aa_weights, area_weights, cubic_weights, linear_weights, nearest_index
+
+# The CPU kernel PyTorch names when an integer tensor reaches a mode that needs floats.
+_INT_REFUSING_KERNEL = {
+    "linear": "compute_indices_weights_linear",
+    "bilinear": "upsample_bilinear2d_channels_last",
+    "bicubic": "compute_indices_weights_cubic",
+    "trilinear": "compute_indices_weights_linear",
+    "area": "adaptive_avg_pool2d",
+}
 
 __all__ = ["affine_grid", "grid_sample", "interpolate", "pixel_shuffle", "pixel_unshuffle"]
 
@@ -97,7 +107,7 @@ def _check_mode(input: Tensor, mode: str, antialias: bool) -> None:
             raise ValueError("Lanczos mode requires antialias=True")
         return
     if mode in ("linear", "bilinear", "trilinear") and input.ndim in (3, 4, 5):
-        need = {1: "3D", 2: "4D", 3: "5D"}[want]
+        need = {1: "3D", 2: "4D", 3: "5D"}[want] if want is not None else "3D, 4D or 5D"
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {need} input")
     raise NotImplementedError(
         f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for the modes: "
@@ -145,9 +155,8 @@ def interpolate(
                 x = x.index_select(2 + i, tensor(idx, device=input._device))
         return x
     if not input.dtype.is_floating_point:
-        raise NotImplementedError(
-            f"\"upsample_{mode}\" not implemented for '{D.legacy_type_name(input.dtype)}'"
-        )
+        kernel = _INT_REFUSING_KERNEL.get(mode, f"upsample_{mode}")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{pt_name(input.dtype)}'")
     ft = np.float64 if input.dtype is D.float64 else np.float32
     x = input
     for i, (n, o) in enumerate(zip(input._shape[2:], out)):

@@ -90,7 +90,7 @@ class ParametrizationList(ModuleList):
             )
         self.is_tensor = isinstance(new, Tensor)
         self.ntensors = 1 if self.is_tensor else len(new)
-        if self.is_tensor:
+        if isinstance(new, Tensor):
             if not unsafe and (new.dtype != original.dtype or new.shape != original.shape):
                 raise ValueError(
                     "When `right_inverse` outputs one tensor, it may not change the dtype or shape.\n"
