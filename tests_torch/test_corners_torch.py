@@ -314,3 +314,39 @@ def test_full_value_kind(value: Any) -> None:
         return lib.full((2,), v)
 
     _same(case)
+
+
+# -- gradients of empty inputs are empty tensors -------------------------------------------------
+EMPTY_GRAD_OPS = {
+    "median": lambda lib, x: x.median(),
+    "nanmedian": lambda lib, x: x.nanmedian(),
+    "softmax": lambda lib, x: x.softmax(-1).sum(),
+    "log_softmax": lambda lib, x: x.log_softmax(0).sum(),
+    "sum": lambda lib, x: x.sum(),
+    "amax over a non-empty dim": lambda lib, x: x.amax(-1).sum() if x.shape[-1] else x.sum(),
+    "gather with an empty index": lambda lib, x: x.gather(0, lib.zeros(0, dtype=lib.long)).sum(),
+    "scatter with an empty index": lambda lib, x: x.scatter(0, lib.zeros(0, dtype=lib.long), 1.0).sum(),
+}
+
+
+@pytest.mark.parametrize("shape", EMPTY)
+@pytest.mark.parametrize("op", sorted(EMPTY_GRAD_OPS))
+def test_gradient_of_empty_input_is_empty(shape: tuple, op: str) -> None:
+    def case(lib: Any) -> Any:
+        x = lib.zeros(shape, requires_grad=True)
+        return lib.autograd.grad(EMPTY_GRAD_OPS[op](lib, x), x)[0]
+
+    _same(case)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda L: L.zeros(2, 3).gather(0, L.zeros(0, 2, 1, dtype=L.long)),
+        lambda L: L.zeros(2, 3).gather(0, L.zeros(0, dtype=L.float32)),
+        lambda L: L.zeros(2, 3).gather(5, L.zeros(0, dtype=L.long)),
+        lambda L: L.zeros(2, 3).scatter_add(0, L.zeros(0, dtype=L.long), L.ones(2)),
+    ],
+)
+def test_empty_index_is_not_checked(call: Callable) -> None:
+    _same(call)

@@ -92,6 +92,9 @@ def _gather_rule(n: Any, g: Tensor) -> tuple:
 
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and alike for other dims)."""
+    if isinstance(index, Tensor) and not index.numel():  # PyTorch checks nothing more: nothing is read
+        norm_dim(dim, input.ndim)
+        return relabel(input.reshape(-1)[:0].reshape(index._shape), "GatherBackward0")  # type: ignore[attr-defined]
     d, index = checked_index(input, dim, index, "gather")
     _fits(input, d, index, None, True)
     return gather_checked(input, d, index)
@@ -136,6 +139,9 @@ def scatter(
     input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None, reduce: str | None = None
 ) -> Tensor:
     """A copy of ``input`` with ``src`` (tensor or scalar) written at ``index`` along ``dim``."""
+    if isinstance(index, Tensor) and not index.numel():  # nothing written: PyTorch checks only dim
+        norm_dim(dim, input.ndim)
+        return relabel(input.clone(), "ScatterAddBackward0" if reduce == "add" else "ScatterBackward0")  # type: ignore[attr-defined]
     d, index = checked_index(input, dim, index, "scatter")
     if src is None:
         src = value

@@ -115,7 +115,10 @@ def _nan_as(dtype: Any) -> float:
 def _median(input: Tensor, dim: Any, keepdim: bool, ignore_nan: bool) -> Any:
     not_implemented_for("median_out", input, "complex")
     if dim is None and input.numel() == 0:
-        return full((), _nan_as(input.dtype), dtype=input.dtype, device=input._device)
+        out = full((), _nan_as(input.dtype), dtype=input.dtype, device=input._device)
+        if _grad.enabled and input.requires_grad:  # still a node: the (empty) input's gradient is empty
+            out = relabel(input.sum() * 0 + out, "NanmedianBackward0" if ignore_nan else "MedianBackward0")  # type: ignore[attr-defined]
+        return out
     if dim is not None and input.ndim and input._shape[norm_dim(dim, input.ndim)] == 0:
         raise IndexError(
             f"median(): Expected reduction dim {norm_dim(dim, input.ndim)} to have non-zero size."
