@@ -78,6 +78,10 @@ CASES: dict[str, Callable[[Any], Any]] = {
     "setitem tensor index out of range": lambda L: _x(L).__setitem__(L.tensor([5]), 1.0),
     "setitem too many indices": lambda L: _x(L).__setitem__((0, 0, 0), 1.0),
     "setitem float index": lambda L: _x(L).__setitem__(L.tensor([0.0]), 1.0),
+    "setitem a str": lambda L: _x(L).__setitem__(0, "a"),
+    "setitem None": lambda L: _x(L).__setitem__(0, None),
+    "setitem a dict under a tensor index": lambda L: _x(L).__setitem__(L.tensor([0]), {1: 2}),
+    "setitem a list": lambda L: _x(L).__setitem__(0, [1, 2, 3]),
     "setitem mask of wrong shape": lambda L: _x(L).__setitem__(L.tensor([True, False, True]), 1.0),
     # scatter_add
     "scatter_add float index": lambda L: _x(L).scatter_add(0, L.tensor([[0.0]]), _x(L)),

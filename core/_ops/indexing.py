@@ -297,7 +297,7 @@ def _value_data(x: Tensor, value: Any, shape: tuple[int, ...], advanced: bool = 
                 v = v.expand(shape)  # basic indexing words a mismatch as expand does
         return v._data
 
-    if isinstance(value, (list, tuple)):
+    if value is None or isinstance(value, (list, tuple, str, dict, set)):
         raise TypeError(f"can't assign a {type(value).__name__} to a ember.{_pt(x.dtype)}Tensor")
     return _scalar_for(value, x.dtype)
 
