@@ -71,7 +71,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         if b.ndim == 1:
             out = out.squeeze(-1)
         out = out.detach() if out._base is not None else out
-    if _grad.enabled and (a.requires_grad or b.requires_grad):
+    if _grad.enabled and (a._requires_grad or b._requires_grad):
         record(_NODES.get((a.ndim, b.ndim), "MatmulBackward0"), _nd_rule, out, (a, b), (), (a, b))
     return out
 

@@ -175,7 +175,7 @@ def binary_op(name: str, a: Any, b: Any, out_dtype: Any = None) -> Tensor:
 
 
 def _grad_needed(a: Any, b: Any) -> bool:
-    return _grad.enabled and (getattr(a, "requires_grad", False) or getattr(b, "requires_grad", False))
+    return _grad.enabled and (getattr(a, "_requires_grad", False) or getattr(b, "_requires_grad", False))
 
 
 def _shape(x: Any) -> tuple[int, ...]:

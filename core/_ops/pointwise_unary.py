@@ -89,7 +89,7 @@ def _unary(
         else:
             with NoRecord():
                 out = decompose(x)  # type: ignore[misc]
-        if _grad.enabled and x.requires_grad:
+        if _grad.enabled and x._requires_grad:
             record(node, rule, out, (x,), (), (x if keep_x else None, out if keep_out else None))
         return out
 
@@ -166,7 +166,7 @@ def abs(input: Tensor) -> Tensor:
     x = input
     out_dtype = D.to_real(x.dtype)
     out = wrap(call(x._be, "abs", x._data), x._be, x._device, out_dtype, x._shape)
-    if _grad.enabled and x.requires_grad:
+    if _grad.enabled and x._requires_grad:
         record("AbsBackward0", _abs_rule, out, (x,), (), (x, None))
     return out
 
@@ -317,7 +317,7 @@ def relu(input: Tensor) -> Tensor:
         raise RuntimeError("\"clamp_min_cpu\" not implemented for 'Bool'")
     with NoRecord():
         out = maximum(input, 0)
-    if _grad.enabled and input.requires_grad:
+    if _grad.enabled and input._requires_grad:
         record("ReluBackward0", _relu_rule, out, (input,), (), (out,))
     return out
 

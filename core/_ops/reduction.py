@@ -94,7 +94,7 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
     """Sum over ``dim`` (int or tuple; all dims when None). Integers sum in int64."""
     dims = norm_dims(dim, input.ndim)
     out = _reduce("sum", input, dims, keepdim, _sum_dtype(input, dtype))
-    if _grad.enabled and input.requires_grad:
+    if _grad.enabled and input._requires_grad:
         node = "SumBackward0" if dim is None else "SumBackward1"
         record(node, _sum_rule, out, (input,), (), (input._shape, dims, keepdim, input.dtype))
     return out
@@ -117,7 +117,7 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
     count = numel(tuple(input._shape[d] for d in dims))
     with NoRecord():
         out = _reduce("sum", input, dims, keepdim, dt) / (count if count else float("nan"))
-    if _grad.enabled and input.requires_grad:
+    if _grad.enabled and input._requires_grad:
         node = "MeanBackward0" if dim is None else "MeanBackward1"
         record(node, _mean_rule, out, (input,), (), (input._shape, dims, keepdim, count))
     return out
@@ -135,7 +135,7 @@ def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
     """Product over ``dim`` (one int, or all dims when None)."""
     dims = norm_dims(dim, input.ndim)
     out = _reduce("prod", input, dims, keepdim, _sum_dtype(input, dtype))
-    if _grad.enabled and input.requires_grad:
+    if _grad.enabled and input._requires_grad:
         record(
             "ProdBackward0" if dim is None else "ProdBackward1",
             _prod_rule,
@@ -192,7 +192,7 @@ def _extreme(op: str, node: str, input: Tensor, dim: Any, keepdim: bool, name: s
             out = _flip_order(_reduce("amax", _flip_order(input), dims, keepdim, input.dtype))
     else:
         out = _reduce(op, input, dims, keepdim, input.dtype)
-    if _grad.enabled and input.requires_grad:
+    if _grad.enabled and input._requires_grad:
         record(node, _extreme_rule, out, (input,), (), (input, out, dims, keepdim))
     return out
 
@@ -265,7 +265,7 @@ def _max_min(which: str, input: Tensor, dim: Any, keepdim: bool, other: Any) -> 
     with NoRecord():
         values = (amax if which == "max" else amin)(input, dim, keepdim)
         indices = (argmax if which == "max" else argmin)(input, dim, keepdim)
-    if _grad.enabled and input.requires_grad:
+    if _grad.enabled and input._requires_grad:
         d = norm_dim(dim, input.ndim)
         record(
             "MaxBackward0" if which == "max" else "MinBackward0",

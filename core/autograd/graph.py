@@ -176,7 +176,7 @@ def meta(t: Any) -> dict:
 
 
 def edge(t: Any) -> tuple[Node | None, int]:
-    if not getattr(t, "requires_grad", False):
+    if not getattr(t, "_requires_grad", False):
         return (None, 0)
     if t.grad_fn is not None:
         return (t.grad_fn, 0)
@@ -195,7 +195,7 @@ def record(
     if not state.enabled:
         return out
     for t in inputs:
-        if getattr(t, "requires_grad", False):
+        if getattr(t, "_requires_grad", False):
             break
     else:
         return out

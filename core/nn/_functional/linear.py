@@ -80,7 +80,7 @@ def _linear_2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     if b is not None:
         data = call(be, "add", data, call(be, "expand", b._data, shape))
     out = wrap(data, x._be, x._device, x.dtype, shape)
-    if _grad.enabled and (x.requires_grad or w.requires_grad or (b is not None and b.requires_grad)):
+    if _grad.enabled and (x._requires_grad or w._requires_grad or (b is not None and b._requires_grad)):
         if b is None:
             record("MmBackward0", _linear_rule, out, (x, w), (), (x, w))
         else:
