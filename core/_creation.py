@@ -446,6 +446,11 @@ def arange(
     start, end, step = vals
     if dtype is D.bool_:
         raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    if dtype is D.int64 and all(isinstance(v, (int, float)) and math.isfinite(v) for v in vals):
+        # PyTorch truncates the bounds and step to int64 first (other int types count in double)
+        start, end, step = (int(v) for v in vals)
+        if step == 0:
+            raise ValueError("step must be nonzero")
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if not (math.isfinite(start) and math.isfinite(end)):

@@ -172,6 +172,23 @@ def test_arange_refusals_match_pytorch(case: str) -> None:
     assert _outcome(lambda: ARANGE[case](ember)) == _outcome(lambda: ARANGE[case](torch))
 
 
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "uint8"])
+@pytest.mark.parametrize(
+    "args",
+    [(1.7, 5.2, 1.2), (-3.5, 3, 1), (5.5, 0, -1.5), (0.9,), (2.5,), (-2.5,), (0, 2.5, 0.5), (0, 5, 0.3)],
+)
+def test_arange_with_float_bounds_into_ints(dtype: str, args: tuple) -> None:
+    """int64 truncates the bounds and step first (a step that truncates to 0 is refused);
+    the other int types count the elements in double."""
+    expected = _outcome(lambda: torch.arange(*args, dtype=getattr(torch, dtype)))
+    actual = _outcome(lambda: ember.arange(*args, dtype=getattr(ember, dtype)))
+    if isinstance(expected, tuple):
+        assert actual == expected
+    else:
+        assert str(actual.dtype) == str(expected.dtype)
+        np.testing.assert_array_equal(actual, expected)
+
+
 TENSOR_DATA: dict[str, Callable[[Any], Any]] = {
     "None": lambda L: L.tensor(None),
     "ragged: a number where a list was": lambda L: L.tensor([[1, 2], 3]),
