@@ -114,7 +114,7 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
             f"or complex dtype. Got: {pt_name(input.dtype)}"
         )
     dims = norm_dims(dim, input.ndim)
-    count = numel(tuple(input._shape[d] for d in dims))
+    count = numel(tuple(input._shape[d] for d in dims if d < input.ndim))  # a scalar's dim 0 holds 1
     with NoRecord():
         out = _reduce("sum", input, dims, keepdim, dt) / (count if count else float("nan"))
     if _grad.enabled and input._requires_grad:
@@ -329,7 +329,7 @@ def var(
     if input.dtype.category < 2:
         raise RuntimeError("std and var only support floating point and complex dtypes")
     dims = norm_dims(dim, input.ndim)
-    n = numel(tuple(input._shape[d] for d in dims))
+    n = numel(tuple(input._shape[d] for d in dims if d < input.ndim))
     centred = input - mean(input, dims, keepdim=True)
     sq = (centred * centred.conj()).real if input.dtype.is_complex else centred * centred
     denom = n - c

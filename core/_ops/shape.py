@@ -66,12 +66,13 @@ def flip(input: Tensor, *dims: Any) -> Tensor:
 
     Example: ``ember.tensor([[1, 2], [3, 4]]).flip(0)`` is ``[[3, 4], [1, 2]]``.
     """
-    ds = sorted({norm_dim(d, input.ndim) for d in _ints(dims)})
-    if len(ds) != len(_ints(dims)):
-        raise RuntimeError(f"dims has duplicates, original flip dims size={len(_ints(dims))}")
+    given = [norm_dim(d, input.ndim) for d in _ints(dims)]
+    for i, d in enumerate(given):
+        if d in given[:i]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     out = input
-    for d in ds:
-        n = input._shape[d]
+    for d in sorted(given):
+        n = input._shape[d] if input.ndim else 1
         if n > 1:  # gather with a known-valid index: no bounds check, no host sync
             shape = [1] * input.ndim
             shape[d] = n
@@ -124,6 +125,8 @@ def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     ds = (dims,) if isinstance(dims, int) else tuple(dims)
     if len(sh) != len(ds):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(ds)}")
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {ds[0]} but tensor has no dimensions")
     out = input
     for s, d in zip(sh, ds):
         out = _roll1(out, s, norm_dim(d, input.ndim))

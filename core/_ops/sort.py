@@ -48,6 +48,7 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = 
     if input.dtype.is_complex:
         raise RuntimeError("sort(): complex tensors are not supported")
     if input.ndim == 0:
+        norm_dim(dim, 0)  # a scalar still takes only -1 or 0
         return return_types.sort(
             input.clone(),
             wrap(
@@ -78,7 +79,7 @@ def msort(input: Tensor) -> Tensor:
 
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices."""
-    d = norm_dim(dim, input.ndim) if input.ndim else 0
+    d = norm_dim(dim, input.ndim)
     size = input._shape[d] if input.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")

@@ -96,7 +96,9 @@ def vector_norm(
     if dtype is not None:
         x = x.to(dtype)
     _check_identity(x, float(ord), dim)
-    dims = norm_dims(dim, x.ndim) if x.ndim else ()
+    dims = norm_dims(dim, x.ndim)  # a scalar takes dim -1 or 0 (and raises PyTorch's error else)
+    if not x.ndim:
+        dims = ()
     if not x.ndim:
         x = x.reshape(1)
         dims = (0,)
