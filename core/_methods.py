@@ -10,6 +10,7 @@ from ember.backends import dtypes as D
 from . import _random
 from ._creation import _size, full, tensor
 from ._legacy import tensor_type
+from ._ops import complex as _complex
 from ._ops import convert as C
 from ._ops import gather_scatter as GS
 from ._ops import indexing as I
@@ -421,7 +422,7 @@ _METHODS = {
     "requires_grad_": C.requires_grad_,
     "detach_": C.detach_,
     "conj": C.conj,
-    "conj_physical": C.conj,
+    "conj_physical": _complex.conj_physical,
     "float": _cast(D.float32),
     "double": _cast(D.float64),
     "half": _cast(D.float16),

@@ -110,8 +110,10 @@ def test_outputs_not_saved_by_their_node_may_change_in_place():
     assert a.grad.tolist() == [0.75, 0.375] and b.grad.tolist() == [-0.1875, -0.09375]
 
 
-def test_view_dtype_reinterpretation_is_refused_not_silently_cast():
+def test_view_dtype_reinterprets_bits_and_shares_storage():
     t = ember.ones(2)
     assert t.view(ember.float32)._base is not None
-    with pytest.raises(NotImplementedError, match="reinterpreting float32 as int32 is not supported"):
-        t.view(ember.int32)
+    bits = t.view(ember.int32)
+    assert bits.tolist() == [0x3F800000, 0x3F800000]
+    bits[0] = 0x40000000  # 2.0's bits, written through the view
+    assert t.tolist() == [2.0, 1.0]

@@ -190,7 +190,7 @@ def test_view_grads_match_torch() -> None:
 
 def test_conj_flag_values_and_writes_through() -> None:
     e, t = _cplx("complex64")
-    y, ty = CX.conj(e), t.conj()
+    y, ty = e.conj(), t.conj()
     assert (CX.is_conj(y), CX.is_conj(e)) == (ty.is_conj(), t.is_conj()) == (True, False)
     assert y.tolist() == ty.tolist() and CX.is_conj(y[0]) == ty[0].is_conj()
     y[0, 1] = 5 + 6j
@@ -200,13 +200,13 @@ def test_conj_flag_values_and_writes_through() -> None:
     y.imag[1] = 0.5
     ty.imag[1] = 0.5
     assert e.tolist() == t.tolist() and y.tolist() == ty.tolist()
-    for got, want in ((CX.conj(y), ty.conj()), (CX.resolve_conj(y), ty.resolve_conj())):
+    for got, want in ((y.conj(), ty.conj()), (y.resolve_conj(), ty.resolve_conj())):
         assert CX.is_conj(got) == want.is_conj() and got.tolist() == want.tolist()
-    assert CX.conj(y)._base is e  # the conjugate of the conjugate aliases the source again
-    p, tp = CX.conj_physical(e), torch.conj_physical(t)
+    assert y.conj()._base is e  # the conjugate of the conjugate aliases the source again
+    p, tp = e.conj_physical(), torch.conj_physical(t)
     assert CX.is_conj(p) == tp.is_conj() and p.tolist() == tp.tolist()
     r = ember.ones(2)
-    assert CX.conj(r) is r and CX.resolve_conj(r) is r and not CX.is_conj(r)
+    assert r.conj() is r and r.resolve_conj() is r and not r.is_conj()
 
 
 def test_conj_of_conj_errors_match_torch() -> None:
@@ -217,7 +217,7 @@ def test_conj_of_conj_errors_match_torch() -> None:
         lambda m, x: m.view_as_real(x),
     ):
         want = _outcome(lambda make=make: make(torch, t.conj()))
-        got = _outcome(lambda make=make: make(ember, CX.conj(e)))
+        got = _outcome(lambda make=make: make(ember, e.conj()))
         assert type(got) is type(want) and str(got) == str(want)
 
 
@@ -225,9 +225,9 @@ def test_conj_grads_match_torch() -> None:
     w = np.array([1 + 1j, 2 - 3j])
     k = np.array([[1.0, 2.0], [3.0, 4.0]])
     e, t = ember.tensor(w, requires_grad=True), torch.tensor(w, requires_grad=True)
-    y, ty = CX.conj(e), t.conj()
+    y, ty = e.conj(), t.conj()
     assert type(y.grad_fn).__name__ == type(ty.grad_fn).__name__ == "ConjBackward0"
-    (ember.view_as_real(CX.resolve_conj(y)) * ember.tensor(k)).sum().backward()
+    (ember.view_as_real(y.resolve_conj()) * ember.tensor(k)).sum().backward()
     (torch.view_as_real(ty.resolve_conj()) * torch.tensor(k)).sum().backward()
     assert e.grad.tolist() == t.grad.tolist()
     want = _outcome(lambda: ty.add_(1))
@@ -239,7 +239,7 @@ def test_conj_write_back_is_differentiable() -> None:
     w = np.array([1 + 1j, 2 - 3j])
     e0, t0 = ember.tensor(w, requires_grad=True), torch.tensor(w, requires_grad=True)
     e, t = e0 * 1, t0 * 1
-    y, ty = CX.conj(e), t.conj()
+    y, ty = e.conj(), t.conj()
     v, tv = ember.tensor([2 + 0.5j], requires_grad=True), torch.tensor([2 + 0.5j], requires_grad=True)
     y[:1] = v * (3 - 1j)
     ty[:1] = tv * (3 - 1j)

@@ -19,7 +19,6 @@ from ..autograd.graph import record
 from . import complex as _complex
 from ._common import broadcast_shape, sum_to
 from ._composite import NoRecord
-from .complex import conj_physical
 from .inplace import check_view_of_leaf, rebase_view
 from .pointwise_binary import _operands
 
@@ -327,11 +326,9 @@ def detach_(input: Tensor) -> Tensor:
 
 
 def conj(input: Tensor) -> Tensor:
-    """Complex conjugate (the tensor itself for real dtypes)."""
-    if not input.dtype.is_complex:
-        return input
-
-    return conj_physical(input)
+    """Complex conjugate flagged ``is_conj()`` (the tensor itself for real dtypes); writes
+    through it reach ``input`` conjugated, as through PyTorch's lazy conjugate view."""
+    return _complex.conj(input)
 
 
 def _part(input: Tensor, which: str) -> Tensor:
