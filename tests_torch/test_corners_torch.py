@@ -216,6 +216,8 @@ BOOLS = [True, False, True]
         lambda lib, x: x.argmax(0),
         lambda lib, x: x.argmin(0, keepdim=True),
         lambda lib, x: lib.argmax(x[:0]),
+        lambda lib, x: x.max(0),
+        lambda lib, x: x.min(0, keepdim=True),
         lambda lib, x: lib.topk(x, 1),
         lambda lib, x: x.topk(2, largest=False),
         lambda lib, x: lib.topk(x, 5),

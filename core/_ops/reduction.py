@@ -215,9 +215,8 @@ def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
 
 
 def _arg(op: str, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
-    if input.dtype.is_complex or input.dtype is D.bool_:
-        kind = "complex" if input.dtype.is_complex else "bool"
-        raise RuntimeError(f"{op}(): does not support {kind} input")
+    if input.dtype.is_complex:
+        raise RuntimeError(f"{op}(): does not support complex input")
     if dim is None:
         _check_nonempty(op, input, (), True)
         d = None
@@ -236,12 +235,20 @@ def _arg(op: str, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
 
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the first maximum (over the flattened tensor when ``dim`` is None)."""
+    _no_bool("argmax", input)
     return _arg("argmax", input, dim, keepdim)
 
 
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the first minimum."""
+    _no_bool("argmin", input)
     return _arg("argmin", input, dim, keepdim)
+
+
+def _no_bool(op: str, input: Tensor) -> None:
+    """PyTorch's argmax/argmin refuse bool (its max(dim) on bool, which picks indices too, does not)."""
+    if input.dtype is D.bool_:
+        raise RuntimeError(f"{op}(): does not support bool input")
 
 
 def _indexed_rule(n: Any, g: Tensor) -> tuple:
@@ -264,7 +271,7 @@ def _max_min(which: str, input: Tensor, dim: Any, keepdim: bool, other: Any) -> 
     _check_nonempty(which, input, (d,), False)
     with NoRecord():
         values = (amax if which == "max" else amin)(input, dim, keepdim)
-        indices = (argmax if which == "max" else argmin)(input, dim, keepdim)
+        indices = _arg("argmax" if which == "max" else "argmin", input, dim, keepdim)
     if _grad.enabled and input._requires_grad:
         d = norm_dim(dim, input.ndim)
         record(
