@@ -136,6 +136,6 @@ def _eig(A: Tensor) -> tuple[Tensor, Tensor]:
 def _conjugate_pairs(w: Tensor) -> Tensor:
     """A real matrix's eigenvalues as exact conjugate pairs (and exactly real ones), as LAPACK's
     dgeev gives them: each is averaged with the conjugate of its nearest partner's conjugate."""
-    dist = abs(w.unsqueeze(-1) - w.conj().unsqueeze(-2))
+    dist = abs(w.unsqueeze(-1) - w.conj_physical().unsqueeze(-2))
     partner = dist.argmin(-1)
-    return (w + w.gather(-1, partner).conj()) * 0.5
+    return (w + w.gather(-1, partner).conj_physical()) * 0.5

@@ -30,7 +30,7 @@ def _rows(A: Tensor) -> Tensor:
 
 
 def conj_if_complex(x: Tensor) -> Tensor:
-    return x.conj() if x.dtype.is_complex else x
+    return x.conj_physical() if x.dtype.is_complex else x
 
 
 def mH(x: Tensor) -> Tensor:

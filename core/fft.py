@@ -104,7 +104,7 @@ def _bluestein(x: Tensor, inverse: bool) -> Tensor:
     phase = ((k * k) % (2 * m)).to(D.to_real(x.dtype)) * ((1 if inverse else -1) * math.pi / m)
     w = _complex(phase.cos(), phase.sin())
     a = cat([x * w, zeros(x._shape[:-1] + (size - m,), dtype=x.dtype, device=x._device)], -1)
-    wc = w.conj()
+    wc = w.conj_physical()
     gap = zeros(size - 2 * m + 1, dtype=x.dtype, device=x._device)
     b = cat([wc, gap, wc[1:].flip(0)], 0)
     conv = _fft_last(_fft_last(a, False) * _fft_last(b, False), True) * (1.0 / size)
@@ -173,7 +173,7 @@ def _hermitian_full(x: Tensor, n: int, d: int) -> Tensor:
     tail = n - half
     if tail <= 0:
         return x
-    mirror = x.narrow(d, 1, tail).flip(d).conj()
+    mirror = x.narrow(d, 1, tail).flip(d).conj_physical()
     return cat([x, mirror], d)
 
 
@@ -194,12 +194,12 @@ _SWAP = {None: "forward", "backward": "forward", "forward": "backward", "ortho":
 def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The FFT of a Hermitian-symmetric signal given by its first half: a real spectrum."""
     x = input.to(_complex_dtype(input))
-    return irfft(x.conj(), n, dim, _SWAP.get(norm, norm))
+    return irfft(x.conj_physical(), n, dim, _SWAP.get(norm, norm))
 
 
 def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The inverse of ``hfft``: the first ``n // 2 + 1`` terms of ``conj(ifft(input))``."""
-    return rfft(input, n, dim, _SWAP.get(norm, norm)).conj()
+    return rfft(input, n, dim, _SWAP.get(norm, norm)).conj_physical()
 
 
 def _dims_and_sizes(x: Tensor, s: Sequence[int] | None, dim: Any) -> tuple[list, list]:
@@ -284,12 +284,12 @@ def irfft2(
 def hfftn(input: Tensor, s: Sequence[int] | None = None, dim: Any = None, norm: str | None = None) -> Tensor:
     """The n-dimensional ``hfft``: a real result from a half-Hermitian input."""
     x = input.to(_complex_dtype(input))
-    return irfftn(x.conj(), s, dim, _SWAP.get(norm, norm))
+    return irfftn(x.conj_physical(), s, dim, _SWAP.get(norm, norm))
 
 
 def ihfftn(input: Tensor, s: Sequence[int] | None = None, dim: Any = None, norm: str | None = None) -> Tensor:
     """The inverse of ``hfftn``: half of the Hermitian spectrum of a real input."""
-    return rfftn(input, s, dim, _SWAP.get(norm, norm)).conj()
+    return rfftn(input, s, dim, _SWAP.get(norm, norm)).conj_physical()
 
 
 def hfft2(

@@ -92,14 +92,14 @@ def _nd_rule(n: Any, g: Tensor) -> tuple:
         g2 = g2.unsqueeze(-2)
     ga = gb = None
     if need[0]:
-        ga = sum_to(matmul(g2, b2.mT.conj()), a2._shape)
+        ga = sum_to(matmul(g2, b2.mT.conj_physical()), a2._shape)
         ga = ga.squeeze(0) if a.ndim == 1 else ga
     if need[1] and b.ndim == 2 and a.ndim == 2 and not b.is_contiguous() and b.mT.is_contiguous():
         # ``x @ w.t()`` (nn.Linear): give w's gradient w's own layout, as PyTorch's
         # mm_mat2_backward does, so AccumulateGrad copies it instead of transposing it.
-        gb = matmul(g2.mT, a2.conj()).mT
+        gb = matmul(g2.mT, a2.conj_physical()).mT
     elif need[1]:
-        gb = sum_to(matmul(a2.mT.conj(), g2), b2._shape)
+        gb = sum_to(matmul(a2.mT.conj_physical(), g2), b2._shape)
         gb = gb.squeeze(-1) if b.ndim == 1 else gb
     return ga, gb
 

@@ -220,7 +220,7 @@ def _reduce_pair(n: Any, ga: Any, gb: Any) -> tuple:
 def _conj(x: Any) -> Any:
     if isinstance(x, complex):  # a Python complex scalar operand needs conjugating too
         return x.conjugate()
-    return x.conj() if isinstance(x, Tensor) and x.dtype.is_complex else x
+    return x.conj_physical() if isinstance(x, Tensor) and x.dtype.is_complex else x
 
 
 # -- derivative rules (written in ember ops, so every backend differentiates them) ---------

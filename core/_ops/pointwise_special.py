@@ -93,7 +93,7 @@ def composite_unary(name: str, node: str | None, rule: Callable[..., Any] | None
 
 
 def _conj(t: Tensor) -> Tensor:
-    return t.conj() if t.dtype.is_complex else t
+    return t.conj_physical() if t.dtype.is_complex else t
 
 
 atan = composite_unary("atan", "AtanBackward0", lambda x, o, g: g / _conj(1 + x * x))

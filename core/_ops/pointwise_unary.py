@@ -102,18 +102,18 @@ def _zero_rule(n: Any, g: Tensor) -> tuple:
 
 
 # -- primitives --------------------------------------------------------------------------
-exp = _unary("exp", "ExpBackward0", lambda n, g: (g * n.ctx[1].conj(),), saves="out")
+exp = _unary("exp", "ExpBackward0", lambda n, g: (g * n.ctx[1].conj_physical(),), saves="out")
 
 
-log = _unary("log", "LogBackward0", lambda n, g: (g / n.ctx[0].conj(),))
+log = _unary("log", "LogBackward0", lambda n, g: (g / n.ctx[0].conj_physical(),))
 
-sqrt = _unary("sqrt", "SqrtBackward0", lambda n, g: (g / (2 * n.ctx[1].conj()),), saves="out")
+sqrt = _unary("sqrt", "SqrtBackward0", lambda n, g: (g / (2 * n.ctx[1].conj_physical()),), saves="out")
 
-sin = _unary("sin", "SinBackward0", lambda n, g: (g * cos(n.ctx[0]).conj(),))
+sin = _unary("sin", "SinBackward0", lambda n, g: (g * cos(n.ctx[0]).conj_physical(),))
 
-cos: Callable[..., Tensor] = _unary("cos", "CosBackward0", lambda n, g: (-g * sin(n.ctx[0]).conj(),))
+cos: Callable[..., Tensor] = _unary("cos", "CosBackward0", lambda n, g: (-g * sin(n.ctx[0]).conj_physical(),))
 
-tanh = _unary("tanh", "TanhBackward0", lambda n, g: (g * (1 - n.ctx[1] * n.ctx[1]).conj(),), saves="out")
+tanh = _unary("tanh", "TanhBackward0", lambda n, g: (g * (1 - n.ctx[1] * n.ctx[1]).conj_physical(),), saves="out")
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
@@ -214,7 +214,7 @@ sign = _unary("sign", "SignBackward0", _zero_rule, float_only=False, decompose=_
 sigmoid = _unary(
     "sigmoid",
     "SigmoidBackward0",
-    lambda n, g: (g * (n.ctx[1] * (1 - n.ctx[1])).conj(),),
+    lambda n, g: (g * (n.ctx[1] * (1 - n.ctx[1])).conj_physical(),),
     decompose=_sigmoid,
     saves="out",
 )
@@ -240,13 +240,13 @@ def _expm1(x: Tensor) -> Tensor:
 
 
 log1p = _unary(
-    "log1p", "Log1PBackward0", lambda n, g: (g / (n.ctx[0] + 1).conj(),), decompose=lambda x: _log1p(x)
+    "log1p", "Log1PBackward0", lambda n, g: (g / (n.ctx[0] + 1).conj_physical(),), decompose=lambda x: _log1p(x)
 )
 
 expm1 = _unary(
     "expm1",
     "Expm1Backward0",
-    lambda n, g: (g * (n.ctx[1] + 1).conj(),),
+    lambda n, g: (g * (n.ctx[1] + 1).conj_physical(),),
     decompose=lambda x: _expm1(x),
     saves="out",
 )

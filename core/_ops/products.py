@@ -35,7 +35,7 @@ def vdot(input: Tensor, other: Tensor) -> Tensor:
     """``sum(conj(input) * other)`` of two 1-D tensors."""
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
-    return matmul(input.conj(), other)
+    return matmul(input.conj_physical(), other)
 
 
 def inner(input: Tensor, other: Tensor) -> Tensor:

@@ -338,7 +338,7 @@ def var(
     dims = norm_dims(dim, input.ndim)
     n = numel(tuple(input._shape[d] for d in dims if d < input.ndim))
     centred = input - mean(input, dims, keepdim=True)
-    sq = (centred * centred.conj()).real if input.dtype.is_complex else centred * centred
+    sq = (centred * centred.conj_physical()).real if input.dtype.is_complex else centred * centred
     denom = n - c
     return relabel(sum(sq, dims, keepdim) / (denom if denom > 0 else float("nan")), "VarBackward0")
 

@@ -44,7 +44,7 @@ def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
 def _cumprod_rule(n: Any, g: Tensor) -> tuple:
     x, out, d = n.ctx
     if x.dtype.is_complex:  # conjugate Wirtinger: the same formula on conjugates
-        x, out = x.conj(), out.conj()
+        x, out = x.conj_physical(), out.conj_physical()
     safe = where(x == 0, 1.0, x)
     rev = (g * out).flip(d).cumsum(d).flip(d)
     # Exact where x has no zeros; at zeros, the prefix product over the others.

@@ -149,7 +149,7 @@ def cov(
             norm = wsum_t - correction * (w * aweights.to(x.dtype)).sum() / wsum_t
     xc = x - avg
     xw = xc * w if w is not None else xc
-    c = xw @ xc.mT.conj()
+    c = xw @ xc.mT.conj_physical()
     if not isinstance(norm, Tensor) and norm <= 0:
         norm = 0.0
     out = c / norm

@@ -74,7 +74,7 @@ def _run(name: str, tensors: tuple, params: tuple, dtypes: Any) -> Any:
 
 def _mH(x: Tensor) -> Tensor:
     t = x.mT
-    return t.conj() if x.dtype.is_complex else t
+    return t.conj_physical() if x.dtype.is_complex else t
 
 
 def _eye_like(x: Tensor, n: int) -> Tensor:
@@ -86,7 +86,7 @@ def _eye_like(x: Tensor, n: int) -> Tensor:
 # -- determinants and inverses ---------------------------------------------------------------
 def _det_rule(n: Any, g: Tensor) -> tuple:
     A, out = n.ctx
-    scale = (g * out.conj()) if out.dtype.is_complex else g * out
+    scale = (g * out.conj_physical()) if out.dtype.is_complex else g * out
     return (scale.unsqueeze(-1).unsqueeze(-1) * _mH(inv(A)),)
 
 
@@ -354,7 +354,7 @@ def _eig_rule(n: Any, g: tuple) -> tuple:
     gL, gV = g
     VhgV = _mH(V) @ gV
     diag_re = diagonal(VhgV, 0, -2, -1).real
-    Lc = L.conj()
+    Lc = L.conj_physical()
     E = Lc.unsqueeze(-2) - Lc.unsqueeze(-1)
     off = VhgV - _mH(V) @ (V * diag_re.unsqueeze(-2).to(V.dtype))
     eye = diag_embed(diagonal(E, 0, -2, -1) * 0 + 1) != 0

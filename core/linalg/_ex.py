@@ -38,7 +38,7 @@ def cholesky_partial(A: Tensor) -> tuple[Tensor, Tensor]:
         live = info == 0
         s = where(live, d, 1.0).sqrt().to(A.dtype)
         c = W[..., j + 1 :, j] / s.unsqueeze(-1)
-        trail = W[..., j + 1 :, j + 1 :] - c.unsqueeze(-1) * c.conj().unsqueeze(-2)
+        trail = W[..., j + 1 :, j + 1 :] - c.unsqueeze(-1) * c.conj_physical().unsqueeze(-2)
         col = cat([s.unsqueeze(-1), c], -1).unsqueeze(-1)
         right = cat([W[..., j : j + 1, j + 1 :], trail], -2)
         new = cat([W[..., :j, :], cat([W[..., j:, :j], col, right], -1)], -2)

@@ -43,7 +43,7 @@ def _factor_one(A: Tensor, hermitian: bool) -> tuple[Tensor, list[int], int]:
     conj = hermitian and A.is_complex()
     strict = tril(A, -1)
     if conj:  # hetrf reads only the real part of the diagonal
-        T = strict + strict.mT.conj() + diag_embed(diagonal(A).real.to(A.dtype))
+        T = strict + strict.mT.conj_physical() + diag_embed(diagonal(A).real.to(A.dtype))
     else:
         T = tril(A) + strict.mT
     LD = zeros((n, n), dtype=A.dtype, device=A._device)
@@ -96,7 +96,7 @@ def _eliminate(T: Tensor, LD: Tensor, k: int, kstep: int, conj: bool) -> Tensor:
             return T[1:, 1:]
         L = x / d
         LD[k + 1 :, k] = L
-        xt = x.conj() if conj else x
+        xt = x.conj_physical() if conj else x
         return T[1:, 1:] - L.unsqueeze(-1) * xt.unsqueeze(0)
     from ._decomp import inv
 
@@ -107,7 +107,7 @@ def _eliminate(T: Tensor, LD: Tensor, k: int, kstep: int, conj: bool) -> Tensor:
         return T[2:, 2:]
     W = X @ inv(Dk)
     LD[k + 2 :, k : k + 2] = W
-    Xt = X.mT.conj() if conj else X.mT
+    Xt = X.mT.conj_physical() if conj else X.mT
     return T[2:, 2:] - W @ Xt
 
 

@@ -172,7 +172,7 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
     tol = _tolerance(A, S, atol, rtol)
     keep = S > tol
     inv_s = where(keep, 1 / where(keep, S, 1.0), 0.0)
-    return matmul(Vh.mT.conj() * inv_s.unsqueeze(-2).to(A.dtype), U.mT.conj())
+    return matmul(Vh.mT.conj_physical() * inv_s.unsqueeze(-2).to(A.dtype), U.mT.conj_physical())
 
 
 def _tolerance(A: Tensor, S: Tensor, atol: Any, rtol: Any) -> Tensor:
@@ -236,7 +236,7 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """``sum(conj(x) * y, dim)``."""
-    return (x.conj() * y).sum(dim)
+    return (x.conj_physical() * y).sum(dim)
 
 
 def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
@@ -273,7 +273,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: str | None = None)
     vector = B.ndim == A.ndim - 1
     b = B.unsqueeze(-1) if vector else B
     if A.requires_grad or B.requires_grad:
-        Ah = A.mT.conj()
+        Ah = A.mT.conj_physical()
         m, n = A._shape[-2:]
         X = solve(Ah @ A, Ah @ b) if m >= n else Ah @ solve(A @ Ah, b)
     else:
