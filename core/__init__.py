@@ -505,7 +505,6 @@ __all__ = [
     "any",
     "arange",
     "are_deterministic_algorithms_enabled",
-    "is_deterministic_algorithms_warn_only_enabled",
     "argmax",
     "argmin",
     "argsort",
@@ -600,6 +599,7 @@ __all__ = [
     "is_anomaly_check_nan_enabled",
     "is_anomaly_enabled",
     "is_complex",
+    "is_deterministic_algorithms_warn_only_enabled",
     "is_floating_point",
     "is_grad_enabled",
     "is_inference_mode_enabled",
@@ -962,6 +962,6 @@ __all__ += ["igamma", "igammac"]
 __all__ += ["histogramdd"]
 __all__ += ["nonzero_static"]
 __all__ += ["fft"]
-from ._random_inplace import bind as _bind_inplace_methods  # noqa: I001
+from ._random_inplace import bind as _bind_inplace_methods
 
 _bind_inplace_methods(Tensor)  # in-place view/shape and random ops (they replace older entries)

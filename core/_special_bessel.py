@@ -12,8 +12,8 @@ from typing import Any
 from ember.backends import dtypes as D
 
 from ._ops._operands import as_float as _float
-from ._ops.select import where
 from ._ops.pointwise_unary import exp, isnan, sin
+from ._ops.select import where
 from ._tensor import Tensor
 
 __all__ = [

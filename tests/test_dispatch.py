@@ -29,7 +29,9 @@ class Recorder(_dispatch.DispatchMode):
         self.calls: list[tuple[str, str]] = [] if log is None else log
         self.tag = tag
 
-    def __ember_dispatch__(self, op: str, backend: str, run: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    def __ember_dispatch__(
+        self, op: str, backend: str, run: Callable[..., Any], args: tuple, kwargs: dict
+    ) -> Any:
         self.calls.append((self.tag + op, backend))
         return run(*args, **kwargs)
 
@@ -137,7 +139,9 @@ def test_autograd_backward_kernels_are_seen() -> None:
 
 
 class _Plugin:
-    def __init__(self, name: str, kernels: dict[str, Any], variants: dict[str, Any], nondet: frozenset[str]) -> None:
+    def __init__(
+        self, name: str, kernels: dict[str, Any], variants: dict[str, Any], nondet: frozenset[str]
+    ) -> None:
         self.name, self.kernels, self.variants, self.nondet = name, kernels, variants, nondet
 
     @hookimpl
@@ -163,7 +167,9 @@ def backend_factory() -> Iterator[Callable[..., str]]:
 
     def make(name: str, variants: dict[str, Any], nondet: frozenset[str], kernels: dict | None = None) -> str:
         names.append(name)
-        registry.register(name, _Plugin(name, dict(KERNELS) if kernels is None else kernels, variants, nondet))
+        registry.register(
+            name, _Plugin(name, dict(KERNELS) if kernels is None else kernels, variants, nondet)
+        )
         return name
 
     yield make
@@ -209,7 +215,9 @@ def test_warn_only_warns_and_runs(backend_factory: Any) -> None:
     dev = backend_factory("cpu_nondet_warn", {}, frozenset({"scatter"}))
     ember.use_deterministic_algorithms(True, warn_only=True)
     assert ember.is_deterministic_algorithms_warn_only_enabled()
-    with pytest.warns(UserWarning, match=r"scatter \(backend 'cpu_nondet_warn'\) does not have a deterministic"):
+    with pytest.warns(
+        UserWarning, match=r"scatter \(backend 'cpu_nondet_warn'\) does not have a deterministic"
+    ):
         assert _scatter_add(dev) == [2.0, 0.0, 1.0]
     ember.use_deterministic_algorithms(False)
     with warnings.catch_warnings():

@@ -352,3 +352,17 @@ def test_gradient_of_empty_input_is_empty(shape: tuple, op: str) -> None:
 )
 def test_empty_index_is_not_checked(call: Callable) -> None:
     _same(call)
+
+
+@pytest.mark.parametrize("op", ["abs", "floor", "ceil", "round", "trunc", "positive", "abs_", "floor_"])
+def test_rounding_and_abs_of_bool_refused_as_pytorch(op: str) -> None:
+    _same(lambda lib: getattr(lib.tensor([True, False]), op)())
+
+
+def test_multi_margin_loss_weight_is_not_differentiable() -> None:
+    def case(lib: Any) -> Any:
+        x = lib.tensor([[0.1, 0.5, 0.2], [0.3, 0.0, 0.9]])
+        w = lib.tensor([1.0, 2.0, 0.5], requires_grad=True)
+        return lib.nn.functional.multi_margin_loss(x, lib.tensor([0, 2]), weight=w)
+
+    _same(case)

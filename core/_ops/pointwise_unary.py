@@ -113,7 +113,9 @@ sin = _unary("sin", "SinBackward0", lambda n, g: (g * cos(n.ctx[0]).conj_physica
 
 cos: Callable[..., Tensor] = _unary("cos", "CosBackward0", lambda n, g: (-g * sin(n.ctx[0]).conj_physical(),))
 
-tanh = _unary("tanh", "TanhBackward0", lambda n, g: (g * (1 - n.ctx[1] * n.ctx[1]).conj_physical(),), saves="out")
+tanh = _unary(
+    "tanh", "TanhBackward0", lambda n, g: (g * (1 - n.ctx[1] * n.ctx[1]).conj_physical(),), saves="out"
+)
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
@@ -126,6 +128,8 @@ def _real_only(op: Callable[[Tensor], Tensor]) -> Callable[[Tensor], Tensor]:
     def checked(input: Tensor) -> Tensor:
         if isinstance(input, Tensor) and input.dtype.is_complex:
             raise NotImplementedError(f"{op.__name__} is not supported for complex inputs")
+        if isinstance(input, Tensor) and input.dtype is D.bool_:
+            raise NotImplementedError(f"\"{op.__name__}_vml_cpu\" not implemented for 'Bool'")
         return op(input)
 
     checked.__name__ = op.__name__
@@ -164,6 +168,8 @@ def _abs_rule(n: Any, g: Tensor) -> tuple:
 def abs(input: Tensor) -> Tensor:
     """``|input|``; complex inputs give their real dtype."""
     x = input
+    if x.dtype is D.bool_:
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
     out_dtype = D.to_real(x.dtype)
     out = wrap(call(x._be, "abs", x._data), x._be, x._device, out_dtype, x._shape)
     if _grad.enabled and x._requires_grad:
@@ -240,7 +246,10 @@ def _expm1(x: Tensor) -> Tensor:
 
 
 log1p = _unary(
-    "log1p", "Log1PBackward0", lambda n, g: (g / (n.ctx[0] + 1).conj_physical(),), decompose=lambda x: _log1p(x)
+    "log1p",
+    "Log1PBackward0",
+    lambda n, g: (g / (n.ctx[0] + 1).conj_physical(),),
+    decompose=lambda x: _log1p(x),
 )
 
 expm1 = _unary(
@@ -256,6 +265,8 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     """Round half to even; ``decimals`` scales by 10**decimals first."""
     if input.dtype.is_complex:
         raise NotImplementedError("\"round_vml_cpu\" not implemented for 'ComplexFloat'")
+    if input.dtype is D.bool_:
+        raise NotImplementedError("\"round_vml_cpu\" not implemented for 'Bool'")
     if decimals == 0:
         return _round_op(input)
     scale = 10.0**decimals
@@ -298,6 +309,8 @@ def tan(input: Tensor) -> Tensor:
 
 
 def positive(input: Tensor) -> Tensor:
+    if input.dtype is D.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
 
 

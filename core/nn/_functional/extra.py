@@ -18,6 +18,7 @@ from ..._tensor import Tensor
 from ._util import apply_reduction, ntuple
 from .conv import conv2d_op, conv_input_grad
 from .linear import check_embedding_indices, embedding_rows
+from .loss import _no_grad_arg
 from .padding import constant_pad
 from .pooling import avg_pool2d
 from .softmax import softmax
@@ -251,6 +252,7 @@ def multi_margin_loss(
     """``sum_{i≠y} max(0, margin - x[y] + x[i])^p / C`` per sample (weighted by ``weight[y]``)."""
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
+    _no_grad_arg("multi_margin_loss", "weight", weight)
     x = input if input.ndim == 2 else input.unsqueeze(0)
     t = target.reshape(-1, 1)
     xy = x.gather(1, t)

@@ -12,8 +12,8 @@ from typing import Any
 
 from ..._creation import empty, zeros
 from ..._ops.join import stack
-from ..._ops.select import where
 from ..._ops.pointwise_unary import sigmoid, tanh
+from ..._ops.select import where
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
