@@ -45,7 +45,9 @@ def _tree(rev: str | None, tmp: str) -> str:
     src = ROOT
     if rev is not None:
         src = os.path.join(tmp, "src-" + rev.replace("/", "_"))
-        subprocess.run(["git", "-C", ROOT, "worktree", "add", "--detach", src, rev], check=True, capture_output=True)
+        subprocess.run(
+            ["git", "-C", ROOT, "worktree", "add", "--detach", src, rev], check=True, capture_output=True
+        )
     path = os.path.join(tmp, "path-" + os.path.basename(src))
     os.makedirs(path)
     os.symlink(os.path.join(src, "core"), os.path.join(path, "ember"))
