@@ -79,12 +79,13 @@ def test_log1p_expm1_keep_precision_for_tiny_inputs(cpu_prims):
 @pytest.mark.parametrize("dim", [None, 0, 1])
 def test_amin_argmin_decomposed(x, dim, cpu_prims):
     a, b = ember.tensor(x), ember.tensor(x, device=cpu_prims)
+    arg = x.dtype != bool  # argmin refuses bool, as PyTorch's; min(dim) takes it
     if dim is None:
-        assert b.amin().item() == a.amin().item() and b.argmin().item() == a.argmin().item()
-        assert b.min().item() == a.min().item()
+        assert b.amin().item() == a.amin().item() and b.min().item() == a.min().item()
+        assert not arg or b.argmin().item() == a.argmin().item()
     else:
         assert b.amin(dim).tolist() == a.amin(dim).tolist()
-        assert b.argmin(dim).tolist() == a.argmin(dim).tolist()
+        assert not arg or b.argmin(dim).tolist() == a.argmin(dim).tolist()
         r, e = b.min(dim, keepdim=True), a.min(dim, keepdim=True)
         assert r.values.tolist() == e.values.tolist() and r.indices.tolist() == e.indices.tolist()
 
