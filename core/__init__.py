@@ -731,7 +731,7 @@ __all__ = [
     "zeros_like",
 ]
 
-# The extended op surface (core/_ops/*_extra.py, products, linalg, special).
+# The extended op surface (core/_ops/ by concept, products, linalg, special).
 __all__ += [
     "acos",
     "acosh",

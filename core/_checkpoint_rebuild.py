@@ -16,8 +16,7 @@ import math
 import pickle
 from typing import Any
 
-import numpy as np
-
+from ._creation import numpy_dtype as np_dtype
 from ._ops.views import as_strided
 from ._safe_globals import brief
 from ._tensor import Size, Tensor
@@ -52,14 +51,6 @@ STORAGE_NAMES = {
     "complex64": "ComplexFloatStorage",
     "complex128": "ComplexDoubleStorage",
 }
-
-
-def np_dtype(dt: D.DType) -> np.dtype:
-    if dt.name == "bfloat16":
-        import ml_dtypes  # optional: only bfloat16 checkpoints need it
-
-        return np.dtype(ml_dtypes.bfloat16)
-    return np.dtype(dt.name)
 
 
 class StorageType:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ._atomic_save import atomic_write
-from ._creation import from_numpy
+from ._creation import from_numpy, numpy_dtype
 from ._tensor import Tensor
 from .backends import dtypes as D
 
@@ -182,13 +182,5 @@ def _read_tensor(
     buf = bytearray(end - begin)
     if fh.readinto(buf) != len(buf):
         raise _Bad(f"tensor {name!r:.80} ends past the end of the file")
-    t = from_numpy(np.frombuffer(buf, dtype=_numpy_dtype(dt)).reshape(shape))
+    t = from_numpy(np.frombuffer(buf, dtype=numpy_dtype(dt)).reshape(shape))
     return t if str(device) == "cpu" else t.to(device)
-
-
-def _numpy_dtype(dt: D.DType) -> np.dtype:
-    if dt.name == "bfloat16":
-        import ml_dtypes  # optional: only bfloat16 files need it
-
-        return np.dtype(ml_dtypes.bfloat16)
-    return np.dtype(dt.name)

@@ -8,6 +8,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._dtype import pt_name
 from .._ops._composite import NoRecord, run_composite
 from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad
@@ -46,15 +47,12 @@ class LinAlgError(RuntimeError):
     """A matrix is singular or not positive-definite (``torch.linalg.LinAlgError``)."""
 
 
-_PT = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
-
-
 def check_matrix(name: str, A: Tensor, square: bool = True) -> None:
     if not isinstance(A, Tensor):
         raise TypeError(f"linalg.{name}(): argument 'A' must be Tensor, not {type(A).__name__}")
     if A.dtype.category < 2 or A.dtype in (D.float16, D.bfloat16):
         raise RuntimeError(
-            f"linalg.{name}: Expected a floating point or complex tensor as input. Got {_PT.get(A.dtype.name, A.dtype.name)}"
+            f"linalg.{name}: Expected a floating point or complex tensor as input. Got {pt_name(A.dtype)}"
         )
     if A.ndim < 2:
         raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
