@@ -226,3 +226,26 @@ def test_pow_at_zero_matches_torch(exponent: float) -> None:
 @pytest.mark.parametrize("base", [0.0, 2.0, 1.0])
 def test_scalar_base_pow_matches_torch(base: float) -> None:
     _check(lambda lib, F, x: lib.pow(base, x), [[0.0, 1.0, -1.0, 0.5]])
+
+
+_ZEROS = [[0.0, 2.0, 3.0], [1.0, 2.0, 3.0], [0.0, 0.0, 1.0]]
+_PRODUCTS: dict[str, Callable] = {
+    "prod_dim_one_zero": lambda lib, F, x: x.prod(1),
+    "prod_all": lambda lib, F, x: x.prod(),
+    "prod_dim0": lambda lib, F, x: x.prod(0),
+}
+
+
+@pytest.mark.parametrize("name", list(_PRODUCTS))
+def test_prod_at_zeros_matches_torch(name: str) -> None:
+    """The gradient at a row's only zero is the product of the rest (not 0)."""
+    _check(_PRODUCTS[name], [_ZEROS])
+
+
+def test_binary_cross_entropy_at_zero_and_one_matches_torch() -> None:
+    """Finite gradients at inputs 0 and 1 (PyTorch's clamped denominator), not NaN."""
+
+    def bce(lib: Any, F: Any, x: Any) -> Any:
+        return F.binary_cross_entropy(x, lib.tensor([0.0, 1.0, 1.0, 0.0, 0.5], dtype=lib.float64))
+
+    _check(bce, [[0.0, 1.0, 0.0, 1.0, 0.25]], second=False)

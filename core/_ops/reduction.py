@@ -17,6 +17,7 @@ from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
 from ._common import broadcast_shape, norm_dim, norm_dims, numel, sum_to
 from ._composite import NoRecord
+from .join import cat
 from .pointwise_binary import maximum, minimum
 from .pointwise_unary import exp, isnan, log
 from .select import where
@@ -124,11 +125,31 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
 
 
 def _prod_rule(n: Any, g: Tensor) -> tuple:
-    x, out, dims, keepdim = n.ctx
+    x, _out, dims, keepdim = n.ctx
 
-    full = _unreduce(out, x._shape, dims, keepdim)
-    safe = where(x == 0, 1, x)
-    return (_unreduce(g, x._shape, dims, keepdim) * where(x == 0, 0, full / safe),)
+    # d out / d x_i is the product of the other elements: the product of those before it
+    # times the product of those after it (exclusive scans), exact with zeros and
+    # differentiable again (PyTorch's prod_safe_zeros_backward).
+    if not dims or x.numel() == 0:
+        return (_unreduce(g, x._shape, dims, keepdim) * (x * 0 + 1),)
+    rest = [d for d in range(x.ndim) if d not in dims]
+    order = rest + list(dims)
+    moved = x.permute(order)
+    lead = moved.shape[: len(rest)]
+    flat = moved.reshape(*lead, -1)
+    ones = flat.narrow(-1, 0, 1) * 0 + 1
+    before = cat([ones, flat.narrow(-1, 0, flat.shape[-1] - 1)], -1).cumprod(-1)
+    rev = flat.flip(-1)
+    after = cat([ones, rev.narrow(-1, 0, rev.shape[-1] - 1)], -1).cumprod(-1).flip(-1)
+    others = (before * after).reshape(moved.shape).permute(_inverse(order))
+    return (_unreduce(g, x._shape, dims, keepdim) * others,)
+
+
+def _inverse(order: list[int]) -> list[int]:
+    inv = [0] * len(order)
+    for i, d in enumerate(order):
+        inv[d] = i
+    return inv
 
 
 def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:

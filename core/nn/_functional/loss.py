@@ -258,12 +258,29 @@ def binary_cross_entropy(
     _no_grad_arg("binary_cross_entropy", "weight", weight)
     if input.numel() and (float(input.min()) < 0 or float(input.max()) > 1):
         raise RuntimeError("all elements of input should be between 0 and 1")
-    log_x = clamp(U.log(input), min=-100.0)
-    log_1mx = clamp(U.log(1 - input), min=-100.0)
-    loss = -(target * log_x + (1 - target) * log_1mx)
-    if weight is not None:
-        loss = loss * weight
+    with no_grad():
+        log_x = clamp(U.log(input), min=-100.0)
+        log_1mx = clamp(U.log(1 - input), min=-100.0)
+        loss = -(target * log_x + (1 - target) * log_1mx)
+        if weight is not None:
+            loss = loss * weight
+    if is_grad_enabled() and (input.requires_grad or target.requires_grad):
+        record("BinaryCrossEntropyBackward0", _bce_rule, loss, (input, target), (), (input, target, weight))
     return apply_reduction(loss, _legacy(size_average, reduce, reduction))
+
+
+_BCE_EPS = 9.999999960041972e-13  # PyTorch's EPSILON, the float32 literal 1e-12f
+
+
+def _bce_rule(n: Any, g: Tensor) -> tuple:
+    """PyTorch's: ``(x - y) / max((1 - x) x, 1e-12)`` for the input (finite at 0 and 1), and
+    the clamped ``log(1 - x) - log(x)`` for the target."""
+    x, y, w = n.ctx
+    gx = g * (x - y) / clamp((1 - x) * x, min=_BCE_EPS)
+    gy = g * (clamp(U.log(1 - x), min=-100.0) - clamp(U.log(x), min=-100.0))
+    if w is not None:
+        gx, gy = gx * w, gy * w
+    return gx, gy
 
 
 def binary_cross_entropy_with_logits(
