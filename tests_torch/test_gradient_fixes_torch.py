@@ -218,3 +218,19 @@ def test_inplace_dropout_is_a_mul(p: float) -> None:
         want = 2 * np.arange(1.0, 9.0)
         want[2:] = want[2:] * np.where(kept, scale * scale, 0.0)
         np.testing.assert_allclose(_np(g), want)
+
+
+def test_a_real_non_leaf_receives_the_real_part_of_a_complex_gradient() -> None:
+    """PyTorch's engine cuts a complex gradient to its real part at every real input, leaf or not."""
+
+    def run(lib: Any) -> tuple:
+        z = lib.tensor([3.0 + 4.0j, 1.0 - 2.0j], dtype=lib.complex128, requires_grad=True)
+        r = lib.abs(z)
+        (g,) = lib.autograd.grad((z / r).sum().real, r)
+        a = _leaf(lib, np.array([0.5, -1.5]))
+        b = _leaf(lib, np.array([2.0, 0.25]))
+        w = lib.complex(a, b)
+        lib.real(w / lib.abs(w)).sum().backward()
+        return g, a.grad, b.grad
+
+    _same(run)

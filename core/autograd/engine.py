@@ -146,6 +146,8 @@ def run_backward(
             in_grads = _apply(node, g)
             for i, ((nxt, _), ig) in enumerate(zip(node.next_functions, in_grads)):
                 if nxt is not None and ig is not None:
+                    if nxt._real_out and ig.dtype.is_complex:
+                        ig = ig.real  # a real input gets the real part, as in PyTorch
                     _accumulate(grads, nxt, ig)
             if not retain_graph:
                 node.release()

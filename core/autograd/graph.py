@@ -33,6 +33,7 @@ class Node:
         "_hooks",
         "_out_id",  # id() of the tensor this node produced (named in the version error)
         "_pre_hooks",
+        "_real_out",  # the tensor it produced is real: a complex gradient reaching it is cut to its real part
         "_released",
         "_versions",
         "next_functions",
@@ -50,6 +51,7 @@ class Node:
                 raise RuntimeError(_INFERENCE_SAVED)
         self._released = False
         self._out_id = 0
+        self._real_out = False
         self._pre_hooks: list | None = None
         self._hooks: list | None = None
 
@@ -203,5 +205,6 @@ def record(
         return out
     node = out.grad_fn = node_class(name)(rule, tuple(edge(t) for t in inputs), ctx)
     node._out_id = id(out)
+    node._real_out = not out.dtype.is_complex
     out._requires_grad = True
     return out
