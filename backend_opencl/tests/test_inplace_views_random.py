@@ -6,10 +6,6 @@ import ember
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.skipif(
-    "opencl" not in ember.backends.available(), reason="the OpenCL backend is not installed"
-)
-
 
 def test_uniform_on_opencl_is_the_cpu_stream():
     ember.manual_seed(5)
