@@ -7,7 +7,6 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
-from . import _random
 from ._creation import _size, full, tensor
 from ._legacy import tensor_type
 from ._ops import complex as _complex
@@ -460,8 +459,6 @@ _METHODS = {
     "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
     "fill_": fill_,
     "zero_": zero_,
-    "uniform_": _random.uniform_,
-    "normal_": _random.normal_,
 }
 
 _INPLACE_METHODS = [

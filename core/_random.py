@@ -19,7 +19,7 @@ from ember.backends import dtypes as D
 
 from ._device import resolve
 from ._dispatch import call
-from ._dtype import get_default_dtype
+from ._dtype import get_default_dtype, pt_name
 from ._tensor import Tensor, wrap
 
 __all__ = [
@@ -31,7 +31,6 @@ __all__ = [
     "manual_seed",
     "multinomial",
     "normal",
-    "normal_",
     "rand",
     "rand_like",
     "randint",
@@ -42,7 +41,6 @@ __all__ = [
     "randperm",
     "seed",
     "set_rng_state",
-    "uniform_",
 ]
 
 _MASK64 = (1 << 64) - 1
@@ -137,7 +135,7 @@ def _size(size: Sequence[Any]) -> tuple[int, ...]:
 
 
 def _uniform01(n: int, dtype: DType, device: Any, generator: Generator | None) -> Tensor:
-    """Exact conversions: 24 bits for float32 and below, 53 bits (two words) for float64."""
+    """Exact conversions: 53 bits (two words) for float64, 24 for float32, 11 and 8 for the halves."""
     if dtype is D.float64:
         w = (
             random_words(2 * n, device, generator).reshape(n, 2)
@@ -148,14 +146,19 @@ def _uniform01(n: int, dtype: DType, device: Any, generator: Generator | None) -
         bits = hi * 2097152 + lo // 2048
         return bits.to(D.float64) * (2.0**-53)
     w = random_words(n, device, generator)
-    u = (w // 256).to(D.float32) * (2.0**-24)
+    # As many bits as the dtype's significand holds, so no sample rounds up to 1.0.
+    width = _SIGNIFICAND_BITS.get(dtype.name, 24)
+    u = (w // 2 ** (32 - width)).to(D.float32) * (2.0**-width)
     return u if dtype is D.float32 else u.to(dtype)
+
+
+_SIGNIFICAND_BITS = {"float16": 11, "bfloat16": 8}
 
 
 def _float_dtype(dtype: DType | None) -> DType:
     dt = dtype or get_default_dtype()
     if dt.category != 2:
-        raise RuntimeError(f"\"check_uniform_bounds\" not implemented for '{dt.name}'")
+        raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for '{pt_name(dt)}'")
     return dt
 
 
@@ -331,17 +334,3 @@ def multinomial(
 
     res = cat(out, 1)
     return res if input.ndim == 2 else res.squeeze(0)
-
-
-def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Generator | None = None) -> Tensor:
-    """Fill ``t`` in place with uniform samples in ``[a, b)``."""
-    u = _uniform01(t.numel(), t.dtype, t._device, generator).reshape(t._shape)
-    t.copy_(u * (b - a) + a)
-    return t
-
-
-def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Generator | None = None) -> Tensor:
-    """Fill ``t`` in place with normal samples."""
-    z = _normal01(t.numel(), t.dtype, t._device, generator).reshape(t._shape)
-    t.copy_(z * std + mean)
-    return t
