@@ -315,7 +315,17 @@ def multinomial(
     input: Tensor, num_samples: int, replacement: bool = False, *, generator: Generator | None = None
 ) -> Tensor:
     """Indices drawn by the weights in each row of ``input`` (inverse-CDF sampling)."""
+    if input.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
     probs = input if input.ndim == 2 else input.unsqueeze(0)
+    if probs.numel():
+        bad = ~((probs >= 0) & (probs < math.inf))  # also NaN
+        if bool(bad.any()):
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if float(probs.sum(1).amin()) <= 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     rows = probs._shape[0]
     if not replacement and num_samples > probs._shape[1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")

@@ -246,3 +246,36 @@ def test_tensor_inference_matches_pytorch(case: str) -> None:
     else:
         assert str(actual.dtype) == str(expected.dtype)
         np.testing.assert_array_equal(actual, expected)
+
+
+_MORE_ERRORS = {
+    "einsum_sizes": lambda lib: lib.einsum("ij,jk->ik", lib.ones(2, 3), lib.ones(2, 3)),
+    "einsum_repeated": lambda lib: lib.einsum("ii->i", lib.ones(2, 3)),
+    "einsum_ellipsis": lambda lib: lib.einsum("...j,...j->...", lib.ones(2, 3), lib.ones(4, 3)),
+    "multinomial_zero_sum": lambda lib: lib.multinomial(lib.tensor([0.0, 0.0]), 1),
+    "multinomial_negative": lambda lib: lib.multinomial(lib.tensor([-1.0, 2.0]), 1),
+    "multinomial_nan": lambda lib: lib.multinomial(lib.tensor([float("nan"), 2.0]), 1),
+    "multinomial_no_samples": lambda lib: lib.multinomial(lib.tensor([1.0, 1.0]), 0),
+    "multinomial_3d": lambda lib: lib.multinomial(lib.ones(2, 2, 2), 1),
+    "narrow_0d": lambda lib: lib.tensor(1.0).narrow(0, 0, 1),
+    "chunk_0d": lambda lib: lib.tensor(1.0).chunk(2),
+    "split_0d": lambda lib: lib.tensor(1.0).split(1),
+    "unbind_0d": lambda lib: lib.tensor(1.0).unbind(),
+    "flatten_0d_dim1": lambda lib: lib.tensor(1.0).flatten(1),
+    "matmul_bool_1d": lambda lib: lib.tensor([True]) @ lib.tensor([True]),
+}
+
+
+@pytest.mark.parametrize("name", list(_MORE_ERRORS))
+def test_more_errors_match_torch(name: str) -> None:
+    def outcome(lib: Any) -> Any:
+        try:
+            return tuple(_MORE_ERRORS[name](lib).shape)
+        except Exception as e:  # noqa: BLE001 - the exception is the outcome compared
+            return type(e).__name__, str(e).split("\n")[0].replace("torch.", "ember.")
+
+    assert outcome(ember) == outcome(torch)
+
+
+def test_movedim_of_a_0d_tensor_is_itself() -> None:
+    assert tuple(ember.tensor(1.0).movedim(0, 0).shape) == tuple(torch.tensor(1.0).movedim(0, 0).shape) == ()

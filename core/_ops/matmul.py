@@ -59,7 +59,8 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
             f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D"
         )
     if a.dtype is D.bool_:
-        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
+        kernel = "dot" if a.ndim == 1 and b.ndim == 1 else "addmm_impl_cpu_"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
     a2 = a.unsqueeze(0) if a.ndim == 1 else a
     b2 = b.unsqueeze(-1) if b.ndim == 1 else b
     if a2._shape[-1] != b2._shape[-2]:

@@ -272,6 +272,35 @@ def _contract(a: Tensor, la: list[str], b: Tensor, lb: list[str], keep: set[str]
     return out.reshape(out._shape[:nb] + sl + sr), batch + left + right
 
 
+def _check_einsum_sizes(ops: Sequence[Tensor], labels: list[list[str]]) -> None:
+    """PyTorch's checks: a label repeated in one operand has one size; across operands its
+    sizes broadcast (equal, or 1)."""
+    seen: dict[str, int] = {}
+    for i, (t, lab) in enumerate(zip(ops, labels)):
+        mine: dict[str, int] = {}
+        for c, size in zip(lab, t._shape):
+            if c in mine and mine[c] != size:
+                raise RuntimeError(
+                    f"einsum(): subscript {c} is repeated for operand {i} but the sizes don't match, "
+                    f"{size} != {mine[c]}"
+                )
+            mine[c] = size
+        for c, size in mine.items():
+            prev = seen.get(c)
+            if prev is not None and size != prev and size != 1 and prev != 1:
+                if c.startswith("..."):
+                    raise RuntimeError(
+                        f"einsum(): dimension {c[3:]} covered by ellipsis in operand {i}has size {size} which "
+                        f"does not broadcast with previously seen ellipsis with size {prev} for the respective dimension"
+                    )
+                raise RuntimeError(
+                    f"einsum(): subscript {c} has size {size} for operand {i} which does not broadcast with "
+                    f"previously seen size {prev}"
+                )
+            if prev is None or prev == 1:
+                seen[c] = size
+
+
 def einsum(equation: str, *operands: Any) -> Tensor:
     """Einstein summation over labelled dimensions; ellipsis and repeated labels allowed.
 
@@ -282,6 +311,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         list(operands[0]) if len(operands) == 1 and isinstance(operands[0], (list, tuple)) else list(operands)
     )
     labels, out = _parse_einsum(equation, ops)
+    _check_einsum_sizes(ops, labels)
     for c in out:
         if not any(c in lab for lab in labels):
             raise RuntimeError(

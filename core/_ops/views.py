@@ -234,9 +234,9 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dimensions ``start_dim..end_dim`` into one (a view when possible)."""
+    s, e = norm_dim(start_dim, input.ndim), norm_dim(end_dim, input.ndim)
     if input.ndim == 0:
         return reshape(input, (1,))
-    s, e = norm_dim(start_dim, input.ndim), norm_dim(end_dim, input.ndim)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     shape = input._shape[:s] + (numel(input._shape[s : e + 1]),) + input._shape[e + 1 :]
@@ -245,6 +245,10 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     """Split dimension ``dim`` into ``sizes``."""
+    if input.ndim == 0:
+        raise RuntimeError(
+            "unflatten got an unexpected error:\nDimension specified as 0 but tensor has no dimensions"
+        )
     d = norm_dim(dim, input.ndim)
     inner = infer_shape(tuple(sizes), input._shape[d])
     return reshape(input, input._shape[:d] + inner + input._shape[d + 1 :])
@@ -257,6 +261,8 @@ def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
     n = input.ndim
     src = tuple(norm_dim(s, n) for s in src)
     dst = tuple(norm_dim(d, n) for d in dst)
+    if n == 0:
+        return reshape(input, ())
     order = [i for i in range(n) if i not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -310,6 +316,8 @@ def basic_slice(input: Tensor, key: tuple[Any, ...], out_shape: tuple[int, ...])
 
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """Elements ``start .. start+length`` of dimension ``dim`` (a view)."""
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = norm_dim(dim, input.ndim)
     size = input._shape[d]
     if start < 0:
@@ -349,12 +357,16 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
 
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """All slices along ``dim``, as views."""
+    if input.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = norm_dim(dim, input.ndim)
     return tuple(select(input, d, i) for i in range(input._shape[d]))
 
 
 def split(input: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
     """Views of pieces of ``split_size`` (the last may be smaller) or of the given sizes."""
+    if input.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = norm_dim(dim, input.ndim)
     size = input._shape[d]
     if isinstance(split_size_or_sections, int):
@@ -380,6 +392,8 @@ def split(input: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Ten
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into ``chunks`` nearly equal views."""
+    if input.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     size = input._shape[norm_dim(dim, input.ndim)]
