@@ -33,6 +33,7 @@ __all__ = [
     "DispatchMode",
     "active_modes",
     "call",
+    "call_out",
     "from_host",
     "has_kernel",
     "kernel_writes_out",
@@ -40,9 +41,15 @@ __all__ = [
 ]
 
 
-def call(be: LoadedBackend, op: str, *args: Any, **kwargs: Any) -> Any:
-    """Run ``op``'s kernel on ``be`` with native arrays and parameters (the hot path)."""
-    return be.k[op](*args, **kwargs)  # type: ignore[misc]
+def call(be: LoadedBackend, op: str, *args: Any) -> Any:
+    """Run ``op``'s kernel on ``be`` with native arrays and parameters (the hot path: no
+    keyword arguments, which cost a dict per call)."""
+    return be.k[op](*args)  # type: ignore[misc]
+
+
+def call_out(be: LoadedBackend, op: str, *args: Any, out: Any) -> Any:
+    """Run a ``writes_out`` kernel writing its result into ``out`` (``kernel_writes_out``)."""
+    return be.k[op](*args, out=out)  # type: ignore[misc]
 
 
 def has_kernel(be: LoadedBackend, op: str) -> bool:

@@ -11,7 +11,7 @@ from ember.backends.dtypes import bool_
 
 from .._creation import _check_dtype, tensor
 from .._device import resolve
-from .._dispatch import call, from_host, has_kernel, kernel_writes_out, to_host
+from .._dispatch import call, call_out, from_host, has_kernel, kernel_writes_out, to_host
 from .._dtype import pt_name as _pt
 from .._tensor import Tensor, _is_contiguous, wrap
 from ..autograd.grad_mode import state as _grad
@@ -292,7 +292,7 @@ def inplace_binary(kernel: str, op: Callable[..., Tensor]) -> Callable[..., Tens
         ):
             return general(self, other)
         try:
-            call(be, kernel, xa, xb, out=self._data)
+            call_out(be, kernel, xa, xb, out=self._data)
         except ValueError as e:  # the contract's answer for a read-only (expanded) out
             raise RuntimeError(_OVERLAP) from e
         self._vc[0] += 1
