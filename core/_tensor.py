@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, SupportsIndex
 import numpy as np
 from ember.backends import DType, device
 from ember.backends.registry import LoadedBackend
+from ember.backends.registry import is_contiguous as _is_contiguous
 
 from ._state import state as _mode
 
@@ -299,17 +300,6 @@ def _dim(d: int, ndim: int) -> int:
     if not -n <= d < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
     return d + n if d < 0 else d
-
-
-def _is_contiguous(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
-    expected = 1
-    for size, stride in zip(reversed(shape), reversed(strides)):
-        if size == 0:
-            return True
-        if size != 1 and stride != expected:
-            return False
-        expected *= size
-    return True
 
 
 _new = object.__new__
