@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -83,8 +84,13 @@ def main() -> int:
             best["torch"] = _measure(None, "torch")
         except subprocess.CalledProcessError:
             best["torch"] = {}
-    finally:
+    finally:  # the checkouts go with their temporary folder
+        for path in paths.values():
+            src = os.path.realpath(os.path.join(path, "ember", ".."))
+            if src != ROOT:
+                subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force", src], check=False)
         subprocess.run(["git", "-C", ROOT, "worktree", "prune"], check=False)
+        shutil.rmtree(tmp, ignore_errors=True)
     print(f"{'case':22} {'base':>12} {'head':>12} {'head/base':>10} {'torch':>12} {'head/torch':>11}")
     for case, t0 in best["base"].items():
         t1, tt = best["head"][case], best["torch"].get(case)
