@@ -11,6 +11,7 @@ sees every Python call, which is fine for profiling and tracing, never for train
 
 from __future__ import annotations
 
+import inspect
 import sys
 import types
 from typing import Any
@@ -37,7 +38,7 @@ def public_ops() -> dict[types.CodeType, str]:
 
         names: dict[types.CodeType, set[str]] = {}
         for name, value in vars(ember.Tensor).items():
-            code = getattr(value, "__code__", None)
+            code = getattr(_unwrap(value), "__code__", None)
             if code is not None and not name.startswith("_"):
                 names.setdefault(code, set()).add(f"Tensor.{name}")
         # A closure shared by several methods (the dtype casts, the in-place forms) names none
@@ -46,12 +47,20 @@ def public_ops() -> dict[types.CodeType, str]:
         for modname, prefix in reversed(_NAMESPACES):
             module = sys.modules.get(modname)
             for name in getattr(module, "__all__", ()):
-                fn = getattr(module, name, None)
+                fn = _unwrap(getattr(module, name, None))
                 code = getattr(fn, "__code__", None)
                 if code is not None and (code not in table or fn.__name__ == name):
                     table[code] = prefix + name  # an alias keeps the function's own name
         _table = table
     return _table
+
+
+def _unwrap(fn: Any) -> Any:
+    """The function under a ``functools.wraps`` wrapper (the autocast seam wraps ops)."""
+    try:
+        return inspect.unwrap(fn) if callable(fn) else fn
+    except ValueError:
+        return fn
 
 
 def public_name(code: types.CodeType) -> str | None:
@@ -106,7 +115,7 @@ def _hook(frame: types.FrameType, event: str, arg: Any) -> None:
             if name is not None:
                 _current[0] = frame
                 args = _arguments(frame)
-                for obs in list(_observers):
+                for obs in _observers:
                     obs.op_enter(name, args)
     elif event == "return" and frame is _current[0]:
         _current[0] = None

@@ -15,6 +15,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from ._autocast_hook import autocast_op
 from ._dtype import get_default_dtype
 from ._ops._common import norm_dim
 from ._ops.complex import complex as _complex
@@ -147,16 +148,19 @@ def _transform(x: Tensor, n: int | None, dim: int, norm: str | None, inverse: bo
     return (out * s if s != 1.0 else out).movedim(-1, d)
 
 
+@autocast_op("fft.fft")
 def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The one-dimensional discrete Fourier transform along ``dim`` (complex result)."""
     return _transform(input, n, dim, norm, False)
 
 
+@autocast_op("fft.ifft")
 def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The inverse of ``fft``."""
     return _transform(input, n, dim, norm, True)
 
 
+@autocast_op("fft.rfft")
 def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """``fft`` of a real signal, keeping the ``n // 2 + 1`` non-negative frequencies."""
     if input.dtype.is_complex:
@@ -177,6 +181,7 @@ def _hermitian_full(x: Tensor, n: int, d: int) -> Tensor:
     return cat([x, mirror], d)
 
 
+@autocast_op("fft.irfft")
 def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The inverse of ``rfft``: a real signal of length ``n`` (default ``2 * (m - 1)``)."""
     d = norm_dim(dim, input.ndim)
@@ -191,12 +196,14 @@ def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None =
 _SWAP = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
 
 
+@autocast_op("fft.hfft")
 def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The FFT of a Hermitian-symmetric signal given by its first half: a real spectrum."""
     x = input.to(_complex_dtype(input))
     return irfft(x.conj_physical(), n, dim, _SWAP.get(norm, norm))
 
 
+@autocast_op("fft.ihfft")
 def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The inverse of ``hfft``: the first ``n // 2 + 1`` terms of ``conj(ifft(input))``."""
     return rfft(input, n, dim, _SWAP.get(norm, norm)).conj_physical()
@@ -217,6 +224,7 @@ def _dims_and_sizes(x: Tensor, s: Sequence[int] | None, dim: Any) -> tuple[list,
     return dims, sizes
 
 
+@autocast_op("fft.fftn")
 def fftn(input: Tensor, s: Sequence[int] | None = None, dim: Any = None, norm: str | None = None) -> Tensor:
     """The n-dimensional FFT over ``dim`` (all dims, or the last ``len(s)``)."""
     dims, sizes = _dims_and_sizes(input, s, dim)
@@ -226,6 +234,7 @@ def fftn(input: Tensor, s: Sequence[int] | None = None, dim: Any = None, norm: s
     return out
 
 
+@autocast_op("fft.ifftn")
 def ifftn(input: Tensor, s: Sequence[int] | None = None, dim: Any = None, norm: str | None = None) -> Tensor:
     """The inverse of ``fftn``."""
     dims, sizes = _dims_and_sizes(input, s, dim)
@@ -235,6 +244,7 @@ def ifftn(input: Tensor, s: Sequence[int] | None = None, dim: Any = None, norm: 
     return out
 
 
+@autocast_op("fft.rfftn")
 def rfftn(input: Tensor, s: Sequence[int] | None = None, dim: Any = None, norm: str | None = None) -> Tensor:
     """``fftn`` of a real input, halving the last transformed dimension."""
     dims, sizes = _dims_and_sizes(input, s, dim)
@@ -244,6 +254,7 @@ def rfftn(input: Tensor, s: Sequence[int] | None = None, dim: Any = None, norm: 
     return out
 
 
+@autocast_op("fft.irfftn")
 def irfftn(input: Tensor, s: Sequence[int] | None = None, dim: Any = None, norm: str | None = None) -> Tensor:
     """The inverse of ``rfftn``: a real result."""
     dims, sizes = _dims_and_sizes(input, s, dim)
@@ -253,6 +264,7 @@ def irfftn(input: Tensor, s: Sequence[int] | None = None, dim: Any = None, norm:
     return irfft(out, sizes[-1], dims[-1], norm)
 
 
+@autocast_op("fft.fft2")
 def fft2(
     input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None
 ) -> Tensor:
@@ -260,6 +272,7 @@ def fft2(
     return fftn(input, s, dim, norm)
 
 
+@autocast_op("fft.ifft2")
 def ifft2(
     input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None
 ) -> Tensor:
@@ -267,6 +280,7 @@ def ifft2(
     return ifftn(input, s, dim, norm)
 
 
+@autocast_op("fft.rfft2")
 def rfft2(
     input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None
 ) -> Tensor:
@@ -274,6 +288,7 @@ def rfft2(
     return rfftn(input, s, dim, norm)
 
 
+@autocast_op("fft.irfft2")
 def irfft2(
     input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None
 ) -> Tensor:

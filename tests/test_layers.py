@@ -36,7 +36,7 @@ _RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
             "autograd.anomaly",
         ),
     ),
-    ("dispatch", ("_dispatch",)),
+    ("dispatch", ("_dispatch", "_autocast_hook", "_op_trace")),
     (
         "ops",
         (
@@ -83,6 +83,11 @@ _RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
             "testing",
             "accelerator",
             "cuda",
+            "amp",
+            "profiler",
+            "jit",
+            "onnx",
+            "distributed",
         ),
     ),
 )

@@ -19,6 +19,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._autocast_hook import autocast_op
 from .._creation import ones, zeros_like
 from .._dispatch import call
 from .._dtype import pt_name
@@ -110,6 +111,7 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:
     return out
 
 
+@autocast_op("polar")
 def polar(abs: Tensor, angle: Tensor) -> Tensor:
     """``abs * (cos(angle) + 1j * sin(angle))``."""
 
@@ -249,6 +251,7 @@ def view_as_real(input: Tensor) -> Tensor:
     return view_as_real_(input)
 
 
+@autocast_op("view_as_complex")
 def view_as_complex(input: Tensor) -> Tensor:
     """A complex view of a float32/float64 ``(..., 2)`` tensor. float16 (PyTorch: complex32,
     which ember lacks) gives a complex64 copy instead."""

@@ -7,6 +7,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._autocast_hook import autocast_op
 from .._tensor import Tensor
 from ._common import norm_dim
 from ._composite import composed, not_implemented_for
@@ -28,6 +29,7 @@ __all__ = [
 ]
 
 
+@autocast_op("norm")
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     """The p-norm over ``dim`` (all elements when None); ``'fro'`` and ``'nuc'`` for matrices."""
     from ..linalg import matrix_norm, vector_norm  # cycle: ember.linalg
@@ -43,6 +45,7 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
     return vector_norm(input, p, dim, keepdim, dtype=dtype)
 
 
+@autocast_op("dist")
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     """``norm(input - other, p)``."""
     from ..linalg import vector_norm  # cycle: ember.linalg
@@ -50,6 +53,7 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     return vector_norm(input - other, p)
 
 
+@autocast_op("cdist")
 def cdist(
     x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary"
 ) -> Tensor:
@@ -119,6 +123,7 @@ def diff(
     return x
 
 
+@autocast_op("trace")
 def trace(input: Tensor) -> Tensor:
     """Sum of the main diagonal of a 2-D tensor."""
 
@@ -128,6 +133,7 @@ def trace(input: Tensor) -> Tensor:
     return diagonal(input).sum()
 
 
+@autocast_op("renorm")
 def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     """Each slice along ``dim`` rescaled so its ``p``-norm is at most ``maxnorm``."""
     from ..linalg import vector_norm  # cycle: ember.linalg
@@ -141,6 +147,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     return input * scale.to(input.dtype)
 
 
+@autocast_op("frobenius_norm")
 def frobenius_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False) -> Tensor:
     """The square root of the sum of squared magnitudes over ``dim``."""
     from ..linalg import vector_norm  # cycle: ember.linalg
@@ -148,6 +155,7 @@ def frobenius_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False) ->
     return vector_norm(input, 2, dim, keepdim)
 
 
+@autocast_op("nuclear_norm")
 def nuclear_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False) -> Tensor:
     """The sum of singular values of the matrices in ``dim``."""
     from ..linalg import matrix_norm  # cycle: ember.linalg
@@ -157,6 +165,7 @@ def nuclear_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False) -> T
     return matrix_norm(input, "nuc", dim, keepdim)
 
 
+@autocast_op("pdist")
 def pdist(input: Tensor, p: float = 2) -> Tensor:
     """Distances between all pairs of rows (the upper triangle of ``cdist``), row-major."""
     from ..linalg import vector_norm  # cycle: ember.linalg

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from ember.backends import dtypes as D
 
+from .._autocast_hook import autocast_op
 from .._creation import zeros
 from .._dispatch import call, to_host
 from .._dtype import pt_name as _pt
@@ -180,6 +181,7 @@ def scatter_checked(input: Tensor, d: int, index: Tensor, src: Any, reduce: str 
     return out
 
 
+@autocast_op("scatter_add")
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """``scatter`` that sums duplicate indices."""
     if not isinstance(src, Tensor):

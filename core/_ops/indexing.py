@@ -11,6 +11,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._autocast_hook import autocast_op
 from .._creation import tensor, zeros
 from .._dispatch import call, has_kernel
 from .._dtype import pt_name as _pt
@@ -443,6 +444,7 @@ def _index_put_out_rule(n: Any, g: Tensor) -> tuple:
     return (gx, gv)
 
 
+@autocast_op("index_put")
 def index_put(input: Tensor, indices: Any, values: Any, accumulate: bool = False) -> Tensor:
     """Out of place ``index_put_``: a copy of ``input`` with ``values`` written at ``indices``."""
     adv = _adv_from(indices)

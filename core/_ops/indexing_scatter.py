@@ -12,6 +12,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._autocast_hook import autocast_op
 from .._creation import full, ones, ones_like, tensor, zeros_like
 from .._dispatch import has_kernel
 from .._dtype import pt_name as _pt
@@ -153,6 +154,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     return index_put(x, _key(d, idx), src, accumulate=True).reshape(input._shape)
 
 
+@autocast_op("index_copy")
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` with the slices of ``source`` written at ``index`` along ``dim``."""
     _long_only("index_copy_", index)

@@ -7,6 +7,7 @@ from typing import Any
 
 from ember.backends.dtypes import promote_types
 
+from .._autocast_hook import autocast_op
 from .._dispatch import call
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
@@ -21,6 +22,7 @@ def _cat_rule(n: Any, g: Tensor) -> tuple:
     return tuple(g.narrow(d, start, size) for start, size in sizes)
 
 
+@autocast_op("cat")
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension (dtypes promote, shapes must match)."""
     ts = list(tensors)
@@ -73,6 +75,7 @@ concat = cat
 concatenate = cat
 
 
+@autocast_op("stack")
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join equally shaped tensors along a new dimension ``dim``."""
     ts = list(tensors)

@@ -6,6 +6,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._autocast_hook import autocast_op
 from .._dispatch import call
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
@@ -49,6 +50,7 @@ def _core(a: Tensor, b: Tensor) -> Tensor:
     return wrap(call(be, "matmul", xa, xb), a._be, a._device, a.dtype, shape)
 
 
+@autocast_op("matmul")
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with NumPy's rules for 1-D operands and broadcast batch dims."""
     a, b = input, other
@@ -134,6 +136,7 @@ def _fmt(t: Tensor) -> str:
     return "x".join(str(s) for s in (t._shape if t.ndim == 2 else (t.numel() // t._shape[-1], t._shape[-1])))
 
 
+@autocast_op("mm")
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """Product of two 2-D matrices."""
     if input.ndim != 2:
@@ -143,6 +146,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
     return matmul(input, mat2)
 
 
+@autocast_op("bmm")
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched product of two 3-D tensors with equal batch sizes."""
     if input.ndim != 3 or mat2.ndim != 3:
@@ -155,6 +159,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     return matmul(input, mat2)
 
 
+@autocast_op("dot")
 def dot(input: Tensor, other: Tensor) -> Tensor:
     """Inner product of two 1-D tensors of equal length."""
     if input.ndim != 1 or other.ndim != 1:

@@ -12,6 +12,7 @@ from typing import Any
 from ember.backends import dtypes as D
 from ember.backends.dtypes import promote_types
 
+from .._autocast_hook import autocast_op
 from .._creation import full_like
 from .._dispatch import call, has_kernel
 from .._dtype import SCALAR_RESULT_CACHE as _SCALAR_DT
@@ -415,6 +416,7 @@ def remainder(input: Any, other: Any) -> Tensor:
     return out
 
 
+@autocast_op("pow")
 def pow(input: Any, exponent: Any) -> Tensor:
     """``input ** exponent``; integer tensors to negative integer powers raise."""
     if isinstance(input, Tensor) and input.dtype.category == 1 and isinstance(exponent, int) and exponent < 0:

@@ -15,6 +15,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._autocast_hook import autocast_op
 from .._creation import zeros
 from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad
@@ -98,13 +99,19 @@ def _conj(t: Tensor) -> Tensor:
 
 atan = composite_unary("atan", "AtanBackward0", lambda x, o, g: g / _conj(1 + x * x))
 
-asin = composite_unary("asin", "AsinBackward0", lambda x, o, g: g / _conj(sqrt(1 - x * x)))
+asin = autocast_op("asin")(
+    composite_unary("asin", "AsinBackward0", lambda x, o, g: g / _conj(sqrt(1 - x * x)))
+)
 
-acos = composite_unary("acos", "AcosBackward0", lambda x, o, g: -g / _conj(sqrt(1 - x * x)))
+acos = autocast_op("acos")(
+    composite_unary("acos", "AcosBackward0", lambda x, o, g: -g / _conj(sqrt(1 - x * x)))
+)
 
 erfc = composite_unary("erfc", "ErfcBackward0", lambda x, o, g: -g * (2 / _SQRT_PI) * exp(-x * x))
 
-erfinv = composite_unary("erfinv", "ErfinvBackward0", lambda x, o, g: g * (_SQRT_PI / 2) * exp(o * o))
+erfinv = autocast_op("erfinv")(
+    composite_unary("erfinv", "ErfinvBackward0", lambda x, o, g: g * (_SQRT_PI / 2) * exp(o * o))
+)
 
 lgamma = composite_unary("lgamma", "LgammaBackward0", lambda x, o, g: g * digamma(x))
 
@@ -147,6 +154,7 @@ def _atan2(input: Tensor, other: Tensor) -> Tensor:
 _atan2_op = composed(_atan2, "Atan2Backward0", _atan2_rule)
 
 
+@autocast_op("atan2")
 def atan2(input: Any, other: Any) -> Tensor:
     """The angle of the point ``(other, input)``, in ``(-pi, pi]``."""
     _tensors("atan2", input, other)
@@ -201,9 +209,9 @@ def _hyperbolic(fn: Any, node: str, deriv: Any, doc: str) -> Any:
     return op
 
 
-sinh = _hyperbolic(_sinh, "SinhBackward0", lambda x, o: _cosh(x), "Hyperbolic sine.")
+sinh = autocast_op("sinh")(_hyperbolic(_sinh, "SinhBackward0", lambda x, o: _cosh(x), "Hyperbolic sine."))
 
-cosh = _hyperbolic(_cosh, "CoshBackward0", lambda x, o: _sinh(x), "Hyperbolic cosine.")
+cosh = autocast_op("cosh")(_hyperbolic(_cosh, "CoshBackward0", lambda x, o: _sinh(x), "Hyperbolic cosine."))
 
 asinh = _hyperbolic(_asinh, "AsinhBackward0", lambda x, o: 1 / sqrt(x * x + 1), "Inverse hyperbolic sine.")
 
@@ -348,12 +356,14 @@ def abs_py(w: Any) -> float:
     return w if w >= 0 else -w
 
 
+@autocast_op("addcmul")
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 * tensor2``."""
     not_implemented_for("addcmul_cpu_out", input, "bool")
     return input + value * (tensor1 * tensor2)
 
 
+@autocast_op("addcdiv")
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 / tensor2`` (integer division refuses, as in PyTorch)."""
     if tensor1.dtype.category < 2 and tensor2.dtype.category < 2:

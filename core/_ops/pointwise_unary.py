@@ -13,6 +13,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._autocast_hook import autocast_op
 from .._dispatch import call, has_kernel
 from .._dtype import get_default_dtype
 from .._tensor import Tensor, wrap
@@ -102,10 +103,12 @@ def _zero_rule(n: Any, g: Tensor) -> tuple:
 
 
 # -- primitives --------------------------------------------------------------------------
-exp = _unary("exp", "ExpBackward0", lambda n, g: (g * n.ctx[1].conj_physical(),), saves="out")
+exp = autocast_op("exp")(
+    _unary("exp", "ExpBackward0", lambda n, g: (g * n.ctx[1].conj_physical(),), saves="out")
+)
 
 
-log = _unary("log", "LogBackward0", lambda n, g: (g / n.ctx[0].conj_physical(),))
+log = autocast_op("log")(_unary("log", "LogBackward0", lambda n, g: (g / n.ctx[0].conj_physical(),)))
 
 sqrt = _unary("sqrt", "SqrtBackward0", lambda n, g: (g / (2 * n.ctx[1].conj_physical()),), saves="out")
 
@@ -245,19 +248,23 @@ def _expm1(x: Tensor) -> Tensor:
     return where(u == 1, x, where(plain, u - 1, corrected))
 
 
-log1p = _unary(
-    "log1p",
-    "Log1PBackward0",
-    lambda n, g: (g / (n.ctx[0] + 1).conj_physical(),),
-    decompose=lambda x: _log1p(x),
+log1p = autocast_op("log1p")(
+    _unary(
+        "log1p",
+        "Log1PBackward0",
+        lambda n, g: (g / (n.ctx[0] + 1).conj_physical(),),
+        decompose=lambda x: _log1p(x),
+    )
 )
 
-expm1 = _unary(
-    "expm1",
-    "Expm1Backward0",
-    lambda n, g: (g * (n.ctx[1] + 1).conj_physical(),),
-    decompose=lambda x: _expm1(x),
-    saves="out",
+expm1 = autocast_op("expm1")(
+    _unary(
+        "expm1",
+        "Expm1Backward0",
+        lambda n, g: (g * (n.ctx[1] + 1).conj_physical(),),
+        decompose=lambda x: _expm1(x),
+        saves="out",
+    )
 )
 
 
@@ -274,12 +281,14 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:
 
 
 # -- defined in ember ops: their gradients come from the ops they use ----------------------
+@autocast_op("reciprocal")
 def reciprocal(input: Tensor) -> Tensor:
     from .pointwise_binary import div  # cycle: ember._ops.pointwise_binary
 
     return relabel(div(1, _floatify(input)), "ReciprocalBackward0")
 
 
+@autocast_op("rsqrt")
 def rsqrt(input: Tensor) -> Tensor:
     from .pointwise_binary import div  # cycle: ember._ops.pointwise_binary
 
@@ -296,14 +305,17 @@ def exp2(input: Tensor) -> Tensor:
     return exp(_floatify(input) * math.log(2.0))
 
 
+@autocast_op("log2")
 def log2(input: Tensor) -> Tensor:
     return log(input) / math.log(2.0)
 
 
+@autocast_op("log10")
 def log10(input: Tensor) -> Tensor:
     return log(input) / math.log(10.0)
 
 
+@autocast_op("tan")
 def tan(input: Tensor) -> Tensor:
     return sin(input) / cos(input)
 

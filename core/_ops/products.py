@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .._autocast_hook import autocast_op
 from .._tensor import Tensor
 from ._common import broadcast_shape, norm_dim, numel
 from .diagonal import diagonal
@@ -68,6 +69,7 @@ def _scaled(input: Tensor, prod: Tensor, beta: Any, alpha: Any) -> Tensor:
     return (input if beta == 1 else input * beta) + p
 
 
+@autocast_op("addmm")
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``."""
     if mat1.ndim != 2 or mat2.ndim != 2:
@@ -75,6 +77,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: An
     return _scaled(input, matmul(mat1, mat2), beta, alpha)
 
 
+@autocast_op("addmv")
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``."""
     if mat.ndim != 2 or vec.ndim != 1:
@@ -82,11 +85,13 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any 
     return _scaled(input, matmul(mat, vec), beta, alpha)
 
 
+@autocast_op("addr")
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``."""
     return _scaled(input, outer(vec1, vec2), beta, alpha)
 
 
+@autocast_op("baddbmm")
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * bmm(batch1, batch2)``."""
     if batch1.ndim != 3 or batch2.ndim != 3:
@@ -94,6 +99,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alp
     return _scaled(input, matmul(batch1, batch2), beta, alpha)
 
 
+@autocast_op("addbmm")
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
     if batch1.ndim != 3 or batch2.ndim != 3:
@@ -101,6 +107,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alph
     return _scaled(input, matmul(batch1, batch2).sum(0), beta, alpha)
 
 
+@autocast_op("chain_matmul")
 def chain_matmul(*matrices: Tensor) -> Tensor:
     """``matrices[0] @ matrices[1] @ ...``."""
     out = matrices[0]
@@ -109,6 +116,7 @@ def chain_matmul(*matrices: Tensor) -> Tensor:
     return out
 
 
+@autocast_op("tensordot")
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     """Contract ``dims`` (a count, or two lists of dims) of ``a`` with those of ``b``.
 
@@ -155,6 +163,7 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
     return (a * b).reshape(tuple(x * y for x, y in zip(sa, sb)))
 
 
+@autocast_op("cross")
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     """The 3-vector cross product along ``dim`` (the first size-3 dim when None)."""
 

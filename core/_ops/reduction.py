@@ -9,6 +9,7 @@ from typing import Any
 from ember.backends import dtypes as D
 
 from .. import _creation
+from .._autocast_hook import autocast_op
 from .._creation import arange
 from .._dispatch import call, has_kernel
 from .._dtype import get_default_dtype, pt_name
@@ -91,6 +92,7 @@ def _sum_rule(n: Any, g: Tensor) -> tuple:
     return (_unreduce(g, shape, dims, keepdim).to(dtype),)
 
 
+@autocast_op("sum")
 def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Sum over ``dim`` (int or tuple; all dims when None). Integers sum in int64."""
     dims = norm_dims(dim, input.ndim)
@@ -152,6 +154,7 @@ def _inverse(order: list[int]) -> list[int]:
     return inv
 
 
+@autocast_op("prod")
 def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Product over ``dim`` (one int, or all dims when None)."""
     dims = norm_dims(dim, input.ndim)
@@ -416,6 +419,7 @@ def _arange(n: int, like: Tensor) -> Tensor:
     return arange(n, device=like._device)
 
 
+@autocast_op("logsumexp")
 def logsumexp(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(input), dim))`` computed stably (shifted by the max).
 

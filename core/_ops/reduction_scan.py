@@ -6,6 +6,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._autocast_hook import autocast_op
 from .._creation import full, zeros
 from .._dispatch import call, has_kernel
 from .._tensor import Tensor, wrap
@@ -27,6 +28,7 @@ def _cumsum_rule(n: Any, g: Tensor) -> tuple:
     return (total - cumsum(g, d) + g,)
 
 
+@autocast_op("cumsum")
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Inclusive prefix sums along ``dim``; integers accumulate in int64."""
     d = norm_dim(dim, input.ndim)
@@ -69,6 +71,7 @@ def _cumprod_grad_slow(x: Tensor, g: Tensor, d: int) -> Tensor:
     return stack(cols, d)
 
 
+@autocast_op("cumprod")
 def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Inclusive prefix products along ``dim``; integers accumulate in int64."""
     d = norm_dim(dim, input.ndim)

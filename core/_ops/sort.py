@@ -9,6 +9,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._autocast_hook import autocast_op
 from .._creation import full, tensor, zeros
 from .._dispatch import call
 from .._tensor import Tensor, wrap
@@ -318,6 +319,7 @@ def _quantile(input: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str
     return out.squeeze(0) if scalar_q else out
 
 
+@autocast_op("quantile")
 def quantile(
     input: Tensor, q: Any, dim: Any = None, keepdim: bool = False, *, interpolation: str = "linear"
 ) -> Tensor:
@@ -330,6 +332,7 @@ def quantile(
     return _quantile(input, q, dim, keepdim, interpolation, False)
 
 
+@autocast_op("nanquantile")
 def nanquantile(
     input: Tensor, q: Any, dim: Any = None, keepdim: bool = False, *, interpolation: str = "linear"
 ) -> Tensor:

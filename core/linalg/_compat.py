@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any
 
+from .._autocast_hook import autocast_op
 from .._tensor import Tensor
 from ._decomp import _mH, check_matrix, cholesky, det, inv, qr, solve, svd
 from ._misc import pinv
@@ -38,16 +39,19 @@ def logdet(input: Tensor) -> Tensor:
     return log(det(input))
 
 
+@autocast_op("pinverse")
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     """The pseudo-inverse with relative cutoff ``rcond``."""
     return pinv(input, rtol=rcond)
 
 
+@autocast_op("cholesky")
 def old_cholesky(input: Tensor, upper: bool = False) -> Tensor:
     """``torch.cholesky``: the lower (or upper) Cholesky factor."""
     return cholesky(input, upper=upper)
 
 
+@autocast_op("svd")
 def old_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> Any:
     """``torch.svd``: ``(U, S, V)`` (V, not Vh); reduced unless ``some=False``."""
     U, S, Vh = svd(input, full_matrices=not some)
@@ -58,6 +62,7 @@ def old_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> Any:
     return _svd_t(U, S, _mH(Vh))
 
 
+@autocast_op("qr")
 def old_qr(input: Tensor, some: bool = True) -> Any:
     """``torch.qr``: reduced (or complete) QR."""
     return qr(input, "reduced" if some else "complete")
@@ -80,6 +85,7 @@ def solve_triangular(
     return solve(_triangle(A, upper, unitriangular), B, left=left)
 
 
+@autocast_op("triangular_solve")
 def triangular_solve(
     b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False
 ) -> Any:
@@ -90,12 +96,14 @@ def triangular_solve(
     return _tri_t(solve(T, b), A.clone())
 
 
+@autocast_op("cholesky_solve")
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     """``X`` with ``(L L^H) X = B`` given the Cholesky factor ``L`` (or ``U`` if ``upper``)."""
     Lo = _mH(L) if upper else L
     return solve(_mH(Lo), solve(Lo, B))
 
 
+@autocast_op("cholesky_inverse")
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
     """The inverse of ``L L^H`` from its Cholesky factor."""
     Lo = _mH(L) if upper else L

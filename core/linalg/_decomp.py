@@ -8,6 +8,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._autocast_hook import autocast_op
 from .._dtype import pt_name
 from .._ops._composite import NoRecord, run_composite
 from .._tensor import Tensor
@@ -88,6 +89,7 @@ def _det_rule(n: Any, g: Tensor) -> tuple:
     return (scale.unsqueeze(-1).unsqueeze(-1) * _mH(inv(A)),)
 
 
+@autocast_op("linalg.det")
 def det(A: Tensor) -> Tensor:
     """Determinants of square matrices (batched)."""
     check_matrix("det", A)
@@ -102,6 +104,7 @@ def _slogdet_rule(n: Any, g: Tensor) -> tuple:
     return (g.unsqueeze(-1).unsqueeze(-1).to(A.dtype) * _mH(inv(A)),)
 
 
+@autocast_op("linalg.slogdet")
 def slogdet(A: Tensor) -> Any:
     """``(sign, log|det|)`` of square matrices."""
     check_matrix("slogdet", A)
@@ -117,6 +120,7 @@ def _inv_rule(n: Any, g: Tensor) -> tuple:
     return (-(h @ g @ h),)
 
 
+@autocast_op("inverse")
 def inv(A: Tensor) -> Tensor:
     """Inverses of square matrices; raises ``LinAlgError`` for singular ones."""
     check_matrix("inv", A)
@@ -126,6 +130,7 @@ def inv(A: Tensor) -> Tensor:
     return out
 
 
+@autocast_op("linalg.inv_ex")
 def inv_ex(A: Tensor, *, check_errors: bool = False) -> Any:
     """``(inverse, info)``: info is 0 where the inverse exists, else the 1-based index of the
     first zero pivot of ``A``'s LU (as LAPACK's ``getrf``); failed inverses are NaN."""
@@ -149,6 +154,7 @@ def _solve_rule(n: Any, g: Tensor) -> tuple:
     return (-(gB @ _mH(X)), gB)
 
 
+@autocast_op("linalg.solve")
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     """``X`` with ``A X = B`` (``X A = B`` when ``left=False``); B may be a vector (batch).
 
@@ -201,6 +207,7 @@ def _cholesky_rule(n: Any, g: Tensor) -> tuple:
     return ((S + _mH(S)) * 0.5,)
 
 
+@autocast_op("linalg.cholesky")
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     """The Cholesky factor ``L`` with ``A = L L^H`` (``U`` with ``A = U^H U`` if ``upper``)."""
     check_matrix("cholesky", A)
@@ -210,6 +217,7 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     return out
 
 
+@autocast_op("linalg.cholesky_ex")
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -> Any:
     """``(L, info)``: info is 0 where ``A`` is positive-definite, else the order of its first
     leading minor that is not (LAPACK's ``potrf``); a failed ``L`` is the partial factor."""
@@ -239,6 +247,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
     return _chol_ex_t(L, info)
 
 
+@autocast_op("linalg.qr")
 def qr(A: Tensor, mode: str = "reduced") -> Any:
     """``(Q, R)`` with ``A = Q R`` (modes ``reduced``, ``complete``, ``r``). Not differentiable yet."""
     check_matrix("qr", A, square=False)
@@ -317,6 +326,7 @@ def _record_pair(name: str, rule: Any, outs: tuple, A: Tensor, extra: Any) -> tu
     return outs
 
 
+@autocast_op("linalg.eigh")
 def eigh(A: Tensor, UPLO: str = "L") -> Any:
     """Ascending eigenvalues and orthonormal eigenvectors of Hermitian matrices (uses one triangle)."""
     check_matrix("eigh", A)
@@ -328,11 +338,13 @@ def eigh(A: Tensor, UPLO: str = "L") -> Any:
     return _eigh_t(w, V)
 
 
+@autocast_op("linalg.eigvalsh")
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
     """Eigenvalues of Hermitian matrices, ascending."""
     return eigh(A, UPLO).eigenvalues
 
 
+@autocast_op("linalg.eig")
 def eig(A: Tensor) -> Any:
     """Complex eigenvalues and eigenvectors of general square matrices. Not differentiable yet."""
     check_matrix("eig", A)
@@ -361,6 +373,7 @@ def _eig_rule(n: Any, g: tuple) -> tuple:
     return (gA.real if real_input else gA,)
 
 
+@autocast_op("linalg.eigvals")
 def eigvals(A: Tensor) -> Tensor:
     """Complex eigenvalues of general square matrices."""
     return eig(A).eigenvalues
@@ -398,6 +411,7 @@ def _svd_rule(n: Any, g: tuple) -> tuple:
     return (U @ inner @ Vh + extra,)
 
 
+@autocast_op("linalg.svd")
 def svd(A: Tensor, full_matrices: bool = True) -> Any:
     """``(U, S, Vh)`` with ``A = U diag(S) Vh``; gradients need distinct singular values.
 
@@ -439,6 +453,7 @@ def _record_svd(A: Tensor, U: Tensor, S: Tensor, Vh: Tensor) -> tuple:
     return tuple(slots)
 
 
+@autocast_op("linalg.svdvals")
 def svdvals(A: Tensor) -> Tensor:
     """Singular values, descending."""
     return svd(A, full_matrices=False).S
@@ -465,6 +480,7 @@ def matrix_exp(A: Tensor) -> Tensor:
     return out
 
 
+@autocast_op("orgqr")
 def householder_product(A: Tensor, tau: Tensor) -> Tensor:
     """The first n columns of the product of Householder reflectors ``I - tau v v^H``."""
     check_matrix("householder_product", A, square=False)

@@ -12,6 +12,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._autocast_hook import autocast_op
 from .._ops.join import cat
 from .._ops.select import where
 from .._tensor import Tensor
@@ -53,6 +54,7 @@ def _eliminate(A: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     return LU, order, piv
 
 
+@autocast_op("linalg.lu_factor_ex")
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -> Any:
     """``(LU, pivots, info)``: packed factors, 1-based LAPACK pivots, and 0 or the first zero pivot."""
     from .._ops.diagonal import diagonal
@@ -75,6 +77,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -
     return _lu_factor_ex_t(LU, (piv + 1).to(D.int32), first)
 
 
+@autocast_op("linalg.lu_factor")
 def lu_factor(A: Tensor, *, pivot: bool = True) -> Any:
     """``(LU, pivots)`` of ``A = P L U``; raises for singular inputs as PyTorch does."""
     LU, piv, info = lu_factor_ex(A, pivot=pivot)
@@ -146,6 +149,7 @@ def old_lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> Any:
     return (LU, piv, info) if get_infos else (LU, piv)
 
 
+@autocast_op("lu_solve")
 def old_lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
     """``torch.lu_solve(b, LU_data, LU_pivots)``: ``linalg.lu_solve`` with the older argument order."""
     return lu_solve(LU_data, LU_pivots, b)

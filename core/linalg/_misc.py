@@ -9,6 +9,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from .._autocast_hook import autocast_op
 from .._creation import zeros
 from .._dtype import pt_name
 from .._ops._common import norm_dims
@@ -85,6 +86,7 @@ def _max_min(t: Tensor, dim: int, keepdim: bool, ord: Any) -> Tensor:
     return t.amax(dim, keepdim) if ord > 0 else t.amin(dim, keepdim)
 
 
+@autocast_op("linalg.vector_norm")
 def vector_norm(
     x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
 ) -> Tensor:
@@ -123,6 +125,7 @@ def vector_norm(
     return (total.masked_fill(zero, 1.0) ** (1.0 / o)).masked_fill(zero, 0.0)
 
 
+@autocast_op("linalg.matrix_norm")
 def matrix_norm(
     A: Tensor, ord: Any = "fro", dim: Sequence[int] = (-2, -1), keepdim: bool = False, *, dtype: Any = None
 ) -> Tensor:
@@ -148,6 +151,7 @@ def matrix_norm(
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 
+@autocast_op("linalg.norm")
 def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """``vector_norm`` or ``matrix_norm`` depending on ``dim``/``ord`` and the rank of ``A``."""
     if isinstance(dim, int):
@@ -165,6 +169,7 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, 
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
+@autocast_op("linalg.pinv")
 def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Tensor:
     """The Moore-Penrose pseudo-inverse (singular values below the tolerance dropped)."""
     check_matrix("pinv", A, square=False)
@@ -191,6 +196,7 @@ def _tolerance(A: Tensor, S: Tensor, atol: Any, rtol: Any) -> Tensor:
     return t.detach()
 
 
+@autocast_op("linalg.matrix_rank")
 def matrix_rank(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Tensor:
     """The number of singular values above the tolerance."""
     check_matrix("matrix_rank", A, square=False)
@@ -219,6 +225,7 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
     return out  # type: ignore[return-value]
 
 
+@autocast_op("linalg.cond")
 def cond(A: Tensor, p: Any = None) -> Tensor:
     """The condition number ``norm(A, p) * norm(inv(A), p)`` (singular value ratio for p None, 2, -2)."""
     if p in (None, 2, -2):
@@ -234,11 +241,13 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     return _cross(input, other, dim)
 
 
+@autocast_op("linalg.vecdot")
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """``sum(conj(x) * y, dim)``."""
     return (x.conj_physical() * y).sum(dim)
 
 
+@autocast_op("linalg.multi_dot")
 def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
     """The chained product of matrices (the first may be a row vector, the last a column)."""
     ts = list(tensors)
@@ -257,6 +266,7 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
     return out
 
 
+@autocast_op("linalg.lstsq")
 def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: str | None = None) -> Any:
     """Least-squares solution of ``A X = B`` (differentiable for full-rank ``A``).
 
@@ -295,6 +305,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: str | None = None)
     return _lstsq_t(X, residuals, rank, sv)
 
 
+@autocast_op("linalg.tensorinv")
 def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
     """The inverse for ``tensordot``: shape ``A.shape[ind:] + A.shape[:ind]``."""
     lead, rest = A._shape[:ind], A._shape[ind:]
@@ -306,6 +317,7 @@ def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
     return inv(A.reshape(n, n)).reshape(rest + lead)
 
 
+@autocast_op("linalg.tensorsolve")
 def tensorsolve(A: Tensor, B: Tensor, dims: Any = None) -> Tensor:
     """``X`` with ``tensordot(A, X, X.ndim) == B``."""
     if dims is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..._autocast_hook import autocast_op
 from ..._ops import pointwise_unary as U
 from ..._ops.convert import inplace as _inplace_form
 from ..._ops.select import clamp, where
@@ -153,6 +154,7 @@ def _softplus_rule(n: Any, g: Tensor) -> tuple:
     return (where(bx > threshold, g, g * U.sigmoid(bx)),)
 
 
+@autocast_op("nn.functional.softplus")
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta x)) / beta``, linear where ``beta x > threshold``; ``d/dx = σ(beta x)``."""
     with no_grad():
@@ -271,6 +273,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     return a * U.sigmoid(b)
 
 
+@autocast_op("nn.functional.prelu")
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``x`` if ``x > 0`` else ``weight * x`` (``weight`` per channel, dim 1, or one value)."""
     w = weight

@@ -6,6 +6,7 @@ import math
 
 from ember.backends import dtypes as D
 
+from ..._autocast_hook import autocast_op
 from ..._creation import ones, zeros
 from ..._ops.join import cat
 from ..._ops.select import where
@@ -27,6 +28,7 @@ def _as_bias(mask: Tensor | None, like: Tensor) -> Tensor | None:
     return mask
 
 
+@autocast_op("nn.functional.scaled_dot_product_attention")
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._autocast_hook import autocast_op
 from ..._ops.pointwise_binary import maximum
 from ..._tensor import Tensor
 from ._util import ntuple
@@ -35,6 +36,7 @@ def _unfold_depth(y: Tensor, n: int, d_out: int) -> Tensor:
     return y.reshape(n, d_out, *y.shape[1:]).transpose(1, 2)
 
 
+@autocast_op("nn.functional.conv3d")
 def conv3d(
     input: Tensor,
     weight: Tensor,
@@ -73,6 +75,7 @@ def conv3d(
     return out if input.ndim == 5 else out.squeeze(0)
 
 
+@autocast_op("nn.functional.max_pool3d")
 def max_pool3d(
     input: Tensor,
     kernel_size: Any,
@@ -98,6 +101,7 @@ def max_pool3d(
     return out if input.ndim == 5 else out.squeeze(0)
 
 
+@autocast_op("nn.functional.avg_pool3d")
 def avg_pool3d(
     input: Tensor,
     kernel_size: Any,
@@ -125,6 +129,7 @@ def avg_pool3d(
     return out if input.ndim == 5 else out.squeeze(0)
 
 
+@autocast_op("nn.functional.adaptive_avg_pool3d")
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
     """Average pooling to a fixed (oD, oH, oW) with PyTorch's adaptive cells."""
     from .pooling import _adaptive_matrix

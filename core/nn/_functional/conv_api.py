@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._autocast_hook import autocast_op
 from ..._tensor import Tensor
 from .conv import conv2d_op, conv_input_grad
 from .padding import constant_pad
@@ -75,6 +76,7 @@ def _check_size(x: Tensor, w: Tensor, padding: tuple, dilation: tuple) -> None:
         )
 
 
+@autocast_op("conv2d")
 def conv2d(
     input: Tensor,
     weight: Tensor,
@@ -101,6 +103,7 @@ def conv2d(
     return out.squeeze(0) if unbatched else out
 
 
+@autocast_op("conv1d")
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -123,6 +126,7 @@ def conv1d(
     return out
 
 
+@autocast_op("conv_transpose2d")
 def conv_transpose2d(
     input: Tensor,
     weight: Tensor,
@@ -158,6 +162,7 @@ def conv_transpose2d(
     return out.squeeze(0) if unbatched else out
 
 
+@autocast_op("conv_transpose1d")
 def conv_transpose1d(
     input: Tensor,
     weight: Tensor,

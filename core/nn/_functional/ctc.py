@@ -14,6 +14,7 @@ from typing import Any
 
 import ember as E
 
+from ..._autocast_hook import autocast_op
 from ..._tensor import Tensor
 
 __all__ = ["ctc_loss"]
@@ -112,6 +113,7 @@ def _check(log_probs: Tensor, in_lens: list[int], tgt_lens: list[int]) -> None:
             )
 
 
+@autocast_op("nn.functional.ctc_loss")
 def ctc_loss(
     log_probs: Tensor,
     targets: Tensor,

@@ -8,6 +8,7 @@ from typing import Any
 from ember.backends import dtypes as D
 from ember.backends.dtypes import promote_types
 
+from ..._autocast_hook import autocast_op
 from ..._creation import eye, zeros
 from ..._creation import tensor as make
 from ..._dtype import pt_name as _pt
@@ -148,6 +149,7 @@ def fold(
     return out if input.ndim == 3 else out.squeeze(0)
 
 
+@autocast_op("nn.functional.max_unpool2d")
 def max_unpool2d(
     input: Tensor,
     indices: Tensor,
@@ -239,6 +241,7 @@ def gumbel_softmax(
     return y_hard - y.detach() + y
 
 
+@autocast_op("nn.functional.multi_margin_loss")
 def multi_margin_loss(
     input: Tensor,
     target: Tensor,

@@ -7,6 +7,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from ..._autocast_hook import autocast_op
 from ..._creation import arange
 from ..._dispatch import call
 from ..._ops import pointwise_unary as U
@@ -38,6 +39,7 @@ __all__ = [
 ]
 
 
+@autocast_op("nn.functional.linear")
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``; ``weight`` is (out_features, in_features)."""
     if _plain_2d(input, weight, bias):
@@ -88,6 +90,7 @@ def _linear_2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     return out
 
 
+@autocast_op("nn.functional.bilinear")
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y_k = x1 @ W_k @ x2 + b_k`` with ``weight`` (out, in1, in2)."""
     if input1._shape[:-1] != input2._shape[:-1]:
@@ -282,6 +285,7 @@ def _pnorm(x: Tensor, p: float, dim: int, keepdim: bool) -> Tensor:
     return (U.abs(x) ** p).sum(dim, keepdim=keepdim) ** (1.0 / p)
 
 
+@autocast_op("cosine_similarity")
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """``x1·x2 / max(||x1|| ||x2||, eps)`` along ``dim`` (inputs broadcast)."""
     n1 = (x1 * x1).sum(dim)

@@ -7,6 +7,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
+from ..._autocast_hook import autocast_op
 from ..._creation import zeros
 from ..._dtype import pt_name as _pt
 from ..._ops import pointwise_unary as U
@@ -49,6 +50,7 @@ def _warn_size(input: Tensor, target: Tensor) -> None:
         )
 
 
+@autocast_op("nn.functional.mse_loss")
 def mse_loss(
     input: Tensor,
     target: Tensor,
@@ -66,6 +68,7 @@ def mse_loss(
     return apply_reduction(loss, _legacy(size_average, reduce, reduction))
 
 
+@autocast_op("nn.functional.l1_loss")
 def l1_loss(
     input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean"
 ) -> Tensor:
@@ -74,6 +77,7 @@ def l1_loss(
     return apply_reduction(U.abs(input - target), _legacy(size_average, reduce, reduction))
 
 
+@autocast_op("nn.functional.smooth_l1_loss")
 def smooth_l1_loss(
     input: Tensor,
     target: Tensor,
@@ -92,6 +96,7 @@ def smooth_l1_loss(
     return apply_reduction(loss, _legacy(size_average, reduce, reduction))
 
 
+@autocast_op("nn.functional.huber_loss")
 def huber_loss(
     input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0, weight: Tensor | None = None
 ) -> Tensor:
@@ -126,6 +131,7 @@ def _class_dim_last(t: Tensor) -> Tensor:
     return t if t.ndim <= 2 else t.movedim(1, -1)
 
 
+@autocast_op("nn.functional.nll_loss")
 def nll_loss(
     input: Tensor,
     target: Tensor,
@@ -186,6 +192,7 @@ def _nll_2d(input: Tensor, idx: Tensor, reduction: str) -> Tensor:
     return out
 
 
+@autocast_op("nn.functional.cross_entropy")
 def cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -241,6 +248,7 @@ def _soft_targets(
     return apply_reduction(loss, reduction)
 
 
+@autocast_op("nn.functional.binary_cross_entropy")
 def binary_cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -283,6 +291,7 @@ def _bce_rule(n: Any, g: Tensor) -> tuple:
     return gx, gy
 
 
+@autocast_op("nn.functional.binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(
     input: Tensor,
     target: Tensor,
@@ -312,6 +321,7 @@ def binary_cross_entropy_with_logits(
     return apply_reduction(loss, _legacy(size_average, reduce, reduction))
 
 
+@autocast_op("nn.functional.kl_div")
 def kl_div(
     input: Tensor,
     target: Tensor,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..._autocast_hook import autocast_op
 from ..._ops import pointwise_unary as U
 from ..._ops.select import clamp, where
 from ..._tensor import Tensor
@@ -25,6 +26,7 @@ __all__ = [
 ]
 
 
+@autocast_op("nn.functional.margin_ranking_loss")
 def margin_ranking_loss(
     input1: Tensor,
     input2: Tensor,
@@ -38,6 +40,7 @@ def margin_ranking_loss(
     return apply_reduction(clamp(-target * (input1 - input2) + margin, min=0.0), reduction)
 
 
+@autocast_op("nn.functional.hinge_embedding_loss")
 def hinge_embedding_loss(
     input: Tensor,
     target: Tensor,
@@ -51,6 +54,7 @@ def hinge_embedding_loss(
     return apply_reduction(loss, reduction)
 
 
+@autocast_op("nn.functional.soft_margin_loss")
 def soft_margin_loss(
     input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean"
 ) -> Tensor:
@@ -63,6 +67,7 @@ def soft_margin_loss(
     return apply_reduction(softplus(-target * input), reduction)
 
 
+@autocast_op("nn.functional.multilabel_soft_margin_loss")
 def multilabel_soft_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -78,6 +83,7 @@ def multilabel_soft_margin_loss(
     return apply_reduction(loss.mean(-1), reduction)
 
 
+@autocast_op("nn.functional.cosine_embedding_loss")
 def cosine_embedding_loss(
     input1: Tensor,
     input2: Tensor,
@@ -93,6 +99,7 @@ def cosine_embedding_loss(
     return apply_reduction(loss, reduction)
 
 
+@autocast_op("nn.functional.triplet_margin_loss")
 def triplet_margin_loss(
     anchor: Tensor,
     positive: Tensor,
@@ -113,6 +120,7 @@ def triplet_margin_loss(
     return apply_reduction(clamp(d_ap - d_an + margin, min=0.0), reduction)
 
 
+@autocast_op("nn.functional.poisson_nll_loss")
 def poisson_nll_loss(
     input: Tensor,
     target: Tensor,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..._autocast_hook import autocast_op
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 
@@ -18,6 +19,7 @@ def _moments(x: Tensor, dims: tuple[int, ...]) -> tuple[Tensor, Tensor]:
     return mean, var
 
 
+@autocast_op("layer_norm")
 def layer_norm(
     input: Tensor,
     normalized_shape: Sequence[int],
@@ -127,6 +129,7 @@ def instance_norm(
     return out
 
 
+@autocast_op("group_norm")
 def group_norm(
     input: Tensor,
     num_groups: int,

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._autocast_hook import autocast_op
 from ..._creation import tensor
 from ..._dtype import pt_name as _pt
 from ..._ops.select import where
@@ -113,6 +114,7 @@ def _check(input: Tensor, grid: Tensor, mode: str) -> None:
         )
 
 
+@autocast_op("nn.functional.grid_sample")
 def grid_sample(
     input: Tensor,
     grid: Tensor,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from ..._autocast_hook import autocast_op
 from ..._dispatch import call, has_kernel
 from ..._dtype import pt_name as _pt
 from ..._ops._common import norm_dim
@@ -65,6 +66,7 @@ def _log_softmax_rule(n: Any, g: Tensor) -> tuple:
     return (g - y.exp() * g.sum(d, keepdim=True),)
 
 
+@autocast_op("softmax")
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
     """``exp(x_i) / sum_j exp(x_j)`` along ``dim`` (computed as ``exp(x - max)`` for stability)."""
     x, d = _prepare(input, dim, dtype, "softmax")
@@ -74,6 +76,7 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
     return out
 
 
+@autocast_op("log_softmax")
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
     """``x_i - log(sum_j exp(x_j))`` along ``dim``, computed as ``z - log(sum(exp(z)))``, ``z = x - max``."""
     x, d = _prepare(input, dim, dtype, "log_softmax")
