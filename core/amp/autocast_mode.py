@@ -1,0 +1,272 @@
+"""``ember.autocast``: PyTorch's autocast regions over ember's marked ops.
+
+Entering a region sets the device type's state and installs ``_hook`` on the seam
+(``ember._autocast_hook``); each marked op on a tensor of that device type then casts its
+floating arguments as ``policy.py`` says (ordinary differentiable ``to`` calls, so backward runs
+in the dtypes forward chose and gradients reach float32 leaves as float32) and runs with
+autocast off, as PyTorch's kernels run with the autocast key excluded.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from .. import _autocast_hook as seam
+from .._tensor import Tensor
+from ..backends import registry
+from ..backends.dtypes import DType, bfloat16, float16, float32, float64
+from .policy import FLOAT32, LOWER, PROMOTE, policy_for
+
+__all__ = [
+    "autocast",
+    "autocast_decrement_nesting",
+    "autocast_increment_nesting",
+    "clear_autocast_cache",
+    "get_autocast_dtype",
+    "is_autocast_available",
+    "is_autocast_cache_enabled",
+    "is_autocast_enabled",
+    "set_autocast_cache_enabled",
+    "set_autocast_dtype",
+    "set_autocast_enabled",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_LOW = (bfloat16, float16)
+_enabled: dict[str, bool] = {}
+_dtype: dict[str, DType] = {}
+_cache_enabled = [True]
+_nesting = [0]
+# (id(weight), dtype) -> (weight, its cast): the weight is held so its id stays unique.
+_cache: dict[tuple[int, DType], tuple[Tensor, Tensor]] = {}
+
+
+def _known(device_type: str) -> bool:
+    return device_type == "cuda" or device_type in registry._discover() or device_type in registry._loaded
+
+
+def is_autocast_available(device_type: str) -> bool:
+    """Whether ``device_type`` names a device ember knows (its backend need not be usable)."""
+    return _known(device_type)
+
+
+def _check_device_type(device_type: Any) -> str:
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")  # noqa: TRY004 - PyTorch raises ValueError
+    if not _known(device_type):
+        raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
+    return device_type
+
+
+def is_autocast_enabled(device_type: str | None = None) -> bool:
+    """Autocast state of ``device_type``; with no argument, of ``cuda`` (PyTorch's default)."""
+    return _enabled.get("cuda" if device_type is None else _check_device_type(device_type), False)
+
+
+def set_autocast_enabled(*args: Any) -> None:
+    """``set_autocast_enabled(device_type, enabled)``, or the old ``set_autocast_enabled(enabled)``
+    for ``cuda``."""
+    device_type, enabled = ("cuda", args[0]) if len(args) == 1 else args
+    _enabled[_check_device_type(device_type)] = bool(enabled)
+    _install()
+
+
+def get_autocast_dtype(device_type: str) -> DType:
+    """The lower dtype of ``device_type``'s regions: bfloat16 on ``cpu``, float16 elsewhere."""
+    dev = _check_device_type(device_type)
+    return _dtype.get(dev, bfloat16 if dev == "cpu" else float16)
+
+
+def set_autocast_dtype(device_type: str, dtype: DType) -> None:
+    _dtype[_check_device_type(device_type)] = dtype
+
+
+def is_autocast_cache_enabled() -> bool:
+    return _cache_enabled[0]
+
+
+def set_autocast_cache_enabled(enabled: bool) -> None:
+    _cache_enabled[0] = bool(enabled)
+
+
+def clear_autocast_cache() -> None:
+    _cache.clear()
+
+
+def autocast_increment_nesting() -> int:
+    _nesting[0] += 1
+    return _nesting[0]
+
+
+def autocast_decrement_nesting() -> int:
+    _nesting[0] -= 1
+    return _nesting[0]
+
+
+def _install() -> None:
+    seam.set_hook(_hook if any(_enabled.values()) else None)
+
+
+def _supported(device_type: str) -> list[DType]:
+    """The lower dtypes the backend of ``device_type`` declares (both when it is unknown)."""
+    lb = registry._loaded.get(device_type)
+    if lb is None:
+        return list(_LOW)
+    return [d for d in _LOW if d in lb.backend.dtypes]
+
+
+def _usable(device_type: str) -> bool:
+    if device_type == "cpu":
+        return True
+    try:
+        registry.get(device_type)
+    except Exception:  # noqa: BLE001 - any load failure means the device is unusable
+        return False
+    return True
+
+
+class autocast:
+    """A region (context manager or decorator) in which marked ops run in mixed precision."""
+
+    def __init__(
+        self,
+        device_type: str,
+        dtype: DType | None = None,
+        enabled: bool = True,
+        cache_enabled: bool | None = None,
+    ) -> None:
+        self.device = _check_device_type(device_type)
+        self.fast_dtype = get_autocast_dtype(self.device) if dtype is None else dtype
+        self._cache_enabled = is_autocast_cache_enabled() if cache_enabled is None else cache_enabled
+        dev = self.device.upper()
+        if enabled and not _usable(self.device):
+            if self.device == "cuda":
+                msg = "CUDA is not available or torch_xla is imported. Disabling autocast."
+            else:
+                msg = f"User provided device_type of '{self.device}', but {dev} is not available. Disabling"
+            warnings.warn(msg, stacklevel=2)
+            enabled = False
+        supported = _supported(self.device)
+        if enabled and self.fast_dtype not in supported:
+            names = ", ".join(f"ember.{d.name}" for d in supported)
+            warnings.warn(
+                f"In {dev} autocast, but the target dtype is not supported. Disabling autocast.\n"
+                f"{dev} Autocast only supports dtypes of {names} currently.",
+                stacklevel=2,
+            )
+            enabled = False
+        self._enabled = enabled
+
+    def __enter__(self) -> None:
+        dev = self.device
+        self.prev = _enabled.get(dev, False)
+        self.prev_fastdtype = get_autocast_dtype(dev)
+        self.prev_cache_enabled = is_autocast_cache_enabled()
+        _enabled[dev] = self._enabled
+        _dtype[dev] = self.fast_dtype
+        set_autocast_cache_enabled(self._cache_enabled)
+        autocast_increment_nesting()
+        _install()
+
+    def __exit__(self, *exc: object) -> None:
+        if autocast_decrement_nesting() == 0:
+            clear_autocast_cache()
+        _enabled[self.device] = self.prev
+        _dtype[self.device] = self.prev_fastdtype
+        set_autocast_cache_enabled(self.prev_cache_enabled)
+        _install()
+
+    def __call__(self, func: F) -> F:
+        @functools.wraps(func)
+        def decorated(*args: Any, **kwargs: Any) -> Any:
+            with self:
+                return func(*args, **kwargs)
+
+        return decorated  # type: ignore[return-value]
+
+
+def _first_device_type(x: Any) -> str | None:
+    if isinstance(x, Tensor):
+        return x._device.type
+    if isinstance(x, (list, tuple)):
+        for a in x:
+            d = _first_device_type(a)
+            if d is not None:
+                return d
+    return None
+
+
+def _eligible(t: Any, device_type: str) -> bool:
+    return (
+        isinstance(t, Tensor)
+        and t.is_floating_point()
+        and t.dtype != float64
+        and t._device.type == device_type
+    )
+
+
+def _widest(x: Any, device_type: str, current: DType) -> DType:
+    """PyTorch's ``prioritize``: float32 wins over the lower dtypes; float64 is ignored."""
+    if isinstance(x, (list, tuple)):
+        for a in x:
+            current = _widest(a, device_type, current)
+        return current
+    if not _eligible(x, device_type) or x.dtype == current:
+        return current
+    return float32
+
+
+def _cast(x: Any, dtype: DType, device_type: str) -> Any:
+    if isinstance(x, (list, tuple)):
+        return type(x)(_cast(a, dtype, device_type) for a in x)
+    if not _eligible(x, device_type) or x.dtype == dtype:
+        return x
+    if (
+        _cache_enabled[0]
+        and dtype == _dtype.get(device_type)
+        and x.dtype == float32
+        and x.requires_grad
+        and x.is_leaf
+        and x._base is None
+    ):
+        key = (id(x), dtype)
+        hit = _cache.get(key)
+        if hit is None:
+            hit = _cache[key] = (x, x.to(dtype))
+        return hit[1]
+    return x.to(dtype)
+
+
+def _hook(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any]) -> Any:
+    dev = _first_device_type(args) or _first_device_type(tuple(kwargs.values()))
+    if dev is None or not _enabled.get(dev, False):
+        return fn(*args, **kwargs)
+    kind = policy_for(dev).get(name)
+    if kind is None:
+        return fn(*args, **kwargs)
+    if kind == LOWER:
+        target = _dtype[dev]
+    elif kind == FLOAT32:
+        target = float32
+        if kwargs.get("dtype") is not None:  # PyTorch's fp32_set_opt_dtype: an explicit dtype wins
+            return _run_excluded(fn, args, kwargs)
+    else:
+        assert kind == PROMOTE
+        target = _widest((args, tuple(kwargs.values())), dev, _dtype[dev])
+    args = _cast(args, target, dev)
+    kwargs = {k: _cast(v, target, dev) for k, v in kwargs.items()}
+    return _run_excluded(fn, args, kwargs)
+
+
+def _run_excluded(fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any]) -> Any:
+    """Run ``fn`` with autocast off for its inner ops; the region's hook comes back after."""
+    saved = seam.hook[0]
+    seam.hook[0] = None
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        seam.hook[0] = saved

@@ -1,0 +1,85 @@
+"""PyTorch's autocast policy per device type, keyed by the names ops are marked with
+(``ember._autocast_hook.AUTOCAST_OPS``).
+
+``LOWER`` ops run in the region's dtype, ``FLOAT32`` ops in float32, ``PROMOTE`` ops in the
+widest floating dtype among their arguments. A marked op in none of the three runs as written
+(its inner ops still see autocast: PyTorch's fallthrough for composite ops). ``cpu`` has
+PyTorch's CPU lists (which leave exp, softmax, sum, norms in the lower dtype); every other
+device type has PyTorch's CUDA lists.
+"""
+
+from __future__ import annotations
+
+__all__ = ["FLOAT32", "LOWER", "PROMOTE", "policy_for"]
+
+LOWER, FLOAT32, PROMOTE = "lower", "float32", "promote"
+
+_CPU_LOWER = """
+conv1d conv2d nn.functional.conv3d bmm mm linalg.vecdot baddbmm addmm addbmm
+nn.functional.linear matmul conv_transpose1d conv_transpose2d nn.functional.prelu
+nn.functional.scaled_dot_product_attention
+"""
+
+_CPU_FLOAT32 = """
+nn.functional.avg_pool3d nn.functional.binary_cross_entropy nn.functional.grid_sample polar
+prod quantile nanquantile cdist trace view_as_complex cholesky cholesky_inverse
+cholesky_solve inverse lu_solve orgqr pinverse nn.functional.max_pool3d
+nn.functional.max_unpool2d nn.functional.adaptive_avg_pool3d nn.functional.mse_loss
+nn.functional.cosine_embedding_loss nn.functional.nll_loss nn.functional.hinge_embedding_loss
+nn.functional.poisson_nll_loss nn.functional.smooth_l1_loss nn.functional.cross_entropy
+nn.functional.l1_loss nn.functional.huber_loss nn.functional.margin_ranking_loss
+nn.functional.soft_margin_loss nn.functional.triplet_margin_loss nn.functional.multi_margin_loss
+nn.functional.ctc_loss nn.functional.kl_div nn.functional.multilabel_soft_margin_loss
+nn.functional.binary_cross_entropy_with_logits
+fft.fft fft.ifft fft.fft2 fft.ifft2 fft.fftn fft.ifftn fft.rfft fft.irfft fft.rfft2 fft.irfft2
+fft.rfftn fft.irfftn fft.hfft fft.ihfft
+linalg.cond linalg.matrix_rank linalg.solve linalg.cholesky linalg.svdvals linalg.eigvals
+linalg.eigvalsh linalg.tensorinv linalg.tensorsolve qr svd triangular_solve linalg.qr
+linalg.cholesky_ex linalg.svd linalg.eig linalg.eigh linalg.lstsq linalg.inv_ex
+"""
+
+_CPU_PROMOTE = "stack cat index_copy"
+
+_CUDA_LOWER = """
+conv1d conv2d nn.functional.conv3d conv_transpose1d conv_transpose2d nn.functional.prelu
+addmm addmv addr matmul mm linalg.vecdot nn.functional.linear addbmm baddbmm bmm
+chain_matmul linalg.multi_dot nn.functional.scaled_dot_product_attention
+"""
+
+_CUDA_FLOAT32 = """
+acos asin cosh erfinv exp expm1 log log10 log2 log1p reciprocal rsqrt sinh tan pow
+nn.functional.softplus layer_norm group_norm frobenius_norm nuclear_norm cosine_similarity
+nn.functional.poisson_nll_loss nn.functional.cosine_embedding_loss nn.functional.nll_loss
+nn.functional.hinge_embedding_loss nn.functional.kl_div nn.functional.l1_loss
+nn.functional.smooth_l1_loss nn.functional.huber_loss nn.functional.mse_loss
+nn.functional.margin_ranking_loss nn.functional.soft_margin_loss
+nn.functional.triplet_margin_loss nn.functional.multi_margin_loss
+nn.functional.binary_cross_entropy_with_logits dist pdist cdist renorm logsumexp
+prod softmax log_softmax cumprod cumsum linalg.vector_norm linalg.matrix_norm sum norm
+linalg.norm nn.functional.cross_entropy nn.functional.multilabel_soft_margin_loss
+nn.functional.ctc_loss
+"""
+
+_CUDA_PROMOTE = """
+addcdiv addcmul atan2 nn.functional.bilinear cross dot nn.functional.grid_sample index_put
+scatter_add tensordot cat stack index_copy
+"""
+
+
+def _table(lower: str, float32: str, promote: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for kind, names in ((LOWER, lower), (FLOAT32, float32), (PROMOTE, promote)):
+        for n in names.split():
+            out[n] = kind
+    return out
+
+
+_POLICIES = {
+    "cpu": _table(_CPU_LOWER, _CPU_FLOAT32, _CPU_PROMOTE),
+    "cuda": _table(_CUDA_LOWER, _CUDA_FLOAT32, _CUDA_PROMOTE),
+}
+
+
+def policy_for(device_type: str) -> dict[str, str]:
+    """The op name -> kind table autocast applies on ``device_type``."""
+    return _POLICIES["cpu" if device_type == "cpu" else "cuda"]
