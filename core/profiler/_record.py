@@ -1,0 +1,223 @@
+"""The recorder behind ``profile``: a dispatch mode (every kernel call, with its backend) and
+an op observer (the public op a user called) writing one ``FunctionEvent`` per range, nested
+by time on a per-thread stack; and ``record_function``, a labelled range.
+
+Both hooks are entered only while a profile records, so with no profiler active ember pays
+nothing (the dispatcher's tables hold the bare kernels and ``sys.setprofile`` is unset).
+
+Device time: a kernel on a backend whose activity is profiled is followed by that backend's
+``synchronize``, and its device time is the wall time from launch to the end of the sync (no
+backend exposes kernel events to the contract today).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+import traceback
+from typing import Any
+
+from ember._dispatch import DispatchMode
+from ember._op_trace import OpObserver, public_ops
+from ember.backends import registry
+from ember.backends.ops import ALL_OPS
+
+from ._events import FunctionEvent
+
+__all__ = ["Recorder", "active_recorder", "record_function"]
+
+_EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_active: list[Recorder] = []
+
+
+def active_recorder() -> Recorder | None:
+    """The recorder collecting events now (the innermost profile), or None."""
+    return _active[-1] if _active else None
+
+
+def _shape_of(value: Any) -> list[Any]:
+    shape = getattr(value, "shape", None)
+    if shape is not None and not isinstance(value, (int, float, complex)):
+        try:
+            return [int(d) for d in shape]
+        except TypeError:
+            return []
+    if isinstance(value, (list, tuple)) and value and all(hasattr(v, "shape") for v in value):
+        return [_shape_of(v) for v in value]
+    return []
+
+
+class _Kernels(DispatchMode):
+    def __init__(self, rec: Recorder) -> None:
+        self.rec = rec
+
+    def __ember_dispatch__(self, op: str, backend: str, run: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+        rec = self.rec
+        ev = rec.open(f"{backend}::{op}", "kernel", backend)
+        try:
+            out = run(*args, **kwargs)
+            if backend in rec.device_backends:
+                rec.synchronize(backend, args, out)
+        finally:
+            rec.close(ev)
+        parent = ev.cpu_parent
+        if parent is not None and parent.kind == "op" and not parent.backend:
+            parent.backend = backend
+        if rec.record_shapes:
+            ev.input_shapes = [_shape_of(a) for a in args]
+        info = ALL_OPS.get(op)
+        if rec.profile_memory and info is not None and info.kind != "view" and "out" not in kwargs:
+            ev.self_memory = rec.nbytes(backend, out)
+        if info is not None and backend != "cpu" and op not in rec.backend(backend).native:
+            ev.fallback_bytes_self = rec.nbytes(backend, args) + rec.nbytes(backend, out)
+        return out
+
+
+class _Ops(OpObserver):
+    def __init__(self, rec: Recorder) -> None:
+        self.rec = rec
+        self.open: list[FunctionEvent] = []
+
+    def op_enter(self, name: str, arguments: dict[str, Any]) -> None:
+        rec = self.rec
+        ev = rec.open(name, "op", "")
+        if rec.record_shapes:
+            ev.input_shapes = [_shape_of(v) for v in arguments.values()]
+        if rec.with_stack:
+            ev.stack = _user_stack()
+        self.open.append(ev)
+
+    def op_exit(self, name: str, result: Any) -> None:
+        if self.open:
+            ev = self.open.pop()
+            self.rec.close(ev)
+            device = getattr(result, "device", None)
+            if getattr(device, "type", None):
+                ev.backend = device.type
+
+
+def _user_stack() -> list[str]:
+    """The calling frames outside ember, innermost first (``with_stack``)."""
+    frames = traceback.extract_stack()[:-1]
+    return [
+        f"{f.filename}({f.lineno}): {f.name}"
+        for f in reversed(frames)
+        if not f.filename.startswith(_EMBER_DIR)
+    ]
+
+
+class Recorder:
+    """Collects events while started; ``events`` holds them once stopped, parents first."""
+
+    def __init__(
+        self,
+        cpu: bool = True,
+        device_backends: frozenset[str] = frozenset(),
+        record_shapes: bool = False,
+        profile_memory: bool = False,
+        with_stack: bool = False,
+    ) -> None:
+        self.cpu = cpu
+        self.device_backends = device_backends
+        self.record_shapes = record_shapes
+        self.profile_memory = profile_memory
+        self.with_stack = with_stack
+        self.events: list[FunctionEvent] = []
+        self._tls = threading.local()
+        self._backends: dict[str, registry.LoadedBackend] = {}
+        self._hooks: list[Any] = []
+        self.started = False
+
+    def open(self, name: str, kind: str, backend: str) -> FunctionEvent:
+        stack = getattr(self._tls, "stack", None)
+        if stack is None:
+            stack = self._tls.stack = []
+        ev = FunctionEvent(len(self.events), name, kind, backend, threading.get_ident(), 0)
+        if stack:
+            ev.cpu_parent = stack[-1]
+            stack[-1].cpu_children.append(ev)
+        self.events.append(ev)
+        stack.append(ev)
+        ev.start_ns = ev.end_ns = time.perf_counter_ns()
+        return ev
+
+    def close(self, ev: FunctionEvent) -> None:
+        ev.end_ns = time.perf_counter_ns()
+        stack = self._tls.stack
+        while stack:  # an exception may have skipped inner closes
+            if stack.pop() is ev:
+                break
+
+    def backend(self, name: str) -> registry.LoadedBackend:
+        lb = self._backends.get(name)
+        if lb is None:
+            lb = self._backends[name] = registry.get(name)
+        return lb
+
+    def nbytes(self, backend: str, value: Any) -> int:
+        array_type = self.backend(backend).backend.array_type
+        if isinstance(value, array_type):
+            return int(getattr(value, "nbytes", 0))
+        if isinstance(value, (list, tuple)):
+            return sum(self.nbytes(backend, v) for v in value)
+        return 0
+
+    def synchronize(self, backend: str, args: tuple, out: Any) -> None:
+        lb = self.backend(backend)
+        for v in (out, *args):
+            v = v[0] if isinstance(v, (list, tuple)) and v else v
+            if isinstance(v, lb.backend.array_type):
+                lb.backend.synchronize(lb.backend.index_of(v))
+                return
+
+    def start(self) -> None:
+        """Begin recording (kernel calls always; public ops and labels with CPU activity)."""
+        if self.started:
+            return
+        self.started = True
+        _active.append(self)
+        if self.cpu or self.device_backends:
+            self._hooks.append(_Kernels(self).__enter__())
+        if self.cpu:
+            public_ops()  # built once, now, so the first op's time does not include it
+            self._hooks.append(_Ops(self).__enter__())
+
+    def stop(self) -> None:
+        """Stop recording; events left open (a profile stopped inside a range) are closed now."""
+        if not self.started:
+            return
+        self.started = False
+        while self._hooks:
+            self._hooks.pop().__exit__(None, None, None)
+        with contextlib.suppress(ValueError):
+            _active.remove(self)
+        now = time.perf_counter_ns()
+        for ev in getattr(self._tls, "stack", ()):
+            ev.end_ns = now
+        self._tls.stack = []
+        if not self.cpu:  # device activity only: keep the kernels of those backends
+            self.events = [e for e in self.events if e.backend in self.device_backends]
+
+
+class record_function(contextlib.ContextDecorator):
+    """A labelled range in the profile (context manager or decorator); costs one list read
+    when no profile is recording."""
+
+    def __init__(self, name: str, args: str | None = None) -> None:
+        self.name = name
+        self.args = args
+        self._rec: Recorder | None = None
+        self._ev: FunctionEvent | None = None
+
+    def __enter__(self) -> record_function:  # noqa: PYI034 - typing.Self needs Python 3.11
+        rec = active_recorder()
+        if rec is not None and rec.cpu:
+            self._rec, self._ev = rec, rec.open(self.name, "user", "")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._rec is not None and self._ev is not None:
+            self._rec.close(self._ev)
+        self._rec = self._ev = None
