@@ -21,6 +21,7 @@ from typing import Any
 
 from ember._dispatch import DispatchMode
 from ember._op_trace import OpObserver, public_ops
+from ember._tensor import Tensor
 from ember.backends import registry
 from ember.backends.ops import ALL_OPS
 
@@ -62,6 +63,8 @@ class _Kernels(DispatchMode):
                 rec.synchronize(backend, args, out)
         finally:
             rec.close(ev)
+        if backend in rec.device_backends:
+            ev.device_ns = ev.end_ns - ev.start_ns
         parent = ev.cpu_parent
         if parent is not None and parent.kind == "op" and not parent.backend:
             parent.backend = backend
@@ -83,6 +86,10 @@ class _Ops(OpObserver):
     def op_enter(self, name: str, arguments: dict[str, Any]) -> None:
         rec = self.rec
         ev = rec.open(name, "op", "")
+        for v in arguments.values():
+            if isinstance(v, Tensor):
+                ev.backend = v.device.type
+                break
         if rec.record_shapes:
             ev.input_shapes = [_shape_of(v) for v in arguments.values()]
         if rec.with_stack:
