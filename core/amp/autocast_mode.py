@@ -18,7 +18,7 @@ from .. import _autocast_hook as seam
 from .._tensor import Tensor
 from ..backends import registry
 from ..backends.dtypes import DType, bfloat16, float16, float32, float64
-from .policy import FLOAT32, LOWER, PROMOTE, policy_for
+from .policy import COMPOSITE, FLOAT32, LOWER, PROMOTE, policy_for
 
 __all__ = [
     "autocast",
@@ -58,7 +58,8 @@ def _check_device_type(device_type: Any) -> str:
     if not isinstance(device_type, str):
         raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")  # noqa: TRY004 - PyTorch raises ValueError
     if not _known(device_type):
-        raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
+        known = ", ".join(sorted({"cpu", "cuda", *registry._discover(), *registry._loaded}))
+        raise RuntimeError(f"Expected one of {known} device type at start of device string: {device_type}")
     return device_type
 
 
@@ -231,7 +232,6 @@ def _cast(x: Any, dtype: DType, device_type: str) -> Any:
         and x.dtype == float32
         and x.requires_grad
         and x.is_leaf
-        and x._base is None
     ):
         key = (id(x), dtype)
         hit = _cache.get(key)
@@ -246,8 +246,10 @@ def _hook(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any]
     if dev is None or not _enabled.get(dev, False):
         return fn(*args, **kwargs)
     kind = policy_for(dev).get(name)
-    if kind is None:
-        return fn(*args, **kwargs)
+    if kind is None:  # PyTorch runs it untouched: its kernel's inner ops, or a composite's, see autocast
+        if name in COMPOSITE:
+            return fn(*args, **kwargs)
+        return _run_excluded(fn, args, kwargs)
     if kind == LOWER:
         target = _dtype[dev]
     elif kind == FLOAT32:

@@ -2,15 +2,16 @@
 (``ember._autocast_hook.AUTOCAST_OPS``).
 
 ``LOWER`` ops run in the region's dtype, ``FLOAT32`` ops in float32, ``PROMOTE`` ops in the
-widest floating dtype among their arguments. A marked op in none of the three runs as written
-(its inner ops still see autocast: PyTorch's fallthrough for composite ops). ``cpu`` has
+widest floating dtype among their arguments. A marked op in none of the three runs as written with autocast
+off inside (a native kernel in PyTorch), except the ``COMPOSITE`` ones, which PyTorch builds
+from other ops: those see autocast. ``cpu`` has
 PyTorch's CPU lists (which leave exp, softmax, sum, norms in the lower dtype); every other
 device type has PyTorch's CUDA lists.
 """
 
 from __future__ import annotations
 
-__all__ = ["FLOAT32", "LOWER", "PROMOTE", "policy_for"]
+__all__ = ["COMPOSITE", "FLOAT32", "LOWER", "PROMOTE", "policy_for"]
 
 LOWER, FLOAT32, PROMOTE = "lower", "float32", "promote"
 
@@ -29,7 +30,7 @@ nn.functional.cosine_embedding_loss nn.functional.nll_loss nn.functional.hinge_e
 nn.functional.poisson_nll_loss nn.functional.smooth_l1_loss nn.functional.cross_entropy
 nn.functional.l1_loss nn.functional.huber_loss nn.functional.margin_ranking_loss
 nn.functional.soft_margin_loss nn.functional.triplet_margin_loss nn.functional.multi_margin_loss
-nn.functional.ctc_loss nn.functional.kl_div nn.functional.multilabel_soft_margin_loss
+nn.functional.ctc_loss nn.functional.kl_div
 nn.functional.binary_cross_entropy_with_logits
 fft.fft fft.ifft fft.fft2 fft.ifft2 fft.fftn fft.ifftn fft.rfft fft.irfft fft.rfft2 fft.irfft2
 fft.rfftn fft.irfftn fft.hfft fft.ihfft
@@ -56,7 +57,7 @@ nn.functional.margin_ranking_loss nn.functional.soft_margin_loss
 nn.functional.triplet_margin_loss nn.functional.multi_margin_loss
 nn.functional.binary_cross_entropy_with_logits dist pdist cdist renorm logsumexp
 prod softmax log_softmax cumprod cumsum linalg.vector_norm linalg.matrix_norm sum norm
-linalg.norm nn.functional.cross_entropy nn.functional.multilabel_soft_margin_loss
+linalg.norm nn.functional.cross_entropy
 nn.functional.ctc_loss
 """
 
@@ -64,6 +65,10 @@ _CUDA_PROMOTE = """
 addcdiv addcmul atan2 nn.functional.bilinear cross dot nn.functional.grid_sample index_put
 scatter_add tensordot cat stack index_copy
 """
+
+# Unlisted ops PyTorch decomposes into listed ones (so linalg.multi_dot on cpu runs its mms in
+# the lower dtype).
+COMPOSITE = frozenset({"linalg.multi_dot", "chain_matmul", "tensordot", "linalg.pinv"})
 
 
 def _table(lower: str, float32: str, promote: str) -> dict[str, str]:
