@@ -13,29 +13,32 @@ from ember.backends import dtypes as D
 from ._device import resolve
 from ._dispatch import call, from_host
 from ._dtype import get_default_dtype
+from ._public import op, public
 from ._tensor import Tensor, wrap
 
-__all__ = [
-    "arange",
-    "as_tensor",
-    "asarray",
-    "empty",
-    "empty_like",
-    "eye",
-    "from_dlpack",
-    "from_numpy",
-    "full",
-    "full_like",
-    "linspace",
-    "logspace",
-    "numpy_dtype",
-    "ones",
-    "ones_like",
-    "scalar_tensor",
-    "tensor",
-    "zeros",
-    "zeros_like",
-]
+PUBLIC = public(
+    __name__,
+    {
+        "arange": op(),
+        "as_tensor": op("asarray"),
+        "empty": op(),
+        "empty_like": op(),
+        "eye": op(),
+        "from_dlpack": op(),
+        "from_numpy": op(),
+        "full": op(),
+        "full_like": op(),
+        "linspace": op(),
+        "logspace": op(),
+        "ones": op(),
+        "ones_like": op(),
+        "scalar_tensor": op(),
+        "tensor": op(),
+        "zeros": op(),
+        "zeros_like": op(),
+    },
+)
+__all__ = [*PUBLIC, "asarray", "numpy_dtype"]
 
 _NP_NAMES = {d: d.name for d in D.ALL_DTYPES}
 

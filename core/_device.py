@@ -8,7 +8,16 @@ from typing import Any
 from ember.backends import device, registry
 from ember.backends.registry import LoadedBackend
 
-__all__ = ["canonical", "get_default_device", "resolve", "set_default_device"]
+from ._public import op, public
+
+PUBLIC = public(
+    __name__,
+    {
+        "get_default_device": op(),
+        "set_default_device": op(),
+    },
+)
+__all__ = [*PUBLIC, "canonical", "resolve"]
 
 _interned: dict[tuple[str, int], device] = {}
 _by_input: dict[Any, tuple[device, LoadedBackend]] = {}

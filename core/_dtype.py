@@ -7,15 +7,16 @@ from typing import Any
 from ember.backends import dtypes as _d
 from ember.backends.dtypes import BOOL, COMPLEX, FLOAT, INT, DType, promote_types
 
-__all__ = [
-    "PT_NAMES",
-    "combine",
-    "get_default_dtype",
-    "pt_name",
-    "result_type_scalar",
-    "scalar_dtype",
-    "set_default_dtype",
-]
+from ._public import op, public
+
+PUBLIC = public(
+    __name__,
+    {
+        "get_default_dtype": op(),
+        "set_default_dtype": op(),
+    },
+)
+__all__ = [*PUBLIC, "PT_NAMES", "combine", "pt_name", "result_type_scalar", "scalar_dtype"]
 
 _state = {"float": _d.float32, "complex": _d.complex64}
 # (tensor dtype, Python scalar type) -> result dtype, for the x * 2.0 hot path; it depends

@@ -11,9 +11,17 @@ from ember.backends.dtypes import BOOL, COMPLEX, FLOAT, DType
 
 from ._dtype import get_default_dtype, scalar_dtype
 from ._ops.pointwise_binary import result_type as _tensor_result_type
+from ._public import op, public
 from ._tensor import Tensor
 
-__all__ = ["can_cast", "finfo", "iinfo", "result_type"]
+PUBLIC = public(
+    __name__,
+    {
+        "can_cast": op(),
+        "result_type": op(),
+    },
+)
+__all__ = [*PUBLIC, "finfo", "iinfo"]
 
 
 def _limits(eps: float, max: float, tiny: float, resolution: float) -> dict[str, float]:

@@ -18,9 +18,17 @@ from ._creation import empty, tensor
 from ._dtype import get_default_dtype
 from ._ops import convert as C
 from ._ops import views as V
+from ._public import op, public
 from ._tensor import LEGACY_NEW, Size, Tensor
 
+PUBLIC = public(
+    __name__,
+    {
+        "tensor_type": op(method=("type",), function=False),
+    },
+)
 __all__ = [
+    *PUBLIC,
     "BFloat16Tensor",
     "BoolTensor",
     "ByteTensor",
@@ -32,7 +40,6 @@ __all__ = [
     "LongTensor",
     "ShortTensor",
     "legacy_new",
-    "tensor_type",
 ]
 
 

@@ -1,26 +1,23 @@
-"""Tensor methods and operators, bound from one visible table to the op functions."""
+"""Tensor methods that are not ops (casts, `new_*`, autograd, operators, properties), and
+`bind`, which attaches them and the methods the ops declare in their PUBLIC tables."""
 
 from __future__ import annotations
 
+import importlib
+import sys
 import weakref
 from typing import Any
 
 from ember.backends import dtypes as D
 
+from . import _public
 from ._creation import _size, full, tensor
-from ._legacy import tensor_type
-from ._ops import complex as _complex
 from ._ops import convert as C
-from ._ops import gather_scatter as GS
 from ._ops import indexing as I
 from ._ops import matmul as M
 from ._ops import pointwise_binary as B
 from ._ops import pointwise_unary as U
-from ._ops import reduction as R
-from ._ops import reduction_scan as RS
-from ._ops import search as SR
 from ._ops import select as S
-from ._ops import sort as O
 from ._ops import tensor_methods as X
 from ._ops import views as V
 from ._ops.inplace import record_fill
@@ -63,7 +60,6 @@ def _rsub(self: Tensor, other: Any) -> Tensor:
 
 
 def _rtruediv(self: Tensor, other: Any) -> Tensor:
-    # PyTorch computes ``number / tensor`` as ``tensor.reciprocal() * number``; so do we, for
     # the same last bits.
     return B.mul(B.div(1, self), other)
 
@@ -304,124 +300,18 @@ _INPLACE_OPERATORS = {
 
 _METHODS = {
     # math
-    "add": B.add,
-    "sub": B.sub,
-    "subtract": B.sub,
-    "mul": B.mul,
-    "multiply": B.mul,
-    "div": B.div,
-    "divide": B.div,
-    "true_divide": B.true_divide,
-    "floor_divide": B.floor_divide,
-    "remainder": B.remainder,
-    "pow": B.pow,
-    "maximum": B.maximum,
-    "minimum": B.minimum,
-    "eq": B.eq,
-    "ne": B.ne,
-    "lt": B.lt,
-    "le": B.le,
-    "gt": B.gt,
-    "ge": B.ge,
-    "bitwise_and": B.bitwise_and,
-    "bitwise_or": B.bitwise_or,
-    "bitwise_xor": B.bitwise_xor,
-    "logical_and": B.logical_and,
-    "logical_or": B.logical_or,
-    "logical_xor": B.logical_xor,
-    "abs": U.abs,
-    "neg": U.neg,
-    "negative": U.neg,
-    "exp": U.exp,
-    "log": U.log,
-    "sqrt": U.sqrt,
-    "sin": U.sin,
-    "cos": U.cos,
-    "tanh": U.tanh,
-    "erf": U.erf,
-    "floor": U.floor,
-    "ceil": U.ceil,
-    "trunc": U.trunc,
-    "round": U.round,
-    "sign": U.sign,
-    "sigmoid": U.sigmoid,
-    "log1p": U.log1p,
-    "expm1": U.expm1,
-    "reciprocal": U.reciprocal,
-    "rsqrt": U.rsqrt,
-    "square": U.square,
-    "exp2": U.exp2,
-    "log2": U.log2,
-    "log10": U.log10,
-    "tan": U.tan,
-    "relu": U.relu,
     "softmax": _nn("softmax"),
     "log_softmax": _nn("log_softmax"),
-    "logical_not": U.logical_not,
-    "bitwise_not": U.bitwise_not,
-    "isnan": U.isnan,
-    "isinf": U.isinf,
-    "isfinite": U.isfinite,
-    "clamp": S.clamp,
-    "clip": S.clip,
     "where": _where_method,
-    # reductions
-    "sum": R.sum,
-    "mean": R.mean,
-    "prod": R.prod,
-    "amax": R.amax,
-    "amin": R.amin,
-    "max": R.max,
-    "min": R.min,
-    "argmax": R.argmax,
-    "argmin": R.argmin,
-    "all": R.all,
-    "any": R.any,
-    "var": R.var,
-    "std": R.std,
-    "cumsum": RS.cumsum,
     # shape and views
-    "view": V.view,
     "view_as": _view_as,
-    "reshape": V.reshape,
     "reshape_as": _reshape_as,
-    "permute": V.permute,
-    "transpose": V.transpose,
-    "swapaxes": V.transpose,
-    "swapdims": V.transpose,
-    "t": V.t,
-    "expand": V.expand,
-    "expand_as": V.expand_as,
-    "squeeze": V.squeeze,
-    "unsqueeze": V.unsqueeze,
-    "flatten": V.flatten,
-    "unflatten": V.unflatten,
-    "narrow": V.narrow,
-    "select": V.select,
-    "unbind": V.unbind,
-    "split": V.split,
-    "chunk": V.chunk,
-    "movedim": V.movedim,
-    "moveaxis": V.movedim,
-    "as_strided": V.as_strided,
-    "detach": V.detach,
     # copies, casts, devices
-    "clone": C.clone,
-    "contiguous": C.contiguous,
-    "to": C.to,
-    "type": tensor_type,
     "new_tensor": new_tensor,
     "new_zeros": _new_filled(0),
     "new_ones": _new_filled(1),
     "new_empty": _new_filled(0),
     "new_full": new_full,
-    "cpu": C.cpu,
-    "type_as": C.type_as,
-    "copy_": C.copy_,
-    "requires_grad_": C.requires_grad_,
-    "detach_": C.detach_,
-    "conj": C.conj,
-    "conj_physical": _complex.conj_physical,
     "float": _cast(D.float32),
     "double": _cast(D.float64),
     "half": _cast(D.float16),
@@ -434,24 +324,6 @@ _METHODS = {
     "bool": _cast(D.bool_),
     "cfloat": _cast(D.complex64),
     "cdouble": _cast(D.complex128),
-    # indexing, sorting, products
-    "gather": GS.gather,
-    "scatter": GS.scatter,
-    "scatter_add": GS.scatter_add,
-    "index_select": I.index_select,
-    "masked_fill": GS.masked_fill,
-    "index_put": I.index_put,
-    "index_put_": I.index_put_,
-    "nonzero": SR.nonzero,
-    "sort": O.sort,
-    "argsort": O.argsort,
-    "topk": O.topk,
-    "msort": O.msort,
-    "matmul": M.matmul,
-    "mm": M.mm,
-    "bmm": M.bmm,
-    "dot": M.dot,
-    "mv": M.mv,
     # autograd and in-place fills
     "backward": backward,
     "retain_grad": retain_grad,
@@ -461,41 +333,7 @@ _METHODS = {
     "zero_": zero_,
 }
 
-_INPLACE_METHODS = [
-    "add",
-    "sub",
-    "mul",
-    "div",
-    "floor_divide",
-    "remainder",
-    "pow",
-    "clamp",
-    "clip",
-    "neg",
-    "abs",
-    "exp",
-    "log",
-    "sqrt",
-    "sin",
-    "cos",
-    "tanh",
-    "sigmoid",
-    "floor",
-    "ceil",
-    "round",
-    "trunc",
-    "sign",
-    "reciprocal",
-    "relu",
-    "masked_fill",
-    "scatter",
-    "scatter_add",
-    "bitwise_and",
-    "bitwise_or",
-    "bitwise_xor",
-    "logical_not",
-    "square",
-]
+_INPLACE_METHODS = []
 
 _PROPERTIES = {
     "grad": property(_grad_get, _grad_set),
@@ -532,8 +370,52 @@ def _inplace(name: str) -> Any:
     return C.inplace(_METHODS[name])
 
 
+# The op modules whose PUBLIC tables declare Tensor methods (imported before binding).
+_METHOD_MODULES = (
+    "_legacy",
+    "_ops.complex",
+    "_ops.convert",
+    "_ops.diagonal",
+    "_ops.distances",
+    "_ops.gather_scatter",
+    "_ops.indexing",
+    "_ops.indexing_scatter",
+    "_ops.matmul",
+    "_ops.pointwise_binary",
+    "_ops.pointwise_numeric",
+    "_ops.pointwise_special",
+    "_ops.pointwise_unary",
+    "_ops.products",
+    "_ops.reduction",
+    "_ops.reduction_scan",
+    "_ops.search",
+    "_ops.select",
+    "_ops.shape",
+    "_ops.sort",
+    "_ops.statistics",
+    "_ops.views",
+)
+
+
+def _add_declared() -> None:
+    """Merge the ops' own methods, declared in the PUBLIC tables of the modules that define
+    them (``_public.py``), into the tables above."""
+    for name in _METHOD_MODULES:
+        importlib.import_module(f"ember.{name}")
+    for module, table in _public.REGISTRY.items():
+        for key, names in table.items():
+            fn = getattr(sys.modules[module], key)
+            for method in names.methods:
+                if method in _METHODS:
+                    raise RuntimeError(f"Tensor.{method} is declared twice ({module}.{key})")
+                _METHODS[method] = fn
+            _INPLACE_METHODS.extend(names.inplace)
+
+
 def bind() -> None:
-    """Attach the table above to Tensor (called once, by ``ember/__init__.py``)."""
+    """Attach the tables above and the declared op methods to Tensor (called once, by
+    ``ember/__init__.py``)."""
+    _add_declared()
     for name, fn in {**_OPERATORS, **_METHODS, **_PROPERTIES}.items():
         if name in _BINARY_DUNDERS:
             fn = _matmul_operator(fn) if "matmul" in name else _operator(fn)

@@ -8,21 +8,26 @@ from ember.backends import DType, registry
 from ember.backends.dtypes import promote_types as _promote
 
 from ._ops._common import broadcast_shape
+from ._public import op, public
 from ._tensor import Size, Tensor
 
-__all__ = [
-    "are_deterministic_algorithms_enabled",
-    "broadcast_shapes",
-    "get_num_threads",
-    "is_complex",
-    "is_deterministic_algorithms_warn_only_enabled",
-    "is_floating_point",
-    "is_tensor",
-    "numel",
-    "promote_types",
-    "set_num_threads",
-    "use_deterministic_algorithms",
-]
+PUBLIC = public(
+    __name__,
+    {
+        "are_deterministic_algorithms_enabled": op(),
+        "broadcast_shapes": op(),
+        "get_num_threads": op(),
+        "is_complex": op(),
+        "is_deterministic_algorithms_warn_only_enabled": op(),
+        "is_floating_point": op(),
+        "is_tensor": op(),
+        "numel": op(),
+        "promote_types": op(),
+        "set_num_threads": op(),
+        "use_deterministic_algorithms": op(),
+    },
+)
+__all__ = [*PUBLIC]
 
 
 def is_tensor(obj: Any) -> bool:

@@ -21,9 +21,18 @@ from ._dispatch import to_host
 from ._dtype import get_default_dtype
 from ._ops.join import cat
 from ._ops.views import detach, narrow
+from ._public import op, public
 from ._tensor import Tensor
 
-__all__ = ["PRINT_OPTS", "get_printoptions", "printoptions", "set_printoptions", "tensor_repr"]
+PUBLIC = public(
+    __name__,
+    {
+        "get_printoptions": op(),
+        "printoptions": op(),
+        "set_printoptions": op(),
+    },
+)
+__all__ = [*PUBLIC, "PRINT_OPTS", "tensor_repr"]
 
 
 @dataclasses.dataclass

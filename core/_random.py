@@ -20,28 +20,30 @@ from ember.backends import dtypes as D
 from ._device import resolve
 from ._dispatch import call
 from ._dtype import get_default_dtype, pt_name
+from ._public import op, public
 from ._tensor import Tensor, wrap
 
-__all__ = [
-    "Generator",
-    "bernoulli",
-    "default_generator",
-    "get_rng_state",
-    "initial_seed",
-    "manual_seed",
-    "multinomial",
-    "normal",
-    "rand",
-    "rand_like",
-    "randint",
-    "randint_like",
-    "randn",
-    "randn_like",
-    "random_words",
-    "randperm",
-    "seed",
-    "set_rng_state",
-]
+PUBLIC = public(
+    __name__,
+    {
+        "bernoulli": op(),
+        "get_rng_state": op(),
+        "initial_seed": op(),
+        "manual_seed": op(),
+        "multinomial": op(),
+        "normal": op(),
+        "rand": op(),
+        "rand_like": op(),
+        "randint": op(),
+        "randint_like": op(),
+        "randn": op(),
+        "randn_like": op(),
+        "randperm": op(),
+        "seed": op(),
+        "set_rng_state": op(),
+    },
+)
+__all__ = [*PUBLIC, "Generator", "default_generator", "random_words"]
 
 _MASK64 = (1 << 64) - 1
 _TWO_PI = 2.0 * math.pi

@@ -30,6 +30,7 @@ import numpy as np
 from ._atomic_save import atomic_write
 from ._checkpoint_rebuild import STORAGE_NAMES
 from ._checkpoint_zip import load_archive
+from ._public import op, public
 from ._safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 from ._safetensors import load_safetensors, save_safetensors
 from ._tensor import Size, Tensor
@@ -37,14 +38,20 @@ from .backends import device as Device
 from .backends import dtypes as D
 from .nn.parameter import Parameter
 
+PUBLIC = public(
+    __name__,
+    {
+        "load": op(),
+        "save": op(),
+    },
+)
 __all__ = [
+    *PUBLIC,
     "add_safe_globals",
     "clear_safe_globals",
     "get_safe_globals",
-    "load",
     "load_safetensors",
     "safe_globals",
-    "save",
     "save_safetensors",
 ]
 

@@ -25,6 +25,7 @@ from ._ops.pointwise_special import (
 from ._ops.pointwise_unary import erf, exp, exp2, expm1, isnan, log, log1p, round, sigmoid, sign, sin
 from ._ops.reduction import logsumexp
 from ._ops.select import where
+from ._public import op, public
 from ._special_bessel import (
     airy_ai,
     bessel_y0,
@@ -38,7 +39,16 @@ from ._tensor import Tensor
 from .autograd.grad_mode import state as _grad
 from .autograd.graph import record
 
+PUBLIC = public(
+    __name__,
+    {
+        "gammainc": op("igamma", function=False),
+        "gammaincc": op("igammac", function=False),
+        "multigammaln": op("mvlgamma", function=False),
+    },
+)
 __all__ = [
+    *PUBLIC,
     "airy_ai",
     "bessel_j0",
     "bessel_j1",
@@ -57,8 +67,6 @@ __all__ = [
     "exp2",
     "expit",
     "expm1",
-    "gammainc",
-    "gammaincc",
     "gammaln",
     "hermite_polynomial_h",
     "hermite_polynomial_he",
@@ -77,7 +85,6 @@ __all__ = [
     "modified_bessel_i1",
     "modified_bessel_k0",
     "modified_bessel_k1",
-    "multigammaln",
     "ndtr",
     "ndtri",
     "polygamma",

@@ -28,6 +28,7 @@ _RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "_tensor",
             "_tensor_api",
+            "_public",
             "_dtype",
             "_device",
             "_state",
@@ -65,6 +66,7 @@ _RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
         "api",
         (
             "",  # the ``ember`` package itself: the facade over everything below
+            "_namespace",
             "autograd",
             "nn",
             "optim",

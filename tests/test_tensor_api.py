@@ -88,3 +88,44 @@ def test_namespace_check_names_a_missing_export_and_an_unlisted_function(
         "ember.__all__ names 'no_such_op', which ember lacks",
         "ember.shiny is a public function missing from ember.__all__",
     ]
+
+
+def test_a_declaration_gives_function_aliases_methods_and_inplace_forms() -> None:
+    from ember import _public
+
+    table = _public.public(
+        "fake_module",
+        {
+            "add": _public.op("plus", method=True, inplace=True),
+            "inv": _public.op("inverse", function=False),
+            "contig": _public.op(function=False, method=True),
+            "t": _public.op(method=("t", "transpose_2d")),
+        },
+    )
+    _public.REGISTRY.pop("fake_module")
+    assert table["add"] == _public.Names(("add", "plus"), ("add", "plus"), ("add",))
+    assert table["inv"] == _public.Names(("inverse",), (), ())
+    assert table["contig"] == _public.Names((), ("contig",), ())
+    assert table["t"] == _public.Names(("t",), ("t", "transpose_2d"), ())
+
+
+def test_an_inplace_form_needs_its_method() -> None:
+    from ember import _public
+
+    with pytest.raises(ValueError, match="in-place forms"):
+        _public.public("fake_module", {"f": _public.op(inplace=True)})
+
+
+def test_declared_ops_are_in_the_namespace_and_on_tensor() -> None:
+    import ember
+    from ember import _public
+
+    for module, table in _public.REGISTRY.items():
+        for key, names in table.items():
+            for n in names.ember:
+                assert n in ember.__all__, f"{module}.{key}: ember.{n}"
+            for m in names.methods:
+                assert hasattr(ember.Tensor, m), f"{module}.{key}: Tensor.{m}"
+            for m in names.inplace:
+                assert hasattr(ember.Tensor, m + "_"), f"{module}.{key}: Tensor.{m}_"
+    assert ember.subtract is ember.sub and ember.Tensor.subtract is ember.Tensor.sub

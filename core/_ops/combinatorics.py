@@ -7,12 +7,21 @@ import itertools
 from ember.backends import dtypes as D
 
 from .._creation import arange, zeros
+from .._public import op, public
 from .._tensor import Tensor
 from .indexing_scatter import _index_vector
 from .join import stack
 from .shape import meshgrid
 
-__all__ = ["cartesian_prod", "combinations", "vander"]
+PUBLIC = public(
+    __name__,
+    {
+        "cartesian_prod": op(),
+        "combinations": op(),
+        "vander": op(),
+    },
+)
+__all__ = [*PUBLIC]
 
 
 def cartesian_prod(*tensors: Tensor) -> Tensor:

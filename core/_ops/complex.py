@@ -23,6 +23,7 @@ from .._autocast_hook import autocast_op
 from .._creation import ones, zeros_like
 from .._dispatch import call
 from .._dtype import pt_name
+from .._public import op, public
 from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import Node, edge, record
@@ -36,23 +37,24 @@ from .select import where
 from .views import make_view, select
 from .views_dtype import ConjVersion, is_conj_copy, view_as_complex_, view_as_real_
 
-__all__ = [
-    "adjoint",
-    "angle",
-    "complex",
-    "conj",
-    "conj_physical",
-    "imag",
-    "is_conj",
-    "is_neg",
-    "isreal",
-    "polar",
-    "real",
-    "resolve_conj",
-    "resolve_neg",
-    "view_as_complex",
-    "view_as_real",
-]
+PUBLIC = public(
+    __name__,
+    {
+        "adjoint": op(method=True),
+        "angle": op(method=True),
+        "complex": op(),
+        "conj_physical": op(method=True),
+        "is_conj": op(method=True),
+        "is_neg": op(method=True),
+        "isreal": op(method=True),
+        "polar": op(),
+        "resolve_conj": op(method=True),
+        "resolve_neg": op(method=True),
+        "view_as_complex": op(),
+        "view_as_real": op(),
+    },
+)
+__all__ = [*PUBLIC, "conj", "imag", "real"]
 
 
 def _real_grad(g: Tensor) -> Tensor:

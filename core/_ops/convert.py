@@ -13,6 +13,7 @@ from .._creation import _check_dtype, tensor
 from .._device import resolve
 from .._dispatch import call, call_out, from_host, has_kernel, kernel_writes_out, to_host
 from .._dtype import pt_name as _pt
+from .._public import op, public
 from .._tensor import Tensor, _is_contiguous, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
@@ -22,21 +23,24 @@ from ._composite import NoRecord
 from .inplace import check_view_of_leaf, rebase_view
 from .pointwise_binary import _operands
 
-__all__ = [
-    "clone",
-    "conj",
-    "contiguous",
-    "copy_",
-    "cpu",
-    "detach_",
-    "imag",
-    "inplace",
-    "is_nonzero",
-    "real",
-    "requires_grad_",
-    "to",
-    "type_as",
-]
+PUBLIC = public(
+    __name__,
+    {
+        "clone": op(method=True),
+        "conj": op(method=True),
+        "contiguous": op(method=True, function=False),
+        "copy_": op(method=True, function=False),
+        "cpu": op(method=True, function=False),
+        "detach_": op(method=True, function=False),
+        "imag": op(),
+        "is_nonzero": op(method=True),
+        "real": op(),
+        "requires_grad_": op(method=True, function=False),
+        "to": op(method=True, function=False),
+        "type_as": op(method=True, function=False),
+    },
+)
+__all__ = [*PUBLIC, "inplace"]
 
 
 def _clone_rule(n: Any, g: Tensor) -> tuple:

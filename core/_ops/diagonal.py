@@ -9,6 +9,7 @@ from ember.backends import dtypes as D
 
 from .._creation import arange, ones_like, tensor, zeros
 from .._dispatch import call
+from .._public import op, public
 from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
@@ -17,18 +18,22 @@ from .join import cat
 from .select import where
 from .views import make_view
 
-__all__ = [
-    "block_diag",
-    "diag",
-    "diag_embed",
-    "diagflat",
-    "diagonal",
-    "diagonal_scatter",
-    "tril",
-    "tril_indices",
-    "triu",
-    "triu_indices",
-]
+PUBLIC = public(
+    __name__,
+    {
+        "block_diag": op(),
+        "diag": op(method=True),
+        "diag_embed": op(method=True),
+        "diagflat": op(method=True),
+        "diagonal": op(method=True),
+        "diagonal_scatter": op(method=True),
+        "tril": op(method=True, inplace=True),
+        "tril_indices": op(),
+        "triu": op(method=True, inplace=True),
+        "triu_indices": op(),
+    },
+)
+__all__ = [*PUBLIC]
 
 
 # -- diagonals -----------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from typing import Any
 from ember.backends import dtypes as D
 
 from .._autocast_hook import autocast_op
+from .._public import op, public
 from .._tensor import Tensor
 from ._common import norm_dim
 from ._composite import composed, not_implemented_for
@@ -15,18 +16,22 @@ from .diagonal import diagonal, triu_indices
 from .join import cat
 from .select import where
 
-__all__ = [
-    "cdist",
-    "diff",
-    "dist",
-    "frobenius_norm",
-    "gradient",
-    "norm",
-    "nuclear_norm",
-    "pdist",
-    "renorm",
-    "trace",
-]
+PUBLIC = public(
+    __name__,
+    {
+        "cdist": op(),
+        "diff": op(method=True),
+        "dist": op(method=True),
+        "frobenius_norm": op(),
+        "gradient": op(),
+        "norm": op(method=True),
+        "nuclear_norm": op(),
+        "pdist": op(),
+        "renorm": op(method=True, inplace=True),
+        "trace": op(method=True),
+    },
+)
+__all__ = [*PUBLIC]
 
 
 @autocast_op("norm")

@@ -14,6 +14,7 @@ from .._autocast_hook import autocast_op
 from .._creation import zeros
 from .._dispatch import call, to_host
 from .._dtype import pt_name as _pt
+from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
@@ -21,6 +22,15 @@ from ._common import norm_dim, same_device
 from .pointwise_binary import _scalar_for
 from .select import where
 
+PUBLIC = public(
+    __name__,
+    {
+        "gather": op(method=True),
+        "masked_fill": op(method=True, inplace=True),
+        "scatter": op(method=True, inplace=True),
+        "scatter_add": op(method=True, inplace=True),
+    },
+)
 __all__ = ["gather", "masked_fill", "scatter"]
 
 

@@ -15,6 +15,7 @@ from .._autocast_hook import autocast_op
 from .._creation import tensor, zeros
 from .._dispatch import call, has_kernel
 from .._dtype import pt_name as _pt
+from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
@@ -28,7 +29,15 @@ from .search import nonzero
 from .select import where
 from .views import basic_slice, select
 
-__all__ = ["getitem", "index_put", "index_put_", "index_select", "setitem"]
+PUBLIC = public(
+    __name__,
+    {
+        "index_put": op(method=True),
+        "index_put_": op(method=True, function=False),
+        "index_select": op(method=True),
+    },
+)
+__all__ = [*PUBLIC, "getitem", "setitem"]
 
 
 def _to_index_tensor(x: Tensor, k: Any) -> Tensor:

@@ -16,6 +16,7 @@ from .._autocast_hook import autocast_op
 from .._creation import full, ones, ones_like, tensor, zeros_like
 from .._dispatch import has_kernel
 from .._dtype import pt_name as _pt
+from .._public import op, public
 from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
@@ -33,22 +34,25 @@ from .indexing import getitem, index_put, select_rows
 from .search import nonzero
 from .select import where
 
-__all__ = [
-    "argwhere",
-    "index_add",
-    "index_copy",
-    "index_fill",
-    "index_reduce",
-    "masked_scatter",
-    "masked_select",
-    "put",
-    "scatter_multiply",
-    "scatter_reduce",
-    "select_scatter",
-    "slice_scatter",
-    "take",
-    "take_along_dim",
-]
+PUBLIC = public(
+    __name__,
+    {
+        "argwhere": op(method=True),
+        "index_add": op(method=True, inplace=True),
+        "index_copy": op(method=True, inplace=True),
+        "index_fill": op(method=True, inplace=True),
+        "index_reduce": op(method=True, inplace=True),
+        "masked_scatter": op(method=True, inplace=True),
+        "masked_select": op(method=True),
+        "put": op(method=True, inplace=True),
+        "scatter_reduce": op(method=True, inplace=True),
+        "select_scatter": op(method=True),
+        "slice_scatter": op(method=True),
+        "take": op(method=True),
+        "take_along_dim": op(method=True),
+    },
+)
+__all__ = [*PUBLIC, "scatter_multiply"]
 
 
 def _key(d: int, index: Tensor) -> Bounded:

@@ -9,12 +9,22 @@ from ember.backends.dtypes import promote_types
 
 from .._autocast_hook import autocast_op
 from .._dispatch import call
+from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
 from ._common import norm_dim, same_device
 
-__all__ = ["cat", "concat", "concatenate", "hstack", "stack", "vstack"]
+PUBLIC = public(
+    __name__,
+    {
+        "cat": op("concat", "concatenate"),
+        "hstack": op(),
+        "stack": op(),
+        "vstack": op("row_stack"),
+    },
+)
+__all__ = [*PUBLIC, "concat", "concatenate"]
 
 
 def _cat_rule(n: Any, g: Tensor) -> tuple:

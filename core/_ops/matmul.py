@@ -8,13 +8,24 @@ from ember.backends import dtypes as D
 
 from .._autocast_hook import autocast_op
 from .._dispatch import call
+from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
 from ._common import broadcast_shape, numel, same_device, sum_to
 from ._composite import NoRecord
 
-__all__ = ["bmm", "dot", "matmul", "mm", "mv"]
+PUBLIC = public(
+    __name__,
+    {
+        "bmm": op(method=True),
+        "dot": op(method=True),
+        "matmul": op(method=True),
+        "mm": op(method=True),
+        "mv": op(method=True),
+    },
+)
+__all__ = [*PUBLIC]
 
 # The C++ type names PyTorch's dtype-mismatch message prints.
 _NAMES = {

@@ -17,6 +17,7 @@ from .._creation import full_like
 from .._dispatch import call, has_kernel
 from .._dtype import SCALAR_RESULT_CACHE as _SCALAR_DT
 from .._dtype import combine, get_default_dtype, pt_name, result_type_scalar
+from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
@@ -24,41 +25,38 @@ from ._common import broadcast_shape, same_device, sum_to
 from ._composite import NoRecord
 from .pointwise_unary import log, trunc
 
-__all__ = [
-    "add",
-    "binary_op",
-    "bitwise_and",
-    "bitwise_or",
-    "bitwise_xor",
-    "div",
-    "divide",
-    "eq",
-    "floor_divide",
-    "ge",
-    "greater",
-    "greater_equal",
-    "gt",
-    "le",
-    "less",
-    "less_equal",
-    "logical_and",
-    "logical_or",
-    "logical_xor",
-    "lt",
-    "maximum",
-    "minimum",
-    "mul",
-    "multiply",
-    "ne",
-    "not_equal",
-    "pow",
-    "remainder",
-    "result_type",
-    "rsub",
-    "sub",
-    "subtract",
-    "true_divide",
-]
+PUBLIC = public(
+    __name__,
+    {
+        "add": op(method=True, inplace=True),
+        "bitwise_and": op(method=True, inplace=True),
+        "bitwise_or": op(method=True, inplace=True),
+        "bitwise_xor": op(method=True, inplace=True),
+        "div": op("divide", "true_divide", method=True, inplace=True),
+        "eq": op(method=True),
+        "floor_divide": op(method=True, inplace=True),
+        "ge": op(method=True),
+        "greater": op(method=True),
+        "greater_equal": op(method=True),
+        "gt": op(method=True),
+        "le": op(method=True),
+        "less": op(method=True),
+        "less_equal": op(method=True),
+        "logical_and": op(method=True),
+        "logical_or": op(method=True),
+        "logical_xor": op(method=True),
+        "lt": op(method=True),
+        "maximum": op(method=True),
+        "minimum": op(method=True),
+        "mul": op("multiply", method=True, inplace=True),
+        "ne": op("not_equal", method=True),
+        "pow": op(method=True, inplace=True),
+        "remainder": op(method=True, inplace=True),
+        "rsub": op(),
+        "sub": op("subtract", method=True, inplace=True),
+    },
+)
+__all__ = [*PUBLIC, "binary_op", "divide", "multiply", "not_equal", "result_type", "subtract", "true_divide"]
 
 
 _PY = {0: bool, 1: int, 2: float, 3: complex}

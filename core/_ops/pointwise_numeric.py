@@ -12,6 +12,7 @@ from ember.backends import dtypes as D
 
 from .._dtype import get_default_dtype
 from .._ops.shape import broadcast_tensors
+from .._public import op, public
 from .._tensor import Tensor
 from ._composite import NoRecord
 from ._operands import promoted_pair as _pair
@@ -19,29 +20,33 @@ from .pointwise_special import _false
 from .pointwise_unary import abs, floor, isnan, log2, sign, trunc
 from .select import clamp, where
 
-__all__ = [
-    "allclose",
-    "clamp_max",
-    "clamp_min",
-    "deg2rad",
-    "equal",
-    "frac",
-    "frexp",
-    "gcd",
-    "heaviside",
-    "i0",
-    "isclose",
-    "isneginf",
-    "isposinf",
-    "lcm",
-    "ldexp",
-    "logit",
-    "nan_to_num",
-    "nextafter",
-    "rad2deg",
-    "sgn",
-    "sinc",
-]
+PUBLIC = public(
+    __name__,
+    {
+        "allclose": op(method=True),
+        "clamp_max": op(method=True, inplace=True),
+        "clamp_min": op(method=True, inplace=True),
+        "deg2rad": op(method=True, inplace=True),
+        "equal": op(method=True),
+        "frac": op(method=True, inplace=True),
+        "frexp": op(method=True),
+        "gcd": op(method=True, inplace=True),
+        "heaviside": op(method=True, inplace=True),
+        "i0": op(method=True, inplace=True),
+        "isclose": op(method=True),
+        "isneginf": op(method=True),
+        "isposinf": op(method=True),
+        "lcm": op(method=True, inplace=True),
+        "ldexp": op(method=True, inplace=True),
+        "logit": op(method=True, inplace=True),
+        "nan_to_num": op(method=True, inplace=True),
+        "nextafter": op(method=True, inplace=True),
+        "rad2deg": op(method=True, inplace=True),
+        "sgn": op(method=True, inplace=True),
+        "sinc": op(method=True, inplace=True),
+    },
+)
+__all__ = [*PUBLIC]
 
 
 _frexp_t = namedtuple("frexp", ["mantissa", "exponent"])

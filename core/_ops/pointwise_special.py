@@ -17,6 +17,7 @@ from ember.backends import dtypes as D
 
 from .._autocast_hook import autocast_op
 from .._creation import zeros
+from .._public import op, public
 from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
@@ -30,38 +31,41 @@ from .pointwise_binary import maximum, minimum, remainder, result_type
 from .pointwise_unary import abs, exp, expm1, isnan, log, log1p, sign, sqrt
 from .select import where
 
-__all__ = [
-    "acos",
-    "acosh",
-    "addcdiv",
-    "addcmul",
-    "asin",
-    "asinh",
-    "atan",
-    "atan2",
-    "atanh",
-    "bitwise_left_shift",
-    "bitwise_right_shift",
-    "composite_unary",
-    "copysign",
-    "cosh",
-    "digamma",
-    "erfc",
-    "erfinv",
-    "float_power",
-    "fmax",
-    "fmin",
-    "fmod",
-    "hypot",
-    "lerp",
-    "lgamma",
-    "logaddexp",
-    "logaddexp2",
-    "polygamma",
-    "signbit",
-    "sinh",
-    "xlogy",
-]
+PUBLIC = public(
+    __name__,
+    {
+        "acos": op("arccos", method=True, inplace=True),
+        "acosh": op("arccosh", method=True, inplace=True),
+        "addcdiv": op(method=True, inplace=True),
+        "addcmul": op(method=True, inplace=True),
+        "asin": op("arcsin", method=True, inplace=True),
+        "asinh": op("arcsinh", method=True, inplace=True),
+        "atan": op("arctan", method=True, inplace=True),
+        "atan2": op("arctan2", method=True, inplace=True),
+        "atanh": op("arctanh", method=True, inplace=True),
+        "bitwise_left_shift": op(method=True, inplace=True),
+        "bitwise_right_shift": op(method=True, inplace=True),
+        "copysign": op(method=True, inplace=True),
+        "cosh": op(method=True, inplace=True),
+        "digamma": op(method=True, inplace=True),
+        "erfc": op(method=True, inplace=True),
+        "erfinv": op(method=True, inplace=True),
+        "float_power": op(method=True),
+        "fmax": op(method=True),
+        "fmin": op(method=True),
+        "fmod": op(method=True, inplace=True),
+        "hypot": op(method=True, inplace=True),
+        "lerp": op(method=True, inplace=True),
+        "lgamma": op(method=True, inplace=True),
+        "logaddexp": op(method=True),
+        "logaddexp2": op(method=True),
+        "polygamma": op(),
+        "signbit": op(method=True),
+        "sinh": op(method=True, inplace=True),
+        "xlogy": op(method=True, inplace=True),
+    },
+)
+__all__ = [*PUBLIC, "composite_unary"]
 
 
 _SQRT_PI = math.sqrt(math.pi)

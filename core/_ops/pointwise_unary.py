@@ -16,45 +16,49 @@ from ember.backends import dtypes as D
 from .._autocast_hook import autocast_op
 from .._dispatch import call, has_kernel
 from .._dtype import get_default_dtype
+from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
 from ._composite import NoRecord
 
-__all__ = [
-    "abs",
-    "bitwise_not",
-    "ceil",
-    "cos",
-    "erf",
-    "exp",
-    "exp2",
-    "expm1",
-    "fix",
-    "floor",
-    "isfinite",
-    "isinf",
-    "isnan",
-    "log",
-    "log1p",
-    "log2",
-    "log10",
-    "logical_not",
-    "neg",
-    "positive",
-    "reciprocal",
-    "relu",
-    "round",
-    "rsqrt",
-    "sigmoid",
-    "sign",
-    "sin",
-    "sqrt",
-    "square",
-    "tan",
-    "tanh",
-    "trunc",
-]
+PUBLIC = public(
+    __name__,
+    {
+        "abs": op("absolute", method=("abs",), inplace=True),
+        "bitwise_not": op(method=True),
+        "ceil": op(method=True, inplace=True),
+        "cos": op(method=True, inplace=True),
+        "erf": op(method=True),
+        "exp": op(method=True, inplace=True),
+        "exp2": op(method=True),
+        "expm1": op(method=True),
+        "floor": op(method=True, inplace=True),
+        "isfinite": op(method=True),
+        "isinf": op(method=True),
+        "isnan": op(method=True),
+        "log": op(method=True, inplace=True),
+        "log1p": op(method=True),
+        "log2": op(method=True),
+        "log10": op(method=True),
+        "logical_not": op(method=True, inplace=True),
+        "neg": op("negative", method=True, inplace=True),
+        "positive": op(),
+        "reciprocal": op(method=True, inplace=True),
+        "relu": op(method=True, inplace=True),
+        "round": op(method=True, inplace=True),
+        "rsqrt": op(method=True),
+        "sigmoid": op(method=True, inplace=True),
+        "sign": op(method=True, inplace=True),
+        "sin": op(method=True, inplace=True),
+        "sqrt": op(method=True, inplace=True),
+        "square": op(method=True, inplace=True),
+        "tan": op(method=True),
+        "tanh": op(method=True, inplace=True),
+        "trunc": op("fix", method=True, inplace=("trunc", "fix")),
+    },
+)
+__all__ = [*PUBLIC, "fix"]
 
 
 def _floatify(x: Tensor) -> Tensor:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._autocast_hook import autocast_op
+from .._public import op, public
 from .._tensor import Tensor
 from ._common import broadcast_shape, norm_dim, numel
 from .diagonal import diagonal
@@ -15,21 +16,25 @@ from .join import stack
 from .matmul import matmul
 from .shape import broadcast_tensors
 
-__all__ = [
-    "addbmm",
-    "addmm",
-    "addmv",
-    "addr",
-    "baddbmm",
-    "chain_matmul",
-    "cross",
-    "einsum",
-    "inner",
-    "kron",
-    "outer",
-    "tensordot",
-    "vdot",
-]
+PUBLIC = public(
+    __name__,
+    {
+        "addbmm": op(method=True, inplace=True),
+        "addmm": op(method=True, inplace=True),
+        "addmv": op(method=True, inplace=True),
+        "addr": op(method=True, inplace=True),
+        "baddbmm": op(method=True, inplace=True),
+        "chain_matmul": op(),
+        "cross": op(method=True),
+        "einsum": op(),
+        "inner": op(method=True),
+        "kron": op(method=True),
+        "outer": op("ger", method=True),
+        "tensordot": op(),
+        "vdot": op(method=True),
+    },
+)
+__all__ = [*PUBLIC]
 
 
 def vdot(input: Tensor, other: Tensor) -> Tensor:
@@ -201,17 +206,17 @@ def _parse_einsum(equation: str, operands: Sequence[Tensor]) -> tuple[list[list[
             else "einsum(): fewer operands were provided than specified in the equation"
         )
     ell_n = 0
-    for spec, op in zip(specs, operands):
+    for spec, operand in zip(specs, operands):
         if "..." in spec:
-            ell_n = max(ell_n, op.ndim - (len(spec) - 3))
+            ell_n = max(ell_n, operand.ndim - (len(spec) - 3))
     ell = [f"...{i}" for i in range(ell_n)]
     labels = []
-    for spec, op in zip(specs, operands):
-        labels.append(_expand(spec, ell, op.ndim))
-        if len(labels[-1]) != op.ndim:
+    for spec, operand in zip(specs, operands):
+        labels.append(_expand(spec, ell, operand.ndim))
+        if len(labels[-1]) != operand.ndim:
             raise RuntimeError(
                 f"einsum(): the number of subscripts in the equation ({len(labels[-1])}) does not match the "
-                f"number of dimensions ({op.ndim}) for operand {len(labels) - 1}"
+                f"number of dimensions ({operand.ndim}) for operand {len(labels) - 1}"
                 + (" and no ellipsis was given" if "..." not in spec else "")
             )
     if arrow:

@@ -13,6 +13,7 @@ from .._autocast_hook import autocast_op
 from .._creation import arange
 from .._dispatch import call, has_kernel
 from .._dtype import get_default_dtype, pt_name
+from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
@@ -23,30 +24,33 @@ from .pointwise_binary import maximum, minimum
 from .pointwise_unary import exp, isnan, log
 from .select import where
 
-__all__ = [
-    "all",
-    "amax",
-    "amin",
-    "aminmax",
-    "any",
-    "argmax",
-    "argmin",
-    "count_nonzero",
-    "logsumexp",
-    "max",
-    "mean",
-    "min",
-    "nanmean",
-    "nansum",
-    "prod",
-    "return_types",
-    "std",
-    "std_mean",
-    "sum",
-    "sum_to_size",
-    "var",
-    "var_mean",
-]
+PUBLIC = public(
+    __name__,
+    {
+        "all": op(method=True),
+        "amax": op(method=True),
+        "amin": op(method=True),
+        "aminmax": op(method=True),
+        "any": op(method=True),
+        "argmax": op(method=True),
+        "argmin": op(method=True),
+        "count_nonzero": op(method=True),
+        "logsumexp": op(method=True),
+        "max": op(method=True),
+        "mean": op(method=True),
+        "min": op(method=True),
+        "nanmean": op(method=True),
+        "nansum": op(method=True),
+        "prod": op(method=True),
+        "std": op(method=True),
+        "std_mean": op(),
+        "sum": op(method=True),
+        "sum_to_size": op(method=True, function=False),
+        "var": op(method=True),
+        "var_mean": op(),
+    },
+)
+__all__ = [*PUBLIC, "return_types"]
 
 
 class return_types:

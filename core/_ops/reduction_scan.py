@@ -9,6 +9,7 @@ from ember.backends import dtypes as D
 from .._autocast_hook import autocast_op
 from .._creation import full, zeros
 from .._dispatch import call, has_kernel
+from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
@@ -19,7 +20,17 @@ from .pointwise_unary import exp, isnan, log
 from .reduction import _arange, _float, _ret, _sum_dtype
 from .select import where
 
-__all__ = ["cummax", "cummin", "cumprod", "cumsum", "logcumsumexp"]
+PUBLIC = public(
+    __name__,
+    {
+        "cummax": op(method=True),
+        "cummin": op(method=True),
+        "cumprod": op(method=True, inplace=True),
+        "cumsum": op(method=True),
+        "logcumsumexp": op(method=True),
+    },
+)
+__all__ = [*PUBLIC]
 
 
 def _cumsum_rule(n: Any, g: Tensor) -> tuple:

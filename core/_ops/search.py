@@ -12,6 +12,7 @@ from ember.backends import dtypes as D
 
 from .._creation import arange, full, tensor, zeros
 from .._dispatch import call, has_kernel, to_host
+from .._public import op, public
 from .._tensor import Tensor, wrap
 from ._common import norm_dim
 from ._composite import not_implemented_for
@@ -20,18 +21,22 @@ from .pointwise_binary import result_type
 from .pointwise_unary import floor
 from .select import where
 
-__all__ = [
-    "bincount",
-    "bucketize",
-    "histc",
-    "isin",
-    "nonzero",
-    "nonzero_static",
-    "searchsorted",
-    "unique",
-    "unique_consecutive",
-    "unravel_index",
-]
+PUBLIC = public(
+    __name__,
+    {
+        "bincount": op(method=True),
+        "bucketize": op(),
+        "histc": op(method=True),
+        "isin": op(),
+        "nonzero": op(method=True),
+        "nonzero_static": op(method=True),
+        "searchsorted": op(),
+        "unique": op(method=True),
+        "unique_consecutive": op(method=True),
+        "unravel_index": op(),
+    },
+)
+__all__ = [*PUBLIC]
 
 
 def _arange(n: int, like: Tensor) -> Tensor:

@@ -9,6 +9,7 @@ from ember.backends import dtypes as D
 from .._creation import full
 from .._dispatch import call
 from .._dtype import pt_name
+from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
@@ -16,7 +17,14 @@ from ._common import broadcast_shape, same_device, sum_to
 from ._composite import NoRecord
 from .pointwise_binary import _scalar_for, maximum, minimum, result_type
 
-__all__ = ["clamp", "clip", "where"]
+PUBLIC = public(
+    __name__,
+    {
+        "clamp": op("clip", method=True, inplace=("clamp", "clip")),
+        "where": op(),
+    },
+)
+__all__ = [*PUBLIC, "clip"]
 
 
 def _where_rule(n: Any, g: Tensor) -> tuple:

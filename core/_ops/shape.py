@@ -16,39 +16,43 @@ from ember.backends import dtypes as D
 from .._creation import arange, tensor, zeros
 from .._dispatch import call
 from .._dtype import pt_name as _pt
+from .._public import op, public
 from .._tensor import Tensor
 from ._common import broadcast_shape, norm_dim
 from .indexing_scatter import index_add
 from .join import cat, hstack, vstack
 from .views import expand, make_view, narrow
 
-__all__ = [
-    "atleast_1d",
-    "atleast_2d",
-    "atleast_3d",
-    "broadcast_tensors",
-    "broadcast_to",
-    "column_stack",
-    "dsplit",
-    "dstack",
-    "flip",
-    "fliplr",
-    "flipud",
-    "hsplit",
-    "is_same_size",
-    "meshgrid",
-    "narrow_copy",
-    "ravel",
-    "repeat",
-    "repeat_interleave",
-    "roll",
-    "rot90",
-    "row_stack",
-    "tensor_split",
-    "tile",
-    "unfold",
-    "vsplit",
-]
+PUBLIC = public(
+    __name__,
+    {
+        "atleast_1d": op(),
+        "atleast_2d": op(),
+        "atleast_3d": op(),
+        "broadcast_tensors": op(),
+        "broadcast_to": op(method=True),
+        "column_stack": op(),
+        "dsplit": op(method=True),
+        "dstack": op(),
+        "flip": op(),
+        "fliplr": op(method=True),
+        "flipud": op(method=True),
+        "hsplit": op(method=True),
+        "is_same_size": op(method=True),
+        "meshgrid": op(),
+        "narrow_copy": op(method=True),
+        "ravel": op(method=True),
+        "repeat": op(method=True, function=False),
+        "repeat_interleave": op(method=True),
+        "roll": op(method=True),
+        "rot90": op(method=True),
+        "tensor_split": op(method=True),
+        "tile": op(method=True),
+        "unfold": op(method=True, function=False),
+        "vsplit": op(method=True),
+    },
+)
+__all__ = [*PUBLIC, "row_stack"]
 
 
 def _ints(args: tuple) -> tuple[int, ...]:

@@ -12,6 +12,7 @@ from ember.backends import dtypes as D
 from .._autocast_hook import autocast_op
 from .._creation import full, tensor, zeros
 from .._dispatch import call
+from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
@@ -24,18 +25,22 @@ from .reduction import _arange, _ret, return_types
 from .reduction_scan import cummax
 from .select import where
 
-__all__ = [
-    "argsort",
-    "kthvalue",
-    "median",
-    "mode",
-    "msort",
-    "nanmedian",
-    "nanquantile",
-    "quantile",
-    "sort",
-    "topk",
-]
+PUBLIC = public(
+    __name__,
+    {
+        "argsort": op(method=True),
+        "kthvalue": op(method=True),
+        "median": op(method=True),
+        "mode": op(method=True),
+        "msort": op(method=True),
+        "nanmedian": op(method=True),
+        "nanquantile": op(method=True),
+        "quantile": op(method=True),
+        "sort": op(method=True),
+        "topk": op(method=True),
+    },
+)
+__all__ = [*PUBLIC]
 
 
 def _sort_rule(n: Any, g: Tensor) -> tuple:

@@ -11,13 +11,26 @@ from ember.backends import dtypes as D
 
 from .._creation import linspace, zeros
 from .._dtype import get_default_dtype
+from .._public import op, public
 from .._tensor import Tensor
 from ._common import norm_dim
 from .diagonal import diagonal
 from .search import searchsorted
 from .select import where
 
-__all__ = ["corrcoef", "cov", "cumulative_trapezoid", "histogram", "histogramdd", "trapezoid", "trapz"]
+PUBLIC = public(
+    __name__,
+    {
+        "corrcoef": op(method=True),
+        "cov": op(method=True),
+        "cumulative_trapezoid": op(),
+        "histogram": op(method=True),
+        "histogramdd": op(),
+        "trapezoid": op(),
+        "trapz": op(),
+    },
+)
+__all__ = [*PUBLIC]
 
 
 _histogram_t = namedtuple("histogram", ["hist", "bin_edges"])

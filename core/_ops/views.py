@@ -13,35 +13,38 @@ from ember.backends import dtypes as D
 
 from .._creation import arange, zeros
 from .._dispatch import call
+from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
 from ._common import norm_dim, numel, sum_to
 from .inplace import mark_detached
 
-__all__ = [
-    "as_strided",
-    "basic_slice",
-    "chunk",
-    "detach",
-    "expand",
-    "expand_as",
-    "flatten",
-    "movedim",
-    "narrow",
-    "permute",
-    "reshape",
-    "select",
-    "slice_backward",
-    "split",
-    "squeeze",
-    "t",
-    "transpose",
-    "unbind",
-    "unflatten",
-    "unsqueeze",
-    "view",
-]
+PUBLIC = public(
+    __name__,
+    {
+        "as_strided": op(method=True),
+        "chunk": op(method=True),
+        "detach": op(method=True, function=False),
+        "expand": op(method=True, function=False),
+        "expand_as": op(method=True, function=False),
+        "flatten": op(method=True),
+        "movedim": op("moveaxis", method=True),
+        "narrow": op(method=True),
+        "permute": op(method=True),
+        "reshape": op(method=True),
+        "select": op(method=True),
+        "split": op(method=True),
+        "squeeze": op(method=True),
+        "t": op(method=True),
+        "transpose": op("swapaxes", "swapdims", method=True),
+        "unbind": op(method=True),
+        "unflatten": op(method=True),
+        "unsqueeze": op(method=True),
+        "view": op(method=True, function=False),
+    },
+)
+__all__ = [*PUBLIC, "basic_slice", "slice_backward"]
 
 
 def make_view(

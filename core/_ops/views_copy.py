@@ -4,28 +4,33 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._public import op, public
 from .._tensor import Tensor
 from . import diagonal as DG
 from . import shape as SX
 from . import views as V
 
-__all__ = [
-    "alias_copy",
-    "as_strided_copy",
-    "detach_copy",
-    "diagonal_copy",
-    "expand_copy",
-    "permute_copy",
-    "select_copy",
-    "split_copy",
-    "squeeze_copy",
-    "t_copy",
-    "transpose_copy",
-    "unbind_copy",
-    "unfold_copy",
-    "unsqueeze_copy",
-    "view_copy",
-]
+PUBLIC = public(
+    __name__,
+    {
+        "alias_copy": op(),
+        "as_strided_copy": op(),
+        "detach_copy": op(),
+        "diagonal_copy": op(),
+        "expand_copy": op(),
+        "permute_copy": op(),
+        "select_copy": op(),
+        "split_copy": op(),
+        "squeeze_copy": op(),
+        "t_copy": op(),
+        "transpose_copy": op(),
+        "unbind_copy": op(),
+        "unfold_copy": op(),
+        "unsqueeze_copy": op(),
+        "view_copy": op(),
+    },
+)
+__all__ = [*PUBLIC]
 
 
 def _alias(input: Tensor) -> Tensor:

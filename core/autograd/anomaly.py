@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = [
-    "check",
-    "detect_anomaly",
-    "is_anomaly_check_nan_enabled",
-    "is_anomaly_enabled",
-    "set_detect_anomaly",
-]
+from .._public import op, public
+
+PUBLIC = public(
+    __name__,
+    {
+        "is_anomaly_check_nan_enabled": op(),
+        "is_anomaly_enabled": op(),
+    },
+)
+__all__ = [*PUBLIC, "check", "detect_anomaly", "set_detect_anomaly"]
 
 _state = {"on": False, "check_nan": True}
 

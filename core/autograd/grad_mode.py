@@ -6,15 +6,16 @@ import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = [
-    "enable_grad",
-    "inference_mode",
-    "is_grad_enabled",
-    "is_inference_mode_enabled",
-    "no_grad",
-    "set_grad_enabled",
-    "state",
-]
+from .._public import op, public
+
+PUBLIC = public(
+    __name__,
+    {
+        "is_grad_enabled": op(),
+        "is_inference_mode_enabled": op(),
+    },
+)
+__all__ = [*PUBLIC, "enable_grad", "inference_mode", "no_grad", "set_grad_enabled", "state"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 

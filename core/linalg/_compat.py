@@ -7,23 +7,25 @@ from collections import namedtuple
 from typing import Any
 
 from .._autocast_hook import autocast_op
+from .._public import op, public
 from .._tensor import Tensor
 from ._decomp import _mH, check_matrix, cholesky, det, inv, qr, solve, svd
 from ._misc import pinv
 
-__all__ = [
-    "cholesky_inverse",
-    "cholesky_solve",
-    "inverse",
-    "logdet",
-    "old_cholesky",
-    "old_qr",
-    "old_svd",
-    "pinverse",
-    "solve_ex",
-    "solve_triangular",
-    "triangular_solve",
-]
+PUBLIC = public(
+    __name__,
+    {
+        "cholesky_inverse": op(),
+        "cholesky_solve": op(),
+        "logdet": op(),
+        "old_cholesky": op("cholesky", function=False),
+        "old_qr": op("qr", function=False),
+        "old_svd": op("svd", function=False),
+        "pinverse": op(),
+        "triangular_solve": op(),
+    },
+)
+__all__ = [*PUBLIC, "inverse", "solve_ex", "solve_triangular"]
 
 _svd_t = namedtuple("svd", ["U", "S", "V"])
 _tri_t = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])

@@ -11,25 +11,32 @@ from ember.backends import dtypes as D
 from .._autocast_hook import autocast_op
 from .._dtype import pt_name
 from .._ops._composite import NoRecord, run_composite
+from .._public import op, public
 from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
 
+PUBLIC = public(
+    __name__,
+    {
+        "det": op(),
+        "householder_product": op("orgqr", function=False),
+        "inv": op("inverse", function=False),
+        "matrix_exp": op(),
+        "slogdet": op(),
+    },
+)
 __all__ = [
+    *PUBLIC,
     "LinAlgError",
     "cholesky",
     "cholesky_ex",
-    "det",
     "eig",
     "eigh",
     "eigvals",
     "eigvalsh",
-    "householder_product",
-    "inv",
     "inv_ex",
-    "matrix_exp",
     "qr",
-    "slogdet",
     "solve",
     "svd",
     "svdvals",

@@ -15,10 +15,19 @@ from ember.backends import dtypes as D
 from .._autocast_hook import autocast_op
 from .._ops.join import cat
 from .._ops.select import where
+from .._public import op, public
 from .._tensor import Tensor
 from ._decomp import _mH, check_matrix, solve
 
-__all__ = ["lu", "lu_factor", "lu_factor_ex", "lu_solve", "lu_unpack", "old_lu", "old_lu_solve"]
+PUBLIC = public(
+    __name__,
+    {
+        "lu_unpack": op(),
+        "old_lu": op("lu", function=False),
+        "old_lu_solve": op("lu_solve", function=False),
+    },
+)
+__all__ = [*PUBLIC, "lu", "lu_factor", "lu_factor_ex", "lu_solve"]
 
 _lu_factor_t = namedtuple("lu_factor", ["LU", "pivots"])
 _lu_factor_ex_t = namedtuple("lu_factor_ex", ["LU", "pivots", "info"])

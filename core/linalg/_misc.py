@@ -16,16 +16,23 @@ from .._ops._common import norm_dims
 from .._ops._composite import composed
 from .._ops.matmul import matmul
 from .._ops.select import where
+from .._public import op, public
 from .._tensor import Tensor
 from ._decomp import _run, check_matrix, inv, solve, svd, svdvals
 
+PUBLIC = public(
+    __name__,
+    {
+        "matrix_power": op(),
+        "matrix_rank": op(),
+    },
+)
 __all__ = [
+    *PUBLIC,
     "cond",
     "cross",
     "lstsq",
     "matrix_norm",
-    "matrix_power",
-    "matrix_rank",
     "multi_dot",
     "norm",
     "pinv",

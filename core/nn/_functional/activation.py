@@ -9,13 +9,21 @@ from ..._autocast_hook import autocast_op
 from ..._ops import pointwise_unary as U
 from ..._ops.convert import inplace as _inplace_form
 from ..._ops.select import clamp, where
+from ..._public import op, public
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...autograd.grad_mode import state as _grad
 from ...autograd.graph import record, relabel
 
+PUBLIC = public(
+    __name__,
+    {
+        "celu": op(),
+        "selu": op(),
+    },
+)
 __all__ = [
-    "celu",
+    *PUBLIC,
     "elu",
     "gelu",
     "glu",
@@ -30,7 +38,6 @@ __all__ = [
     "relu",
     "relu6",
     "rrelu",
-    "selu",
     "sigmoid",
     "silu",
     "softplus",

@@ -5,11 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 from ..._autocast_hook import autocast_op
+from ..._public import op, public
 from ..._tensor import Tensor
 from .conv import conv2d_op, conv_input_grad
 from .padding import constant_pad
 
-__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"]
+PUBLIC = public(
+    __name__,
+    {
+        "conv1d": op(),
+        "conv2d": op(),
+        "conv_transpose1d": op(),
+        "conv_transpose2d": op(),
+    },
+)
+__all__ = [*PUBLIC]
 
 
 def _check(name: str, x: Tensor, w: Tensor, groups: int, nd: int) -> None:

@@ -16,6 +16,7 @@ from ..._ops.gather_scatter import INDEX_DTYPES, first_outside, legacy_type_name
 from ..._ops.indexing import select_rows
 from ..._ops.matmul import matmul
 from ..._ops.select import where
+from ..._public import op, public
 from ..._random import rand
 from ..._tensor import Tensor, wrap
 from ...autograd.grad_mode import no_grad
@@ -23,11 +24,18 @@ from ...autograd.grad_mode import state as _grad
 from ...autograd.graph import record, relabel
 from ...linalg._misc import vector_norm
 
+PUBLIC = public(
+    __name__,
+    {
+        "cosine_similarity": op(),
+        "dropout": op(),
+        "pairwise_distance": op(),
+    },
+)
 __all__ = [
+    *PUBLIC,
     "alpha_dropout",
     "bilinear",
-    "cosine_similarity",
-    "dropout",
     "dropout1d",
     "dropout2d",
     "dropout3d",
@@ -35,7 +43,6 @@ __all__ = [
     "linear",
     "normalize",
     "one_hot",
-    "pairwise_distance",
 ]
 
 

@@ -6,10 +6,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..._autocast_hook import autocast_op
+from ..._public import op, public
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 
-__all__ = ["batch_norm", "group_norm", "instance_norm", "layer_norm", "rms_norm"]
+PUBLIC = public(
+    __name__,
+    {
+        "group_norm": op(),
+        "layer_norm": op(),
+    },
+)
+__all__ = [*PUBLIC, "batch_norm", "instance_norm", "rms_norm"]
 
 
 def _moments(x: Tensor, dims: tuple[int, ...]) -> tuple[Tensor, Tensor]:

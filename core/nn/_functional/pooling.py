@@ -12,21 +12,28 @@ from typing import Any
 from ..._creation import arange, ones, tensor, zeros
 from ..._dispatch import call, has_kernel
 from ..._ops.select import where
+from ..._public import op, public
 from ..._tensor import Tensor, wrap
 from ...autograd.graph import record
 from ._util import NoRecord, ntuple, recording
 from .conv import conv_input_grad, out_size
 from .padding import constant_pad
 
+PUBLIC = public(
+    __name__,
+    {
+        "avg_pool1d": op(),
+        "max_pool1d": op(),
+        "max_pool2d": op(),
+    },
+)
 __all__ = [
+    *PUBLIC,
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
     "adaptive_max_pool1d",
     "adaptive_max_pool2d",
-    "avg_pool1d",
     "avg_pool2d",
-    "max_pool1d",
-    "max_pool2d",
 ]
 
 

@@ -15,6 +15,7 @@ from ember.backends import dtypes as D
 
 from ..._creation import tensor
 from ..._dtype import pt_name
+from ..._public import op, public
 from ..._tensor import Tensor
 from .sampling_grid import affine_grid, grid_sample
 from .sampling_weights import aa_weights, area_weights, cubic_weights, linear_weights, nearest_index
@@ -28,7 +29,14 @@ _INT_REFUSING_KERNEL = {
     "area": "adaptive_avg_pool2d",
 }
 
-__all__ = ["affine_grid", "grid_sample", "interpolate", "pixel_shuffle", "pixel_unshuffle"]
+PUBLIC = public(
+    __name__,
+    {
+        "pixel_shuffle": op(),
+        "pixel_unshuffle": op(),
+    },
+)
+__all__ = [*PUBLIC, "affine_grid", "grid_sample", "interpolate"]
 
 _LINEAR_DIMS = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2, "lanczos": 2}
 _ALL_MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"

@@ -13,11 +13,19 @@ from ..._autocast_hook import autocast_op
 from ..._dispatch import call, has_kernel
 from ..._dtype import pt_name as _pt
 from ..._ops._common import norm_dim
+from ..._public import op, public
 from ..._tensor import Tensor, wrap
 from ...autograd.graph import record
 from ._util import NoRecord, recording
 
-__all__ = ["log_softmax", "softmax", "softmin"]
+PUBLIC = public(
+    __name__,
+    {
+        "log_softmax": op(),
+        "softmax": op(),
+    },
+)
+__all__ = [*PUBLIC, "softmin"]
 
 
 def _implicit_dim(name: str, ndim: int) -> int:
