@@ -17,7 +17,7 @@ from ember._dispatch import DispatchMode
 from ember.amp import GradScaler, autocast, get_autocast_dtype, is_autocast_enabled
 
 torch = pytest.importorskip("torch")
-from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
+from torch.utils._python_dispatch import TorchDispatchMode
 
 # bfloat16 inputs PyTorch's own CPU kernels refuse (not autocast's business).
 TORCH_REFUSES_BF16 = {
@@ -40,7 +40,7 @@ def _run(T: Any, name: str, dtype: str, ctx: Any) -> list[Any]:
     def A(*shape: int) -> Any:
         return T.tensor(rng.uniform(0.1, 1.0, shape).astype(np.float32)).to(getattr(T, dtype))
 
-    def I(values: Any) -> Any:  # noqa: E743 - one letter, like A
+    def I(values: Any) -> Any:
         return T.tensor(values)
 
     with warnings.catch_warnings():
@@ -105,10 +105,10 @@ def _region_trace(T: Any, ac: Any, low: Any) -> list[Any]:
     x = T.ones(2, 2)
     out: list[Any] = []
     with ac("cpu"):
-        out.append((_dt(x @ x), ac is not None))
+        out.append(_dt(x @ x))
         with ac("cpu", enabled=False):
             out.append(_dt(x @ x))
-            with ac("cpu", dtype=getattr(T, "float16")):
+            with ac("cpu", dtype=T.float16):
                 out.append(_dt(x @ x))
             out.append(_dt(x @ x))
         out.append(_dt(x @ x))
@@ -225,3 +225,158 @@ def test_bad_device_type_errors_as_torch(device_type: Any) -> None:
         expected = "^Expected one of .*cpu.* device type at start of device string: nonexistent$"
     with pytest.raises(t.type, match=expected):
         autocast(device_type)
+
+
+def _scaler_run(T: Any, scaler_cls: Any, grads: list[list[float]]) -> list[Any]:
+    """Feed fixed gradients (some inf/NaN) through scale/step/update; record what changes."""
+    w = T.nn.Parameter(T.ones(3))
+    opt = T.optim.SGD([w], lr=0.5)
+    s = scaler_cls("cpu", init_scale=8.0, growth_factor=4.0, backoff_factor=0.25, growth_interval=2)
+    out: list[Any] = []
+    for g in grads:
+        opt.zero_grad()
+        s.scale((w * 1.0).sum()).backward()  # scale is lazily made here; its gradient is replaced
+        w.grad = T.tensor(g) * s.get_scale()
+        ret = s.step(opt)
+        s.update()
+        out.append((ret, s.get_scale(), s._get_growth_tracker(), [round(v, 5) for v in w.detach().tolist()]))
+    out.append(s.state_dict())
+    return out
+
+
+GRADS = [
+    [1.0, 2.0, 3.0],
+    [1.0, float("inf"), 0.0],
+    [0.5, 0.5, 0.5],
+    [float("nan"), 1, 1],
+    [1, 1, 1],
+    [2, 2, 2],
+]
+
+
+def test_grad_scaler_schedule_and_skipped_steps_as_torch() -> None:
+    assert _scaler_run(ember, GradScaler, GRADS) == _scaler_run(torch, torch.amp.GradScaler, GRADS)
+
+
+def _misuse(T: Any, scaler_cls: Any) -> list[str]:
+    w = T.nn.Parameter(T.ones(2))
+    opt = T.optim.SGD([w], lr=0.1)
+    s = scaler_cls("cpu")
+    out = []
+
+    def attempt(f: Any) -> None:
+        try:
+            f()
+            out.append("ok")
+        except (RuntimeError, ValueError, AssertionError) as e:
+            out.append(f"{type(e).__name__}: {e}")
+
+    attempt(lambda: s.step(opt))
+    attempt(lambda: s.update())
+    attempt(lambda: s.unscale_(opt))
+    s.scale(w.sum()).backward()
+    attempt(lambda: s.step(opt, closure=lambda: None))
+    attempt(lambda: s.unscale_(opt))
+    attempt(lambda: s.unscale_(opt))
+    attempt(lambda: s.step(opt))
+    attempt(lambda: s.step(opt))
+    attempt(lambda: s.unscale_(opt))
+    s.update()
+    w16 = T.nn.Parameter(T.ones(2, dtype=T.float16))
+    s.scale(w16.float().sum()).backward()
+    attempt(lambda: s.unscale_(T.optim.SGD([w16], lr=0.1)))
+    attempt(lambda: s.load_state_dict({}))
+    attempt(lambda: scaler_cls("cpu", growth_factor=1.0))
+    attempt(lambda: scaler_cls("cpu", backoff_factor=1.0))
+    return out
+
+
+def test_grad_scaler_misuse_errors_as_torch() -> None:
+    assert _misuse(ember, GradScaler) == _misuse(torch, torch.amp.GradScaler)
+
+
+def test_disabled_grad_scaler_as_torch() -> None:
+    def run(T: Any, cls: Any) -> list[Any]:
+        s = cls("cpu", enabled=False)
+        w = T.nn.Parameter(T.ones(2))
+        opt = T.optim.SGD([w], lr=0.5)
+        loss = w.sum()
+        scaled = s.scale(loss)
+        scaled.backward()
+        s.step(opt)
+        s.update()
+        return [scaled is loss, s.get_scale(), s.state_dict(), s.is_enabled(), w.tolist()]
+
+    assert run(ember, GradScaler) == run(torch, torch.amp.GradScaler)
+
+
+def test_grad_scaler_checkpoint_round_trip(tmp_path: Any) -> None:
+    """A state saved mid-training loads into a fresh scaler, which continues as torch's does."""
+    results = []
+    for T, cls in ((ember, GradScaler), (torch, torch.amp.GradScaler)):
+        first = _scaler_run(T, cls, GRADS[:3])[-1]
+        T.save({"scaler": first}, tmp_path / f"{T.__name__}.pt")
+        loaded = T.load(tmp_path / f"{T.__name__}.pt")["scaler"]
+        s = cls("cpu")
+        s.load_state_dict(loaded)
+        w = T.nn.Parameter(T.ones(1))
+        s.scale(w.sum()).backward()
+        s.step(T.optim.SGD([w], lr=0.1))
+        s.update()
+        results.append((loaded, s.get_scale(), s._get_growth_tracker(), s.state_dict()))
+    assert results[0] == results[1]
+
+
+def _grid(T: Any, width: int, height: int) -> Any:
+    hrange = T.arange(width).unsqueeze(0).repeat([height, 1]).div(width)
+    vrange = T.arange(height).unsqueeze(1).repeat([1, width]).div(height)
+    return T.stack([hrange, vrange], 0)
+
+
+def _checker(T: Any, width: int, height: int, freq: int) -> Any:
+    hrange = T.arange(width).reshape([1, width]).mul(freq / width / 2.0).fmod(1.0).gt(0.5)
+    vrange = T.arange(height).reshape([height, 1]).mul(freq / height / 2.0).fmod(1.0).gt(0.5)
+    return hrange.logical_xor(vrange).float()
+
+
+def _seed_losses(T: Any, state: dict[str, np.ndarray]) -> list[float]:
+    """The EffectivePyTorch seed's mixed-precision loop (autocast + GradScaler), on the CPU in
+    bfloat16 and smaller (its 512x512 image, 256 channels and 500 steps take minutes here)."""
+    inputs = _grid(T, 16, 16).unsqueeze(0)
+    targets = _checker(T, 16, 16, 4).unsqueeze(0).unsqueeze(1)
+    nn = T.nn
+    net = nn.Sequential(
+        nn.Conv2d(2, 16, 1), nn.BatchNorm2d(16), nn.ReLU(),
+        nn.Conv2d(16, 16, 1), nn.BatchNorm2d(16), nn.ReLU(),
+        nn.Conv2d(16, 1, 1),
+    )  # fmt: skip
+    net.load_state_dict({k: T.tensor(v) for k, v in state.items()})
+    loss_fn = nn.MSELoss()
+    opt = T.optim.Adam(net.parameters(), 0.01)
+    scaler = (GradScaler if T is ember else torch.amp.GradScaler)("cpu")
+    ac = autocast if T is ember else torch.autocast
+    losses = []
+    for _ in range(15):
+        opt.zero_grad()
+        with ac("cpu"):
+            outputs = net(inputs)
+            loss = loss_fn(outputs, targets)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        assert (outputs.dtype, loss.dtype) == (T.bfloat16, T.float32)
+        losses.append(loss.item())
+    return losses
+
+
+def test_seed_mixed_precision_training_as_torch() -> None:
+    torch.manual_seed(0)
+    ref = torch.nn.Sequential(
+        torch.nn.Conv2d(2, 16, 1), torch.nn.BatchNorm2d(16), torch.nn.ReLU(),
+        torch.nn.Conv2d(16, 16, 1), torch.nn.BatchNorm2d(16), torch.nn.ReLU(),
+        torch.nn.Conv2d(16, 1, 1),
+    )  # fmt: skip
+    state = {k: v.numpy().copy() for k, v in ref.state_dict().items()}
+    t, e = _seed_losses(torch, state), _seed_losses(ember, state)
+    assert t[-1] < 0.7 * t[0]  # it learns
+    np.testing.assert_allclose(e, t, rtol=5e-2, atol=5e-3)
