@@ -6,6 +6,8 @@ import io
 from typing import Any
 
 import ember
+import ember.jit
+import ember.onnx
 import numpy as np
 import onnx
 import onnxruntime as ort

@@ -37,9 +37,9 @@ class TracerWarning(Warning):
 
 _CONVERSIONS = {
     "Tensor.item": "number",
-    "Tensor.__float__": "number",
-    "Tensor.__int__": "number",
-    "Tensor.__index__": "number",
+    "Tensor.__float__": "float",
+    "Tensor.__int__": "integer",
+    "Tensor.__index__": "index",
     "Tensor.__bool__": "boolean",
     "Tensor.tolist": "list",
 }
