@@ -2,7 +2,7 @@
 
 Cheap to construct (the ``ember_backend`` hook must not touch hardware): the platform is
 queried on the first call that needs it, and the declared dtypes follow the first device's
-extensions (float64 with cl_khr_fp64; float16 is not declared, see dtypes.py).
+extensions (float64 with cl_khr_fp64; the half types need none, see dtypes.py).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ __all__ = ["OpenCLBackend", "check_dtype", "declared_dtypes"]
 @lru_cache(maxsize=1)
 def declared_dtypes() -> frozenset[DType]:
     devs = runtime.devices()
-    extra = [FP64] if devs and "cl_khr_fp64" in devs[0].extensions.split() else []
-    return frozenset(BASE_DTYPES) | frozenset(extra)
+    fp64 = bool(devs) and "cl_khr_fp64" in devs[0].extensions.split()
+    return frozenset(BASE_DTYPES) | frozenset(FP64 if fp64 else ())
 
 
 def check_dtype(dtype: DType | None, what: str = "") -> DType:

@@ -1,8 +1,13 @@
 """The rename table between ember dtypes, NumPy dtypes and OpenCL C types.
 
 bool is stored as ``uchar`` holding 0 or 1 (NumPy's bool layout), so host transfer is a
-plain byte copy. Which dtypes a device gets depends on its extensions (fp64, fp16), so the
-declared set is computed from the device, not fixed here.
+plain byte copy. float16 and bfloat16 are storage types only: kernels load them as float
+(``vload_half``, a 16-bit shift), compute in float32 and round once on store (round to
+nearest even, NaN stays NaN), as the CPU backend's half loops do, and no device extension
+is needed. complex64/complex128 are ``float2``/``double2`` (real, imaginary), NumPy's
+layout. ``ctype`` is the type kernels compute in, ``stype`` the type in memory; kernels
+read and write through ``load``/``store``. Which dtypes a device gets depends on fp64, so
+the declared set is computed from the device, not fixed here.
 """
 
 from __future__ import annotations
@@ -10,7 +15,21 @@ from __future__ import annotations
 import numpy as np
 from ember.backends import DTYPES_BY_NAME, DType
 
-__all__ = ["BASE_DTYPES", "FP16", "FP64", "ctype", "from_np", "kind", "to_np", "utype"]
+__all__ = [
+    "BASE_DTYPES",
+    "BF16_SRC",
+    "FP64",
+    "HALF_DTYPES",
+    "ctype",
+    "from_np",
+    "kind",
+    "load",
+    "scalar_np",
+    "store",
+    "stype",
+    "to_np",
+    "utype",
+]
 
 _CTYPES = {
     "bool": "uchar",
@@ -19,34 +38,88 @@ _CTYPES = {
     "int16": "short",
     "int32": "int",
     "int64": "long",
-    "float16": "half",
+    "float16": "float",
+    "bfloat16": "float",
     "float32": "float",
     "float64": "double",
+    "complex64": "float2",
+    "complex128": "double2",
 }
+_STYPES = {"float16": "half", "bfloat16": "ushort"}
 # Wrapping integer arithmetic (add, sub, mul, neg, pow) is done in an unsigned type at
 # least as wide as int: signed overflow is undefined in C, and char/short operands are
 # promoted to (signed) int, where 65535 * 65535 would overflow.
 _UTYPES = {"uchar": "uint", "char": "uint", "short": "uint", "int": "uint", "long": "ulong"}
 
-BASE_DTYPES: tuple[DType, ...] = tuple(
-    DTYPES_BY_NAME[n] for n in ("bool", "uint8", "int8", "int16", "int32", "int64", "float32")
-)
-FP64 = DTYPES_BY_NAME["float64"]
-FP16 = DTYPES_BY_NAME["float16"]
+_BASE = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "complex64")
+BASE_DTYPES: tuple[DType, ...] = tuple(DTYPES_BY_NAME[n] for n in _BASE)
+FP64: tuple[DType, ...] = (DTYPES_BY_NAME["float64"], DTYPES_BY_NAME["complex128"])
+HALF_DTYPES = (DTYPES_BY_NAME["float16"], DTYPES_BY_NAME["bfloat16"])
+
+# float -> bfloat16 bits, round to nearest even; NaN becomes a quiet NaN of the same sign
+# (ml_dtypes' rule, hence the CPU backend's). Kernels storing bfloat16 include it.
+BF16_SRC = """
+static ushort ember_f2bf(float f)
+{
+    uint u = as_uint(f);
+    if (isnan(f)) return (ushort)(((u >> 16) & 0x8000u) | 0x7FC0u);
+    u += 0x7FFFu + ((u >> 16) & 1u);
+    return (ushort)(u >> 16);
+}
+"""
+
+
+def _np_bf16() -> np.dtype:
+    import ml_dtypes
+
+    return np.dtype(ml_dtypes.bfloat16)
 
 
 def to_np(d: DType) -> np.dtype:
-    return np.dtype(d.name)
+    return _np_bf16() if d.name == "bfloat16" else np.dtype(d.name)
 
 
 def from_np(d: np.dtype) -> DType | None:
-    """The ember dtype of a NumPy dtype, None when ember has none (uint32, complex...)."""
-    return DTYPES_BY_NAME.get(np.dtype(d).name)
+    """The ember dtype of a NumPy dtype, None when ember has none (uint32, ...)."""
+    d = np.dtype(d)
+    if d.name == "bfloat16":
+        return DTYPES_BY_NAME["bfloat16"]
+    return DTYPES_BY_NAME.get(d.name)
+
+
+def scalar_np(d: DType) -> type:
+    """The NumPy type of a scalar kernel argument of dtype ``d`` (half types compute in float)."""
+    if d in HALF_DTYPES:
+        return np.float32
+    return np.dtype(d.name).type
 
 
 def ctype(d: DType) -> str:
-    """The OpenCL C type that stores ``d``."""
+    """The OpenCL C type kernels compute ``d`` in."""
     return _CTYPES[d.name]
+
+
+def stype(d: DType) -> str:
+    """The OpenCL C type that stores ``d`` in memory."""
+    return _STYPES.get(d.name) or _CTYPES[d.name]
+
+
+def load(d: DType, ptr: str, idx: str) -> str:
+    """C expression reading element ``idx`` of ``ptr`` (of ``stype(d)``) as ``ctype(d)``."""
+    if d.name == "float16":
+        return f"vload_half({idx}, {ptr})"
+    if d.name == "bfloat16":
+        return f"as_float((uint){ptr}[{idx}] << 16)"
+    return f"{ptr}[{idx}]"
+
+
+def store(d: DType, ptr: str, idx: str, value: str) -> str:
+    """C statement writing ``value`` (a ``ctype(d)``) to element ``idx``, rounding half types."""
+    if d.name == "float16":
+        return f"vstore_half_rte((float)({value}), {idx}, {ptr})"
+    if d.name == "bfloat16":
+        return f"{ptr}[{idx}] = ember_f2bf((float)({value}))"
+    return f"{ptr}[{idx}] = {value}"
 
 
 def utype(d: DType) -> str:
@@ -56,7 +129,9 @@ def utype(d: DType) -> str:
 
 
 def kind(d: DType) -> str:
-    """'b' bool, 'i' integer, 'f' floating: selects the expression family of an op."""
+    """'b' bool, 'i' integer, 'f' floating, 'c' complex: selects an op's expression family."""
     if d.name == "bool":
         return "b"
+    if d.is_complex:
+        return "c"
     return "f" if d.is_floating_point else "i"

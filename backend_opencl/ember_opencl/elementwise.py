@@ -16,8 +16,9 @@ import numpy as np
 from ember.backends import DTYPES_BY_NAME, DType, writes_out
 
 from . import runtime
+from .cexprs import COMPLEX_BINARY, COMPLEX_COMPARE, COMPLEX_SRC, COMPLEX_UNARY
 from .clarray import CLArray, empty
-from .dtypes import ctype, kind, to_np, utype
+from .dtypes import BF16_SRC, HALF_DTYPES, ctype, kind, load, scalar_np, store, stype, utype
 from .exprs import BINARY_EXPRS, COMPARE_EXPRS, FLAGGED, HELPERS, UNARY_EXPRS, cast_expr
 from .strided import (
     array_args,
@@ -53,7 +54,7 @@ __kernel void ember_elementwise(${params}${shape}${it} n, __global int *flag)
     ${it} hi = min(lo + EMBER_CHUNK, n);
     int bad = 0;
     for (${it} gid = lo; gid < hi; gid++) {
-${index}${loads}    p_out[i_out] = ${store};
+${index}${loads}    ${store};
     }
     if (bad) flag[0] = 1;
 }
@@ -65,7 +66,7 @@ __kernel void ember_arange(__global ${OT} *out, ${ST} start, ${ST} step, long n)
     long gid = get_global_id(0);
     if (gid >= n) return;
     ${ST} v = ${VALUE};
-    out[gid] = ${store};
+    ${store};
 }
 """)
 
@@ -73,40 +74,48 @@ __kernel void ember_arange(__global ${OT} *out, ${ST} start, ${ST} step, long n)
 Operand = tuple[str, DType, Any]
 BOOL = DTYPES_BY_NAME["bool"]
 INT64 = DTYPES_BY_NAME["int64"]
+INT16 = DTYPES_BY_NAME["int16"]
 
 
 def store_expr(out: DType, expr: str) -> str:
+    if kind(out) == "c":  # OpenCL casts no vector to another vector type: convert_
+        return f"convert_{ctype(out)}({expr})"
     return f"(uchar)(({expr}) != 0)" if out.name == "bool" else f"({ctype(out)})({expr})"
+
+
+def store_helpers(out: DType) -> str:
+    """Helper functions that storing ``out`` needs (the bfloat16 rounding)."""
+    return BF16_SRC if out.name == "bfloat16" else ""
 
 
 def _source(
     out: CLArray, expr: str, helpers: str, sig: tuple[Any, ...], rank: int, contig: bool, it: str
 ) -> runtime.KernelSpec:
     params = [
-        f"__global {ctype(out.dtype)} *p_out, {it} off_out"
+        f"__global {stype(out.dtype)} *p_out, {it} off_out"
         + "".join(f", {it} st_out_{d}" for d in range(rank))
     ]
     loads, names, dtypes = [], ["out"], array_dtypes(rank, it)
-    for name, ct, scalar, np_t in sig:
+    for name, dt, scalar in sig:
         if scalar:
-            params.append(f"{ct} {name}")
-            dtypes.append(np_t)
+            params.append(f"{ctype(dt)} {name}")
+            dtypes.append(scalar_np(dt))
         else:
-            params.append(array_params(name, ct, rank, it))
+            params.append(array_params(name, stype(dt), rank, it))
             if not name.startswith("raw"):  # raw operands are indexed by the expression
-                loads.append(f"    {ct} {name} = p_{name}[i_{name}];\n")
+                loads.append(f"    {ctype(dt)} {name} = {load(dt, 'p_' + name, 'i_' + name)};\n")
             names.append(name)
             dtypes += array_dtypes(rank, it)
     np_it = np_index_type(it)
     dtypes += [np_it] * rank + [np_it, None]
     src = EMBER_ELEMENTWISE_SRC.substitute(
-        helpers=helpers,
+        helpers=store_helpers(out.dtype) + helpers,
         params=", ".join(params) + ", ",
         shape=shape_params(rank, it),
         it=it,
         index=index_code(names, rank, contig, it),
         loads="".join(loads),
-        store=store_expr(out.dtype, expr),
+        store=store(out.dtype, "p_out", "i_out", store_expr(out.dtype, expr)),
     )
     return src, "ember_elementwise", dtypes
 
@@ -117,6 +126,8 @@ def scalar_arg(value: Any, dt: DType) -> Any:
         return int(bool(value))
     if kind(dt) == "i":
         return int(value)
+    if kind(dt) == "c":
+        return complex(value)
     return float(value)
 
 
@@ -142,8 +153,8 @@ def run(
     rank = len(shape)
     contig = rank == 1 and all(st[0] == 1 for st in strides)
     it = index_type(n, [out, *arrays])
-    sig = tuple((name, ctype(dt), not isinstance(v, CLArray), to_np(dt).type) for name, dt, v in operands)
-    key = ("ew", expr, helpers, out.dtype.name, sig, rank, contig, it)
+    sig = tuple((name, dt, not isinstance(v, CLArray)) for name, dt, v in operands)
+    key = ("ew", expr, helpers, out.dtype.name, tuple((a, d.name, c) for a, d, c in sig), rank, contig, it)
     knl = runtime.kernel(dev, key, lambda: _source(out, expr, helpers, sig, rank, contig, it))
     args = array_args(out, strides[0])
     k = 1
@@ -163,12 +174,35 @@ def run(
 
 
 def _subst(template: str, dt: DType, out: DType | None = None) -> str:
-    return Template(template).substitute(T=ctype(dt), U=utype(dt), OT=ctype(out or dt))
+    real = real_of(dt)
+    part = ctype(real_of(out or dt))
+    return Template(template).substitute(
+        T=ctype(dt), U=utype(dt), OT=ctype(out or dt), R=ctype(real), OR=part
+    )
+
+
+def real_of(dt: DType) -> DType:
+    """The dtype of a complex dtype's parts (identity for the others)."""
+    return DTYPES_BY_NAME[_REAL.get(dt.name, dt.name)]
+
+
+_REAL = {"complex64": "float32", "complex128": "float64"}
+_COMPLEX_TABLES = {id(UNARY_EXPRS): COMPLEX_UNARY, id(BINARY_EXPRS): COMPLEX_BINARY}
+
+
+def _cexpr(table: dict[str, dict[str, str]], op: str, dt: DType) -> tuple[str, str, str | None]:
+    expr = _COMPLEX_TABLES[id(table)].get(op)
+    if expr is None:
+        raise TypeError(f"{op}: backend 'opencl' has no {dt.name} kernel")
+    helper = _subst(COMPLEX_SRC, dt) if "ember_c" in expr else ""
+    return expr, helper, None
 
 
 def _expr(table: dict[str, dict[str, str]], op: str, dt: DType) -> tuple[str, str, str | None]:
-    exprs = table[op]
     k = kind(dt)
+    if k == "c":
+        return _cexpr(table, op, dt)
+    exprs = table[op]
     if k not in exprs:
         raise TypeError(f"{op}: backend 'opencl' has no {dt.name} kernel")
     helper = HELPERS.get((op, k), "")
@@ -185,7 +219,8 @@ def _like(*values: Any) -> CLArray:
 def unary(op: str) -> Callable[[CLArray], CLArray]:
     def k(x: CLArray) -> CLArray:
         expr, helper, msg = _expr(UNARY_EXPRS, op, x.dtype)
-        return run(empty(x.dev, x.shape, x.dtype), expr, helper, [("a", x.dtype, x)], msg)
+        odt = real_of(x.dtype) if op == "abs" else x.dtype  # |complex| is real
+        return run(empty(x.dev, x.shape, odt), expr, helper, [("a", x.dtype, x)], msg)
 
     k.__name__ = op
     return k
@@ -215,7 +250,10 @@ def compare(op: str) -> Callable[[Any, Any], CLArray]:
     def k(a: Any, b: Any) -> CLArray:
         x = _like(a, b)
         out = empty(x.dev, x.shape, BOOL)
-        return run(out, COMPARE_EXPRS[op], "", [("a", x.dtype, a), ("b", x.dtype, b)])
+        if kind(x.dtype) == "c" and op not in COMPLEX_COMPARE:
+            raise TypeError(f"{op}: backend 'opencl' has no {x.dtype.name} kernel (complex has no order)")
+        expr = COMPLEX_COMPARE[op] if kind(x.dtype) == "c" else COMPARE_EXPRS[op]
+        return run(out, expr, "", [("a", x.dtype, a), ("b", x.dtype, b)])
 
     k.__name__ = op
     return k
@@ -235,16 +273,28 @@ def where(c: Any, a: Any, b: Any) -> CLArray:
     return run(out, "c ? a : b", "", [("c", BOOL, c), ("a", dt, a), ("b", dt, b)])
 
 
+def _bits(x: CLArray) -> CLArray:
+    """A half-type array as int16 (its bits), so copies keep every NaN payload exactly."""
+    if x.dtype not in HALF_DTYPES:
+        return x
+    return CLArray(x.buf, x.nelem, x.shape, x.strides, x.offset, INT16, x.dev)
+
+
 def cast(x: CLArray, dtype: DType) -> CLArray:
     from .backend import check_dtype
 
     check_dtype(dtype)
+    if dtype == x.dtype:
+        return clone(x)
     out = empty(x.dev, x.shape, dtype)
     return run(out, _subst(cast_expr(x.dtype, dtype), x.dtype, dtype), "", [("a", x.dtype, x)])
 
 
 def clone(x: CLArray) -> CLArray:
-    return run(empty(x.dev, x.shape, x.dtype), "a", "", [("a", x.dtype, x)])
+    out = empty(x.dev, x.shape, x.dtype)
+    b = _bits(x)
+    run(_bits(out), "a", "", [("a", b.dtype, b)])
+    return out
 
 
 def assign(dst: CLArray, src: Any) -> None:
@@ -257,6 +307,9 @@ def assign(dst: CLArray, src: Any) -> None:
         return
     if src.buf is dst.buf:  # overlapping source: read it fully before writing
         src = clone(src)
+    if src.dtype == dst.dtype:
+        run(_bits(dst), "a", "", [("a", _bits(src).dtype, _bits(src))])
+        return
     run(dst, _subst(cast_expr(src.dtype, dst.dtype), src.dtype, dst.dtype), "", [("a", src.dtype, src)])
 
 
@@ -278,15 +331,16 @@ def arange(start: Any, step: Any, n: int, dtype: DType, index: int) -> CLArray:
         return out
     floating = kind(dtype) == "f"
     st = ("double" if dev.fp64 else "float") if floating else "long"
-    np_st = to_np(DTYPES_BY_NAME["float64" if st == "double" else "float32" if floating else "int64"]).type
+    np_st = {"double": np.float64, "float": np.float32, "long": np.int64}[st]
     key = ("arange", dtype.name, st)
 
     def make() -> runtime.KernelSpec:
         # Floats: start + step * i as one fused multiply-add, rounded once (PyTorch's rule).
         value = "fma((${ST})gid, step, start)" if floating else "start + (${ST})gid * step"
         src = Template(EMBER_ARANGE_SRC.safe_substitute(VALUE=value)).substitute(
-            OT=ctype(dtype), ST=st, store=store_expr(dtype, "v")
+            OT=stype(dtype), ST=st, store=store(dtype, "out", "gid", store_expr(dtype, "v"))
         )
+        src = store_helpers(dtype) + src
         return src, "ember_arange", [None, np_st, np_st, np.int64]
 
     knl = runtime.kernel(dev, key, make)

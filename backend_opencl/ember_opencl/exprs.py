@@ -12,7 +12,7 @@ powers) take ``int *bad`` and the kernel reports it through the device's error f
 
 from __future__ import annotations
 
-from ember.backends import DType
+from ember.backends import DTYPES_BY_NAME, DType
 
 from .dtypes import kind
 
@@ -164,12 +164,23 @@ FLAGGED: dict[tuple[str, str], str] = {
 }
 
 
+_PART = {n: DTYPES_BY_NAME[p] for n, p in (("complex64", "float32"), ("complex128", "float64"))}
+
+
 def cast_expr(src: DType, dst: DType) -> str:
     """PyTorch's conversion: to bool is != 0, float to integer truncates toward zero.
 
     Narrow integer targets go through int (as x86 compilers, hence NumPy, do), so values
     outside the target range wrap the same way on both backends.
     """
+    if kind(src) == "c":
+        if dst.name == "bool":
+            return "a.x != 0 || a.y != 0"
+        if kind(dst) == "c":
+            return "convert_${OT}(a)"
+        return cast_expr(_PART[src.name], dst).replace("a", "a.x")  # the real part
+    if kind(dst) == "c":
+        return "(${OT})((${OR})a, 0)"
     if dst.name == "bool":
         return "a != 0"
     if kind(src) == "f" and kind(dst) != "f":

@@ -18,7 +18,7 @@ from ember.backends import DTYPES_BY_NAME
 from . import elementwise as ew
 from . import runtime
 from .clarray import CLArray, empty
-from .dtypes import ctype
+from .dtypes import ctype, load, scalar_np, store, stype
 from .strided import array_params, collapse, index_code, index_type, np_index_type, shape_params
 from .views import slice_
 
@@ -26,7 +26,7 @@ __all__ = ["cat", "gather", "scatter"]
 
 INT64 = DTYPES_BY_NAME["int64"]
 
-EMBER_GATHER_EXPR = "(idx < 0 || idx >= lim) ? (bad = 1, (${T})0) : p_raw[i_raw + idx * sdim]"
+EMBER_GATHER_EXPR = "(idx < 0 || idx >= lim) ? (bad = 1, (${T})0) : ${LOAD}"
 
 EMBER_SCATTER_SRC = Template("""
 __kernel void ember_scatter(${oparams}, ${iparams}, ${sparams}, ${ksh}${IT} n_lines, ${IT} len,
@@ -39,7 +39,7 @@ ${kept}    int bad = 0;
         long t = p_idx[i_idx + j * si];
         if (t < 0 || t >= lim) { bad = 1; continue; }
         ${T} v = ${SRC};
-        p_out[i_out + t * so] = ${UPDATE};
+        ${UPDATE};
     }
     if (bad) flag[0] = 1;
 }
@@ -58,7 +58,8 @@ def gather(x: CLArray, dim: int, index: CLArray) -> CLArray:
         size, sdim = x.shape[dim], x.strides[dim]
         strides = tuple(0 if d == dim else x.strides[d] for d in range(index.ndim))
     base = x.view(index.shape, strides, x.offset)
-    expr = EMBER_GATHER_EXPR.replace("${T}", ctype(x.dtype))
+    load_raw = load(x.dtype, "p_raw", "i_raw + idx * sdim")
+    expr = EMBER_GATHER_EXPR.replace("${T}", ctype(x.dtype)).replace("${LOAD}", load_raw)
     ops = [("idx", INT64, index), ("raw", x.dtype, base), ("lim", INT64, size), ("sdim", INT64, sdim)]
     return ew.run(out, expr, "", ops, _bad_index("gather", dim, size), IndexError)
 
@@ -100,23 +101,26 @@ def _scatter_lines(out: CLArray, dim: int, index: CLArray, src: Any, add: bool) 
 
 
 def _scatter_source(out: CLArray, add: bool, scalar: bool, kr: int, it: str) -> runtime.KernelSpec:
-    t = ctype(out.dtype)
-    update = ew.store_expr(out.dtype, "p_out[i_out + t * so] + v") if add else "v"
+    # Half types load as float and round on every store: an add rounds per element, as
+    # NumPy's add.at on float16 does.
+    dt, t, st = out.dtype, ctype(out.dtype), stype(out.dtype)
+    dst = "i_out + t * so"
+    update = ew.store_expr(dt, f"{load(dt, 'p_out', dst)} + v") if add else "v"
     names = ["out", "idx"] + ([] if scalar else ["src"])
-    src = EMBER_SCATTER_SRC.substitute(
+    src = ew.store_helpers(dt) + EMBER_SCATTER_SRC.substitute(
         IT=it,
         T=t,
-        oparams=array_params("out", t, kr, it, const=False),
+        oparams=array_params("out", st, kr, it, const=False),
         iparams=array_params("idx", "long", kr, it),
-        sparams=f"{t} s" if scalar else array_params("src", t, kr, it),
+        sparams=f"{t} s" if scalar else array_params("src", st, kr, it),
         ksh=shape_params(kr, it),
         kept=index_code(names, kr, False, it),
-        SRC="s" if scalar else "p_src[i_src + j * ss]",
-        UPDATE=update,
+        SRC="s" if scalar else load(dt, "p_src", "i_src + j * ss"),
+        UPDATE=store(dt, "p_out", dst, update),
     )
     ti = np_index_type(it)
     arr = [None, ti] + [ti] * kr
-    sdt = [np.dtype(out.dtype.name).type] if scalar else arr
+    sdt = [scalar_np(dt)] if scalar else arr
     return src, "ember_scatter", arr + arr + sdt + [ti] * (kr + 5) + [np.int64, None]
 
 

@@ -1,10 +1,17 @@
-"""The OpenCL kernel table: ember op name -> kernel (the families live in their modules)."""
+"""The OpenCL kernel table: ember op name -> kernel (the families live in their modules).
+
+Elementwise kernels read and write float16/bfloat16 directly (dtypes.load/store). The other
+families compute half types in float32, as the CPU backend does (its ``HALF`` paths): the
+inputs are cast to float32 on the device, the float32 kernel runs, and the results are
+rounded back once (``_via_float32``), so those kernels need no per-dtype code.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+from ember.backends import DTYPES_BY_NAME, DType
 from ember.backends.ops import BINARY, UNARY
 
 from . import elementwise as ew
@@ -14,10 +21,59 @@ from . import nn, optim, scan, views
 from . import random as rnd
 from . import reduce as rd
 from . import sort as st
+from .clarray import CLArray
+from .cmatmul import complex_matmul
+from .dtypes import HALF_DTYPES, kind
 
 __all__ = ["KERNELS"]
 
 _UNARY_COMPOSITES = ("ceil", "trunc", "round", "sign", "sigmoid", "log1p", "expm1")
+_F32 = DTYPES_BY_NAME["float32"]
+
+
+def _back(r: Any, half: DType) -> Any:
+    if isinstance(r, CLArray):
+        return ew.cast(r, half) if r.dtype == _F32 else r
+    if isinstance(r, tuple):
+        return tuple(_back(v, half) for v in r)
+    return r
+
+
+def _via_float32(fn: Callable[..., Any], writes: tuple[int, ...] = ()) -> Callable[..., Any]:
+    """``fn`` computing float16/bfloat16 arrays in float32; ``writes``: in-place arguments."""
+
+    def k(*args: Any) -> Any:
+        half = next((a.dtype for a in args if isinstance(a, CLArray) and a.dtype in HALF_DTYPES), None)
+        if half is None:
+            return fn(*args)
+        wide = [ew.cast(a, _F32) if isinstance(a, CLArray) and a.dtype in HALF_DTYPES else a for a in args]
+        r = fn(*wide)
+        for i in writes:
+            if isinstance(args[i], CLArray):
+                ew.assign(args[i], wide[i])
+        return _back(r, half)
+
+    k.__name__ = fn.__name__
+    return k
+
+
+def _real_only(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` refusing complex input (ordering ops: complex numbers have no order)."""
+
+    def k(x: CLArray, *args: Any) -> Any:
+        if kind(x.dtype) == "c":
+            raise TypeError(
+                f"{fn.__name__}: backend 'opencl' has no {x.dtype.name} kernel (complex has no order)"
+            )
+        return fn(x, *args)
+
+    k.__name__ = fn.__name__
+    return k
+
+
+def _matmul(a: CLArray, b: CLArray) -> CLArray:
+    return complex_matmul(a, b) if kind(a.dtype) == "c" else mm.matmul(a, b)
+
 
 KERNELS: dict[str, Callable[..., Any]] = {
     "full": ew.full,
@@ -37,25 +93,25 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "lt": ew.compare("lt"),
     "le": ew.compare("le"),
     "where": ew.where,
-    "sum": rd.reducer("sum"),
-    "prod": rd.reducer("prod"),
-    "amax": rd.reducer("amax"),
-    "amin": rd.reducer("amin"),
-    "argmax": rd.argreducer("argmax"),
-    "argmin": rd.argreducer("argmin"),
-    "cumsum": scan.cumsum,
-    "softmax": scan.softmax,
-    "log_softmax": scan.log_softmax,
-    "matmul": mm.matmul,
+    "sum": _via_float32(rd.reducer("sum")),
+    "prod": _via_float32(rd.reducer("prod")),
+    "amax": _via_float32(rd.reducer("amax")),
+    "amin": _via_float32(rd.reducer("amin")),
+    "argmax": _via_float32(_real_only(rd.argreducer("argmax"))),
+    "argmin": _via_float32(_real_only(rd.argreducer("argmin"))),
+    "cumsum": _via_float32(scan.cumsum),
+    "softmax": _via_float32(scan.softmax),
+    "log_softmax": _via_float32(scan.log_softmax),
+    "matmul": _via_float32(_matmul),
     "gather": ix.gather,
     "scatter": ix.scatter,
     "cat": ix.cat,
     "philox": rnd.philox,
-    "sort": st.sort,
+    "sort": _via_float32(_real_only(st.sort)),
     "clone": ew.clone,
-    "conv2d": nn.conv2d,
-    "max_pool2d": nn.max_pool2d,
-    "avg_pool2d": nn.avg_pool2d,
-    "sgd_update": optim.sgd_update,
-    "adam_update": optim.adam_update,
+    "conv2d": _via_float32(nn.conv2d),
+    "max_pool2d": _via_float32(nn.max_pool2d),
+    "avg_pool2d": _via_float32(nn.avg_pool2d),
+    "sgd_update": _via_float32(optim.sgd_update, (0, 2)),
+    "adam_update": _via_float32(optim.adam_update, (0, 2, 3, 4)),
 }

@@ -18,6 +18,7 @@ import numpy as np
 from ember.backends import DTYPES_BY_NAME, DType
 
 from . import runtime
+from .cexprs import COMPLEX_SRC
 from .clarray import CLArray, empty
 from .dtypes import ctype, kind
 from .elementwise import store_expr
@@ -43,7 +44,7 @@ __kernel void ember_reduce(__global ${OT} *p_out, ${xparams}, ${rst}${ksh}${rsh}
 ${kept}    ${ACC} acc = ${INIT};
     ${IT} hi = min(n_red, (part + 1) * chunk);
     for (${IT} j = part * chunk; j < hi; j++) {
-${red}        ${ACC} v = (${ACC})p_x[i_x + iR_x];
+${red}        ${ACC} v = ${LOADV};
         acc = ${COMBINE};
     }
     p_out[gid] = ${store};
@@ -130,6 +131,8 @@ def out_shape(x: CLArray, dims: tuple[int, ...], keepdim: bool) -> tuple[int, ..
 def _acc_type(op: str, x: CLArray) -> tuple[str, DType]:
     """(C accumulator type, output dtype) of reduction ``op`` on ``x``."""
     k = kind(x.dtype)
+    if k == "c":  # complex64 sums in double2 where the device has fp64
+        return ("double2" if x.dev.fp64 else ctype(x.dtype)), x.dtype
     if op in ("sum", "prod"):
         if k != "f":  # wrapping 64-bit sums, stored back in the input dtype (bool: any/all)
             return "ulong", x.dtype
@@ -152,11 +155,19 @@ def _fold(x: CLArray, plan: Plan, op: str, acc: str, out: CLArray, parts: int) -
     if kind(x.dtype) == "b" and op in ("amax", "amin"):
         combine = "acc | v" if op == "amax" else "acc & v"
     init = _init(op, x.dtype) if op in ("amax", "amin") else _COMBINE[op][k][1]
+    load, helper = "(${ACC})p_x[i_x + iR_x]", ""
+    if kind(x.dtype) == "c":
+        if op not in ("sum", "prod"):
+            raise TypeError(f"{op}: backend 'opencl' has no {x.dtype.name} kernel (complex has no order)")
+        load, init = "convert_${ACC}(p_x[i_x + iR_x])", f"({acc})({init}, 0)"
+        if op == "prod":
+            combine = "ember_cmul(acc, v)"
+            helper = Template(COMPLEX_SRC).substitute(T=acc, R=acc[:-1])
     key = ("reduce", op, x.dtype.name, acc, out.dtype.name, plan.sig())
 
     def make() -> runtime.KernelSpec:
         code = plan.code()
-        src = Template(EMBER_REDUCE_SRC.safe_substitute(code)).substitute(
+        src = Template(EMBER_REDUCE_SRC.safe_substitute(code, LOADV=load)).substitute(
             T=ctype(x.dtype),
             OT=ctype(out.dtype),
             ACC=acc,
@@ -164,6 +175,7 @@ def _fold(x: CLArray, plan: Plan, op: str, acc: str, out: CLArray, parts: int) -
             COMBINE=combine,
             store=store_expr(out.dtype, "acc"),
         )
+        src = helper + src
         t = np_index_type(plan.it)
         return src, "ember_reduce", [None] + plan.arg_dtypes() + [t] * 4
 
@@ -204,7 +216,8 @@ def reducer(op: str) -> Callable[[CLArray, tuple[int, ...], bool], CLArray]:
 
 
 def _acc_dtype(acc: str) -> DType:
-    return DTYPES_BY_NAME[{"ulong": "int64", "double": "float64", "float": "float32"}[acc]]
+    names = {"ulong": "int64", "double": "float64", "float": "float32", "double2": "complex128"}
+    return DTYPES_BY_NAME[names.get(acc, "complex64")]
 
 
 def argreducer(op: str) -> Callable[[CLArray, int | None, bool], CLArray]:

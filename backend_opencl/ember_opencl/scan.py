@@ -30,7 +30,7 @@ __kernel void ember_cumsum(${oparams}, ${xparams}, ${ksh}${IT} n_lines, ${IT} le
     if (gid >= n_lines) return;
 ${kept}    ${ACC} acc = 0;
     for (${IT} j = 0; j < len; j++) {
-        acc = acc + (${ACC})p_x[i_x + j * sx];
+        acc = acc + ${LOADV};
         p_out[i_out + j * so] = ${store};
     }
 }
@@ -96,7 +96,7 @@ class Lines:
 
 
 def cumsum(x: CLArray, dim: int) -> CLArray:
-    floating = kind(x.dtype) == "f"
+    floating = kind(x.dtype) in "fc"
     odt: DType = x.dtype
     acc = ctype(x.dtype) if floating else "ulong"
     out = empty(x.dev, x.shape, odt)
@@ -104,7 +104,10 @@ def cumsum(x: CLArray, dim: int) -> CLArray:
         return out
     lines = Lines(x, dim)
     code = lines.code(ctype(odt), ctype(x.dtype))
-    src = EMBER_CUMSUM_SRC.substitute(code, ACC=acc, store=store_expr(odt, "acc"))
+    load = "p_x[i_x + j * sx]" if kind(x.dtype) == "c" else "(${ACC})p_x[i_x + j * sx]"
+    src = Template(EMBER_CUMSUM_SRC.safe_substitute(LOADV=load)).substitute(
+        code, ACC=acc, store=store_expr(odt, "acc")
+    )
     return lines.run(x, out, ("cumsum", x.dtype.name), src, "ember_cumsum")
 
 
