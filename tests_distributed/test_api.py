@@ -140,3 +140,36 @@ def test_plugin_engine_registers_and_is_used():
         dist.destroy_process_group()
     assert made["rank"] == -1 and made["world_size"] == -1 and made["timeout"] == timedelta(seconds=3)
     assert made["destroyed"]
+
+
+def test_a_peer_that_never_answers_times_out_naming_the_dead():
+    class Stuck:
+        name, rank, size = "stuck", 0, 2
+
+        def native(self, backend):
+            return True
+
+        def allreduce(self, a, op):
+            return type("Never", (), {"test": lambda self: False})()
+
+        def failed_ranks(self):
+            return [1]
+
+        def destroy(self):
+            pass
+
+    dist.register_engine("stuck", lambda **kw: Stuck())
+    dist.init_process_group("stuck", timeout=timedelta(seconds=0.2))
+    try:
+        with pytest.raises(
+            RuntimeError,
+            match=r"^\[rank 0\] all_reduce timed out after 0.2 s on "
+            r"ProcessGroup\(stuck, ranks=\[0, 1\]\): rank\(s\) \[1\] died$",
+        ):
+            dist.all_reduce(ember.ones(1))
+        work = dist.all_reduce(ember.ones(1), async_op=True)
+        assert not work.is_completed()
+        with pytest.raises(RuntimeError, match="timed out after 0.05 s"):
+            work.wait(timeout=timedelta(seconds=0.05))
+    finally:
+        dist.destroy_process_group()

@@ -1,6 +1,9 @@
 """Run under mpiexec: every collective against a NumPy reference; prints 'ok <rank>' at the end."""
 
 import os
+import signal
+import sys
+import time
 
 import ember
 import ember.distributed as dist
@@ -160,6 +163,21 @@ if os.environ.get("EMBER_DISTRIBUTED_DEBUG") == "DETAIL":  # shapes are compared
         print(f"mismatch {R}: {e}", flush=True)
 
 dist.barrier()
-dist.destroy_process_group()
-assert not dist.is_initialized()
 print(f"ok {R}", flush=True)
+if "--kill-rank-1" not in sys.argv:
+    dist.destroy_process_group()
+    assert not dist.is_initialized()
+    sys.exit(0)
+
+# a killed rank (the job runs with ULFM): every survivor's next collective names it
+if R == 1:
+    os.kill(os.getpid(), signal.SIGKILL)
+try:
+    for _ in range(1000):
+        dist.all_reduce(ember.ones(4))
+        time.sleep(0.001)
+    print(f"rank {R}: no error", flush=True)
+except RuntimeError as e:
+    print(f"rank {R}: RuntimeError: {e}", flush=True)
+time.sleep(1)  # let every survivor see the first failure before this rank's exit is another
+os._exit(0)  # a world with a dead peer cannot finalize cleanly
