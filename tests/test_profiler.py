@@ -187,7 +187,7 @@ def test_steps_record_only_active_steps_and_call_on_trace_ready() -> None:
     seen: list[list[str]] = []
 
     def ready(prof: profile) -> None:
-        seen.append([e.name for e in prof.events() if e.name.startswith("ProfilerStep#")])
+        seen.append([e.trace_name for e in prof.events() if e.name == "ProfilerStep*"])
 
     x = ember.ones(2)
     with profile(
@@ -203,6 +203,23 @@ def test_steps_record_only_active_steps_and_call_on_trace_ready() -> None:
     assert {"work6", "work7"} <= names and "work5" not in names
 
 
+def test_record_followed_by_warmup_warns_and_stops() -> None:
+    actions = [ProfilerAction.RECORD, ProfilerAction.WARMUP, ProfilerAction.RECORD_AND_SAVE]
+    saved: list[int] = []
+    x = ember.ones(2)
+    with pytest.warns(UserWarning, match="Incorrect schedule: RECORD followed by WARMUP"):  # noqa: SIM117
+        with profile(
+            activities=CPU,
+            schedule=lambda s: actions[s % 3],
+            on_trace_ready=lambda p: saved.append(p.step_num),
+        ) as prof:
+            for _ in range(3):
+                ember.neg(x)
+                prof.step()
+    assert saved == [3, 3]  # at the step after RECORD_AND_SAVE, and at exit (RECORD)
+    assert [e.trace_name for e in prof.events() if e.name == "ProfilerStep*"] == ["ProfilerStep#3"]
+
+
 def test_without_schedule_everything_is_recorded_once() -> None:
     calls: list[int] = []
     with profile(activities=CPU, on_trace_ready=lambda p: calls.append(p.step_num)) as prof:
@@ -211,7 +228,7 @@ def test_without_schedule_everything_is_recorded_once() -> None:
         ember.matmul(ember.ones(2), ember.ones(2))
     assert calls == [1]
     names = {e.name for e in prof.events()}
-    assert {"neg", "matmul"} <= names and not any(n.startswith("ProfilerStep") for n in names)
+    assert {"neg", "matmul"} <= names and "ProfilerStep*" not in names
 
 
 def test_acc_events_keeps_every_cycle() -> None:

@@ -32,6 +32,7 @@ class FunctionEvent:
         "stack",
         "start_ns",
         "thread",
+        "trace_name",
     )
 
     def __init__(self, id: int, name: str, kind: str, backend: str, thread: int, start_ns: int) -> None:
@@ -49,6 +50,11 @@ class FunctionEvent:
         self.stack: list[str] = []
         self.cpu_parent: FunctionEvent | None = None
         self.cpu_children: list[FunctionEvent] = []
+        # ``ProfilerStep#N`` ranges average as one row, ``ProfilerStep*``, as PyTorch's; the
+        # trace keeps each step's own name.
+        self.trace_name = name
+        if kind == "user" and name.startswith("ProfilerStep#"):
+            self.name = "ProfilerStep*"
 
     key = property(lambda self: self.name)
     is_user_annotation = property(lambda self: self.kind == "user")
@@ -103,7 +109,7 @@ class FunctionEventAvg:
         self.cpu_memory_usage = 0
         self.self_cpu_memory_usage = 0
         self.fallback_bytes = 0
-        self.input_shapes: list[Any] | None = None
+        self.input_shapes: list[Any] | str | None = None
         self.stack: list[str] = []
         self.is_user_annotation = False
         self.top_level = True
@@ -173,6 +179,9 @@ class EventList(list):
             if avg is None:
                 avg = groups[key] = FunctionEventAvg(ev.name, ev.backend)
             avg.add(ev)
+        if not group_by_input_shape:  # as PyTorch: shapes belong to a shape-grouped row only
+            for avg in groups.values():
+                avg.input_shapes = ""
         out = EventList(groups.values(), self.device_label, self.profile_memory)
         out._with_shapes = group_by_input_shape and any(ev.input_shapes for ev in self)
         out._stack_n = group_by_stack_n

@@ -45,7 +45,7 @@ def trace_dict(events: Any, meta: dict[str, Any]) -> dict[str, Any]:
             {
                 "ph": "X",
                 "cat": _CATEGORY[ev.kind],
-                "name": ev.name,
+                "name": ev.trace_name,
                 "pid": pid,
                 "tid": tid,
                 "ts": ev.start_ns / 1000.0,
