@@ -34,14 +34,14 @@ def _outcome(fn: Callable[[], Any]) -> Any:
     list(itertools.product((0, 2), (0, 1), (1, 3), (0, 2), (0, 3), (0, 1))),
 )
 def test_schedule_answers(wait, warmup, active, repeat, skip_first, skip_first_wait) -> None:
-    kw = dict(
-        wait=wait,
-        warmup=warmup,
-        active=active,
-        repeat=repeat,
-        skip_first=skip_first,
-        skip_first_wait=skip_first_wait,
-    )
+    kw = {
+        "wait": wait,
+        "warmup": warmup,
+        "active": active,
+        "repeat": repeat,
+        "skip_first": skip_first,
+        "skip_first_wait": skip_first_wait,
+    }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ours, theirs = eprof.schedule(**kw), tprof.schedule(**kw)
@@ -52,10 +52,10 @@ def test_schedule_answers(wait, warmup, active, repeat, skip_first, skip_first_w
 @pytest.mark.parametrize(
     "kw",
     [
-        dict(wait=-1, warmup=0, active=1),
-        dict(wait=0, warmup=0, active=0),
-        dict(wait=0, warmup=1, active=1, repeat=-1),
-        dict(wait=0, warmup=1, active=1, skip_first=-2),
+        {"wait": -1, "warmup": 0, "active": 1},
+        {"wait": 0, "warmup": 0, "active": 0},
+        {"wait": 0, "warmup": 1, "active": 1, "repeat": -1},
+        {"wait": 0, "warmup": 1, "active": 1, "skip_first": -2},
     ],
 )
 def test_schedule_errors(kw) -> None:
@@ -94,10 +94,10 @@ def _custom(actions: list[str], lib: Any) -> Callable[[int], Any]:
 
 
 SCHEDULES = [
-    dict(wait=1, warmup=1, active=2, repeat=1),
-    dict(wait=0, warmup=1, active=1, repeat=3),
-    dict(wait=2, warmup=1, active=3, repeat=0, skip_first=1),
-    dict(wait=1, warmup=2, active=1, repeat=2, skip_first=2, skip_first_wait=1),
+    {"wait": 1, "warmup": 1, "active": 2, "repeat": 1},
+    {"wait": 0, "warmup": 1, "active": 1, "repeat": 3},
+    {"wait": 2, "warmup": 1, "active": 3, "repeat": 0, "skip_first": 1},
+    {"wait": 1, "warmup": 2, "active": 1, "repeat": 2, "skip_first": 2, "skip_first_wait": 1},
 ]
 
 
