@@ -13,7 +13,9 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-import ember
+from ember._tensor import Tensor
+from ember.autograd.grad_mode import no_grad
+from ember.nn.modules.module import Module
 
 from ._graph import Graph, Node, Value, flatten
 from ._tracer import Tracer, TracerWarning
@@ -22,8 +24,8 @@ __all__ = ["Graph", "Node", "TracedGraph", "TracerWarning", "Value", "trace"]
 
 
 def _param_names(func: Any) -> dict[int, str]:
-    owner = func if isinstance(func, ember.nn.Module) else getattr(func, "__self__", None)
-    if not isinstance(owner, ember.nn.Module):
+    owner = func if isinstance(func, Module) else getattr(func, "__self__", None)
+    if not isinstance(owner, Module):
         return {}
     names: dict[int, str] = {}
     for name, t in [*owner.named_parameters(), *owner.named_buffers()]:
@@ -38,7 +40,7 @@ def _as_args(example_inputs: Any) -> tuple:
 
 
 def _tensors(obj: Any) -> list[Any]:
-    return [t for t in flatten(obj) if isinstance(t, ember.Tensor)]
+    return [t for t in flatten(obj) if isinstance(t, Tensor)]
 
 
 def record(func: Callable, args: tuple, kwargs: dict | None = None) -> tuple[Graph, Any]:
@@ -46,9 +48,9 @@ def record(func: Callable, args: tuple, kwargs: dict | None = None) -> tuple[Gra
     kwargs = kwargs or {}
     tracer = Tracer(_param_names(func))
     inputs = [tracer.add_input(t, i) for i, t in enumerate(_tensors((args, kwargs)))]
-    owner = func if isinstance(func, ember.nn.Module) else getattr(func, "__self__", None)
+    owner = func if isinstance(func, Module) else getattr(func, "__self__", None)
     with tracer:
-        if isinstance(owner, ember.nn.Module):
+        if isinstance(owner, Module):
             tracer.wrap_leaves(owner)
         result = func(*args, **kwargs)
     outputs = tracer.wrap(result)
@@ -80,7 +82,9 @@ def _close(a: Any, b: Any, tol: float) -> bool:
     ta, tb = _tensors(a), _tensors(b)
     if len(ta) != len(tb):
         return False
-    return all(x.shape == y.shape and bool(ember.allclose(x, y, rtol=tol, atol=tol)) for x, y in zip(ta, tb))
+    return all(
+        x.shape == y.shape and bool((x - y).abs().le(tol + tol * y.abs()).all()) for x, y in zip(ta, tb)
+    )
 
 
 def trace(
@@ -100,13 +104,13 @@ def trace(
     if not callable(func):
         raise TypeError(f"trace expected a function or Module, got {type(func).__name__}")
     args = _as_args(example_inputs)
-    with ember.no_grad():
+    with no_grad():
         graph, _ = record(func, args, example_kwarg_inputs)
     traced = TracedGraph(graph, func)
     if check_trace:
         for check in check_inputs or [args]:
             check = _as_args(check)
-            with ember.no_grad():
+            with no_grad():
                 expected = func(*check)
                 got = traced(*check)
             if not _close(expected, got, check_tolerance):

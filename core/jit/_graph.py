@@ -14,7 +14,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-import ember
+from ember._tensor import Tensor
 
 __all__ = ["Graph", "Node", "Value", "resolve"]
 
@@ -118,8 +118,10 @@ def bind(template: Any, result: Any, env: dict[Value, Any]) -> None:
 @functools.cache
 def resolve(name: str) -> Callable:
     """The public function a recorded op name stands for."""
+    import ember  # cycle: ember (the namespaces are read at run time)
+
     if name.startswith("Tensor."):
-        return getattr(ember.Tensor, name[7:])
+        return getattr(Tensor, name[7:])
     module: Any = ember
     *path, leaf = name.split(".")
     for part in path:

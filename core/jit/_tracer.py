@@ -23,8 +23,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-import ember
 from ember import _op_trace
+from ember._tensor import Tensor
 
 from ._graph import Node, Value, resolve
 
@@ -49,7 +49,9 @@ _WRITES = {"Tensor.__setitem__"}
 
 
 def _leaf_types() -> tuple[type, ...]:
-    return (ember.nn.LSTM, ember.nn.GRU, ember.nn.RNN)
+    from ember.nn.modules.rnn import GRU, LSTM, RNN
+
+    return (LSTM, GRU, RNN)
 
 
 LEAF_MODULES = "nn.LSTM, nn.GRU, nn.RNN"
@@ -89,7 +91,7 @@ class Tracer(_op_trace.OpObserver):
 
     def wrap(self, obj: Any) -> Any:
         """``obj`` with each tensor replaced by its Value."""
-        if isinstance(obj, ember.Tensor):
+        if isinstance(obj, Tensor):
             return self.value_of(obj)
         if isinstance(obj, tuple) and hasattr(obj, "_fields"):
             return type(obj)(*(self.wrap(o) for o in obj))
@@ -100,7 +102,7 @@ class Tracer(_op_trace.OpObserver):
         return obj
 
     def _outputs(self, result: Any, static: bool) -> Any:
-        if isinstance(result, ember.Tensor):
+        if isinstance(result, Tensor):
             v = Value("node", f"t{len(self.keep)}", result)
             v.static = static
             self._remember(result, v)
@@ -162,7 +164,7 @@ class Tracer(_op_trace.OpObserver):
     def __enter__(self) -> Tracer:  # noqa: PYI034 - typing.Self needs Python 3.11
         table = _op_trace.public_ops()
         for dunder in _DUNDERS:
-            code = _op_trace._unwrap(getattr(ember.Tensor, dunder)).__code__
+            code = _op_trace._unwrap(getattr(Tensor, dunder)).__code__
             if code not in table:
                 table[code] = f"Tensor.{dunder}"
                 self._added.append(code)
@@ -235,7 +237,7 @@ def _identify(name: str, frame: Any) -> tuple[str, Callable]:
 
 
 def _has_tensor(obj: Any) -> bool:
-    if isinstance(obj, ember.Tensor):
+    if isinstance(obj, Tensor):
         return True
     if isinstance(obj, (tuple, list)):
         return any(_has_tensor(o) for o in obj)

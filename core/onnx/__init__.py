@@ -16,10 +16,12 @@ import enum
 import os
 from typing import IO, Any
 
-import ember
+from ember._tensor import Tensor
+from ember.autograd.grad_mode import no_grad
 from ember.jit import Graph, Value, _tensors
 from ember.jit import record as _record
 from ember.jit._graph import flatten
+from ember.nn.modules.module import Module
 
 from . import errors
 from .errors import OnnxExporterError, UnsupportedOperatorError
@@ -39,7 +41,7 @@ class TrainingMode(enum.IntEnum):
 
 
 def _split_args(args: Any, kwargs: dict | None) -> tuple[tuple, dict]:
-    if isinstance(args, ember.Tensor):
+    if isinstance(args, Tensor):
         args = (args,)
     elif not isinstance(args, tuple):
         raise TypeError(f"export: args must be a Tensor or a tuple, got {type(args).__name__}")
@@ -87,11 +89,11 @@ def export(
     if training != TrainingMode.EVAL:
         raise OnnxExporterError("ember.onnx.export exports in eval mode only (training=TrainingMode.EVAL)")
     args, kw = _split_args(args, kwargs)
-    was_training = isinstance(model, ember.nn.Module) and model.training
+    was_training = isinstance(model, Module) and model.training
     if was_training:
         model.train(False)
     try:
-        with ember.no_grad():
+        with no_grad():
             graph, _ = _record(model, args, kw)
             proto = _build(
                 graph,

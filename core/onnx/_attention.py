@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import math
 
-import ember
 import numpy as np
+from ember._creation import numpy_dtype
 from ember.jit import Node, Value
 
 from ._basic import raise_unsupported
@@ -18,8 +18,8 @@ from ._nn import linear_names
 def _additive(cx: Context, mask: Value, like: Value) -> str:
     """A mask as an additive bias: a bool mask is -inf where True."""
     name = cx.name_of(mask)
-    if mask.dtype == ember.bool:
-        dtype = ember._creation.numpy_dtype(like.dtype)
+    if str(mask.dtype) == "ember.bool":
+        dtype = numpy_dtype(like.dtype)
         return cx.op("Where", [name, cx.const(np.asarray(-np.inf, dtype)), cx.const(np.asarray(0, dtype))])
     return cx.cast(name, mask.dtype, like.dtype)
 

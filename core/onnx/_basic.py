@@ -288,6 +288,6 @@ def where(cx: Context, n: Node) -> str:
 
 
 def _bool() -> Any:
-    import ember
+    from ember.backends.dtypes import bool_
 
-    return ember.bool
+    return bool_

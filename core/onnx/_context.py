@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import ember
 import numpy as np
+from ember._creation import numpy_dtype
 from ember.jit import Value
 from onnx import TensorProto, helper, numpy_helper
 
@@ -85,7 +85,7 @@ class Context:
                 self.names[x] = self.tensor_const(x.tensor, x.name if x.kind == "param" else self.fresh("c"))
             return self.names[x]
         if isinstance(x, (bool, int, float)):
-            dtype = ember._creation.numpy_dtype(like.dtype) if like is not None else np.float32
+            dtype = numpy_dtype(like.dtype) if like is not None else np.float32
             return self.const(np.asarray(x, dtype=dtype), "scalar")
         raise RuntimeError(f"ONNX export cannot use a {type(x).__name__} as a tensor")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from ember._creation import numpy_dtype
 from ember.jit import Node, Value
 
 from ._basic import out, raise_unsupported, scalar, x_of
@@ -104,9 +105,7 @@ def adaptive_avg_pool(cx: Context, n: Node) -> str:
 def _ones_or(cx: Context, t: Value | None, shape: tuple, like: Value, fill: float) -> str:
     if t is not None:
         return cx.name_of(t)
-    import ember
-
-    return cx.const(np.full(shape, fill, dtype=ember._creation.numpy_dtype(like.dtype)), "fill")
+    return cx.const(np.full(shape, fill, dtype=numpy_dtype(like.dtype)), "fill")
 
 
 def batch_norm(cx: Context, n: Node) -> str:
