@@ -207,15 +207,16 @@ def test_record_followed_by_warmup_warns_and_stops() -> None:
     actions = [ProfilerAction.RECORD, ProfilerAction.WARMUP, ProfilerAction.RECORD_AND_SAVE]
     saved: list[int] = []
     x = ember.ones(2)
-    with pytest.warns(UserWarning, match="Incorrect schedule: RECORD followed by WARMUP"):  # noqa: SIM117
-        with profile(
-            activities=CPU,
-            schedule=lambda s: actions[s % 3],
-            on_trace_ready=lambda p: saved.append(p.step_num),
-        ) as prof:
+    prof = profile(
+        activities=CPU, schedule=lambda s: actions[s % 3], on_trace_ready=lambda p: saved.append(p.step_num)
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with prof:
             for _ in range(3):
                 ember.neg(x)
                 prof.step()
+    assert [str(w.message) for w in caught] == ["Incorrect schedule: RECORD followed by WARMUP"]
     assert saved == [3, 3]  # at the step after RECORD_AND_SAVE, and at exit (RECORD)
     assert [e.trace_name for e in prof.events() if e.name == "ProfilerStep*"] == ["ProfilerStep#3"]
 
