@@ -105,11 +105,12 @@ class Work:
         limit = (timeout or self.pg.timeout).total_seconds()
         start = time.monotonic()
         spins = 0
-        while not self.is_completed():
+        while not self.is_completed():  # each test drives the engine's progress (MPI's libnbc)
             spins += 1
-            if spins > 200:  # past the fast path: yield the core to the peers (oversubscribed hosts)
-                time.sleep(0 if spins < 2000 else 0.0005)
-                if time.monotonic() - start > limit:
+            if spins > 200:  # past the fast path: yield the core to peers on oversubscribed hosts,
+                waited = time.monotonic() - start  # and after a while stop burning it
+                time.sleep(0 if waited < 0.5 else 0.0005)
+                if waited > limit:
                     self._timed_out(limit)
         return True
 
