@@ -163,3 +163,15 @@ def test_file_object_and_opset() -> None:
     assert onnx.load_from_string(f.getvalue()).opset_import[0].version == 18
     with pytest.raises(ValueError, match="Unsupported ONNX opset version: 9"):
         ember.onnx.export(nn.ReLU(), (_fresh(2),), io.BytesIO(), opset_version=9)
+
+
+def test_view_by_the_traced_batch_size_follows_a_dynamic_batch() -> None:
+    class Head(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(12, 2)
+
+        def forward(self, x):
+            return self.fc(x.view(x.size(0), -1))
+
+    check(Head(), (_fresh(2, 3, 4),), (_fresh(6, 3, 4),), BATCH)

@@ -133,7 +133,7 @@ class Graph:
     """Inputs (flattened, in order), the nodes, and the outputs' structure (Values in place of
     tensors). ``run`` replays the nodes on new input tensors."""
 
-    def __init__(self, inputs: list[Value], nodes: list[Node], outputs: Any, params: dict[str, Any]) -> None:
+    def __init__(self, inputs: list[Value], nodes: list[Node], outputs: Any, params: dict[int, str]) -> None:
         self.inputs, self.nodes, self.outputs, self.params = inputs, nodes, outputs, params
 
     def run(self, flat_inputs: list[Any]) -> tuple[Any, dict[Value, Any]]:

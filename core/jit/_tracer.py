@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import inspect
 import sys
-import types
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -66,7 +65,7 @@ class Tracer(_op_trace.OpObserver):
         self.values: dict[int, Value] = {}
         self.keep: list[Any] = []
         self.nodes: list[Node] = []
-        self.pending: list[tuple[str, dict[str, Any]]] = []
+        self.pending: list[tuple[str, Callable, dict[str, Any]]] = []
         self.suspended = 0
         self._added: list[Any] = []
         self._wrapped: list[Any] = []
@@ -208,7 +207,7 @@ class Tracer(_op_trace.OpObserver):
         return forward
 
 
-_candidates: dict[types.CodeType, list[tuple[str, Callable, Any]]] = {}
+_candidates: dict[Any, list[tuple[str, Any, Any]]] = {}
 
 
 def _identify(name: str, frame: Any) -> tuple[str, Callable]:
@@ -224,7 +223,7 @@ def _identify(name: str, frame: Any) -> tuple[str, Callable]:
                     _candidates.setdefault(code, []).append((prefix + n, fn, _op_trace._unwrap(fn)))
     code = getattr(frame, "f_code", None)
     found = _candidates.get(code, []) if code is not None and code.co_freevars else []
-    if len(found) > 1:
+    if code is not None and len(found) > 1:
         local = frame.f_locals
         for public, fn, raw in found:
             cells = raw.__closure__ or ()

@@ -155,7 +155,7 @@ def _build(
         cx.nodes.append(helper.make_node("Identity", [cx.name_of(v)], [name], name=f"output_{name}"))
 
     def info(name: str, v: Value) -> Any:
-        dims = _dims(v.shape, dynamic_axes.get(name), name)
+        dims: list | None = _dims(v.shape, dynamic_axes.get(name), name)
         if dynamic_axes and name in out_names and name not in dynamic_axes:
             dims = None  # read back from shape inference below: it follows the dynamic inputs
         return helper.make_tensor_value_info(name, onnx_type(v.dtype), dims)

@@ -140,7 +140,11 @@ def clip(lo_name: str, hi_name: str, lo: float, hi: float) -> Builder:
 
 
 def with_attr(op_type: str, attr: str, arg: str, default: float, pos: int) -> Builder:
-    return lambda cx, n: cx.op(op_type, [cx.name_of(x_of(n))], **{attr: float(n.arg(arg, default, pos=pos))})
+    def build(cx: Context, n: Node) -> str:
+        attrs: dict[str, Any] = {attr: float(n.arg(arg, default, pos=pos))}
+        return cx.op(op_type, [cx.name_of(x_of(n))], **attrs)
+
+    return build
 
 
 def softmax(op_type: str) -> Builder:

@@ -78,7 +78,7 @@ class Context:
             self.initializers[name] = numpy_helper.from_array(to_numpy(tensor), name)
         return name
 
-    def name_of(self, x: Any, like: Value | None = None) -> str:
+    def name_of(self, x: Any, like: Any = None) -> str:
         """The ONNX name of a Value, or of a Python number as a constant of ``like``'s dtype."""
         if isinstance(x, Value):
             if x not in self.names:  # a parameter or constant, used for the first time
