@@ -143,6 +143,8 @@ def test_nothing_is_hooked_once_the_profile_exits() -> None:
         assert active_modes() != ()
         assert sys.getprofile() is not before
     assert active_modes() == () and sys.getprofile() is before
+    cpu = ember.backends.get("cpu")
+    assert cpu.k["add"] is cpu.native["add"]  # the bare kernel again: no cost left behind
 
 
 def test_an_op_that_raises_leaves_the_nesting_intact() -> None:

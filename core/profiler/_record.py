@@ -56,24 +56,25 @@ class _Kernels(DispatchMode):
 
     def __ember_dispatch__(self, op: str, backend: str, run: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
         rec = self.rec
-        ev = rec.open(f"{backend}::{op}", "kernel", backend)
+        kind = rec.kernel_kind(backend, op)
+        ev = rec.open(kind[0], "kernel", backend)
+        device = backend in rec.device_backends
         try:
             out = run(*args, **kwargs)
-            if backend in rec.device_backends:
+            if device:
                 rec.synchronize(backend, args, out)
         finally:
             rec.close(ev)
-        if backend in rec.device_backends:
+        if device:
             ev.device_ns = ev.end_ns - ev.start_ns
         parent = ev.cpu_parent
         if parent is not None and parent.kind == "op" and not parent.backend:
             parent.backend = backend
         if rec.record_shapes:
             ev.input_shapes = [_shape_of(a) for a in args]
-        info = ALL_OPS.get(op)
-        if rec.profile_memory and info is not None and info.kind != "view" and "out" not in kwargs:
+        if rec.profile_memory and kind[1] and "out" not in kwargs:
             ev.self_memory = rec.nbytes(backend, out)
-        if info is not None and backend != "cpu" and op not in rec.backend(backend).native:
+        if kind[2]:
             ev.fallback_bytes_self = rec.nbytes(backend, args) + rec.nbytes(backend, out)
         return out
 
@@ -134,6 +135,7 @@ class Recorder:
         self.events: list[FunctionEvent] = []
         self._tls = threading.local()
         self._backends: dict[str, registry.LoadedBackend] = {}
+        self._kinds: dict[tuple[str, str], tuple[str, bool, bool]] = {}
         self._hooks: list[Any] = []
         self.started = False
 
@@ -156,6 +158,17 @@ class Recorder:
         while stack:  # an exception may have skipped inner closes
             if stack.pop() is ev:
                 break
+
+    def kernel_kind(self, backend: str, op: str) -> tuple[str, bool, bool]:
+        """(event name, allocates its result, runs through the CPU fallback), cached."""
+        key = (backend, op)
+        kind = self._kinds.get(key)
+        if kind is None:
+            info = ALL_OPS.get(op)
+            allocates = info is not None and info.kind != "view"
+            fallback = info is not None and backend != "cpu" and op not in self.backend(backend).native
+            kind = self._kinds[key] = (f"{backend}::{op}", allocates, fallback)
+        return kind
 
     def backend(self, name: str) -> registry.LoadedBackend:
         lb = self._backends.get(name)
