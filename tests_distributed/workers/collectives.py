@@ -4,6 +4,7 @@ import os
 import signal
 import sys
 import time
+from pathlib import Path
 
 import ember
 import ember.distributed as dist
@@ -106,6 +107,23 @@ outs = [ember.zeros(R + 1) for _ in range(W)]
 dist.all_to_all(outs, ins)
 for i in range(W):
     eq(outs[i], np.full(R + 1, 10.0 * i + R, "float32"))
+
+# a backend the MPI engine cannot read (the 'contig' test backend) is staged through the host
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
+from ember_cpu.kernels import KERNELS
+from fixtures.limited_backends import register
+
+dev = register("contig", dict(KERNELS), contiguous_only=True)
+before = dist.host_staging_counts().get("contig", 0)
+base = t(data(R, (3, 4))).to(dev)
+dist.all_reduce(base.t(), op=ReduceOp.MAX)
+assert base.device.type == "contig"
+eq(base.cpu(), np.stack([data(r, (3, 4)) for r in range(W)]).max(0))
+out = [ember.zeros(2, 3, device=dev) for _ in range(W)]
+dist.all_gather(out, t(data(R)).to(dev))
+for r in range(W):
+    eq(out[r].cpu(), data(r))
+assert dist.host_staging_counts()["contig"] - before == 3, dist.host_staging_counts()  # 1 + (send, recv)
 
 # async handles: started, then waited; results only after wait
 x = t(data(R))
