@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 
 import ember
+import ember.jit
 import ember.onnx
 import numpy as np
 import onnx
@@ -175,3 +176,20 @@ def test_view_by_the_traced_batch_size_follows_a_dynamic_batch() -> None:
             return self.fc(x.view(x.size(0), -1))
 
     check(Head(), (_fresh(2, 3, 4),), (_fresh(6, 3, 4),), BATCH)
+
+
+def test_export_of_a_traced_module_and_refused_modes() -> None:
+    model = nn.Linear(3, 2)
+    traced = ember.jit.trace(model, _fresh(2, 3))
+    check(traced, (_fresh(2, 3),), (_fresh(5, 3),), BATCH)
+    with pytest.raises(ember.onnx.OnnxExporterError, match="eval mode only"):
+        export_bytes(model, (_fresh(2, 3),), training=ember.onnx.TrainingMode.TRAINING)
+    with pytest.raises(ember.onnx.OnnxExporterError, match="export_params=False is not supported"):
+        export_bytes(model, (_fresh(2, 3),), export_params=False)
+
+
+def test_unknown_dynamic_axes_key_warns() -> None:
+    with pytest.warns(
+        UserWarning, match="Provided key nope for dynamic axes is not a valid input/output name"
+    ):
+        export_bytes(nn.Linear(2, 2), (_fresh(1, 2),), dynamic_axes={"nope": [0]})

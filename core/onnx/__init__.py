@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import enum
 import os
+import warnings
 from typing import IO, Any
 
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import no_grad
-from ember.jit import Graph, Value, _tensors
+from ember.jit import Graph, TracedGraph, Value, _tensors
 from ember.jit import record as _record
 from ember.jit._graph import flatten
 from ember.nn.modules.module import Module
@@ -86,8 +87,16 @@ def export(
         raise ValueError(
             f"Unsupported ONNX opset version: {opset}; ember exports opsets {_MIN_OPSET} to {_MAX_OPSET}"
         )
-    if training != TrainingMode.EVAL:
+    if isinstance(model, TracedGraph):
+        model = model.original  # traced again here, on these arguments
+    if training == TrainingMode.TRAINING or (
+        training == TrainingMode.PRESERVE and isinstance(model, Module) and model.training
+    ):
         raise OnnxExporterError("ember.onnx.export exports in eval mode only (training=TrainingMode.EVAL)")
+    if not export_params:
+        raise OnnxExporterError(
+            "ember.onnx.export stores the parameters: export_params=False is not supported"
+        )
     args, kw = _split_args(args, kwargs)
     was_training = isinstance(model, Module) and model.training
     if was_training:
@@ -147,6 +156,18 @@ def _build(
         for v, name in zip(node.output_values(), results, strict=True):
             cx.names[v] = name
     outs = [v for v in flatten(graph.outputs) if isinstance(v, Value)]
+    known = (
+        {cx.names[v] for v in graph.inputs}
+        | set(output_names or ())
+        | {f"output.{i}" if i else "output" for i in range(len(outs))}
+    )
+    for key in dynamic_axes:
+        if key not in known:
+            warnings.warn(
+                f"Provided key {key} for dynamic axes is not a valid input/output name",
+                UserWarning,
+                stacklevel=3,
+            )
     names_out = list(output_names or [])
     out_names = [
         names_out[i] if i < len(names_out) else (f"output.{i}" if i else "output") for i in range(len(outs))
