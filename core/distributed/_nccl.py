@@ -47,7 +47,7 @@ class _Req:
     def test(self) -> bool:
         if not self.event.done:
             try:
-                self.engine.comm.checkAsyncError()
+                self.engine.comm.check_async_error()
             except nccl_error() as e:
                 raise RuntimeError(f"[ember.distributed nccl] {e}") from None
             return False
