@@ -114,6 +114,8 @@ class NCCLEngine:
         return a.data.ptr, a.size, self.types[str(a.dtype)]
 
     def _run(self, fn: Any, *bufs: tuple[Any, bool]) -> _Req:
+        # NCCL runs on its own stream: first wait for the work queued to produce the inputs
+        self.stream.wait_event(self.cupy.cuda.get_current_stream().record())
         devs, backs = zip(*(self._dev(a, b) for a, b in bufs))
         fn(*devs)
         todo = [b for b in backs if b is not None]
