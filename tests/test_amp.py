@@ -204,3 +204,15 @@ def test_pickle_only_between_iterations() -> None:
             "_growth_tracker": 0,
         }
     )
+
+
+def test_per_device_spellings_warn_as_deprecated_and_work() -> None:
+    from ember.amp.legacy import cpu_amp, cuda_amp
+
+    with pytest.warns(FutureWarning, match=r"Please use `ember.amp.autocast\('cpu', args...\)` instead"):
+        region = cpu_amp.autocast()
+    with region:
+        assert (ember.ones(2, 2, device="cpu") @ ember.ones(2, 2, device="cpu")).dtype == ember.bfloat16
+    with pytest.warns(FutureWarning, match=r"Please use `ember.amp.GradScaler\('cuda', args...\)` instead"):
+        scaler = cuda_amp.GradScaler(init_scale=4.0)
+    assert scaler.get_scale() == (4.0 if scaler.is_enabled() else 1.0)

@@ -380,3 +380,47 @@ def test_seed_mixed_precision_training_as_torch() -> None:
     t, e = _seed_losses(torch, state), _seed_losses(ember, state)
     assert t[-1] < 0.7 * t[0]  # it learns
     np.testing.assert_allclose(e, t, rtol=5e-2, atol=5e-3)
+
+
+def _custom_fn_trace(T: Any, amp_mod: Any, ac: Any) -> list[str]:
+    seen: list[str] = []
+
+    class MyMM(T.autograd.Function):
+        @staticmethod
+        @amp_mod.custom_fwd(device_type="cpu", cast_inputs=T.float32)
+        def forward(ctx: Any, a: Any, b: Any) -> Any:
+            ctx.save_for_backward(a, b)
+            seen.append(_dt(a))
+            return a.mm(b)
+
+        @staticmethod
+        @amp_mod.custom_bwd(device_type="cpu")
+        def backward(ctx: Any, grad: Any) -> Any:
+            a, b = ctx.saved_tensors
+            seen.append(_dt(grad.mm(b.t())))
+            return grad.mm(b.t()), a.t().mm(grad)
+
+    class Plain(T.autograd.Function):
+        @staticmethod
+        @amp_mod.custom_fwd(device_type="cpu")
+        def forward(ctx: Any, a: Any) -> Any:
+            return a * 2
+
+        @staticmethod
+        @amp_mod.custom_bwd(device_type="cpu")
+        def backward(ctx: Any, grad: Any) -> Any:
+            seen.append(_dt(T.ones(2, 2) @ T.ones(2, 2)))  # autocast is on again here
+            return grad * 2
+
+    a = T.ones(2, 2, requires_grad=True)
+    with ac("cpu"):
+        out = MyMM.apply(a.to(T.bfloat16), a)
+        p = Plain.apply(a)
+    seen.append(_dt(out))
+    (out.float().sum() + p.sum()).backward()
+    seen.append(_dt(a.grad))
+    return seen
+
+
+def test_custom_fwd_bwd_as_torch() -> None:
+    assert _custom_fn_trace(ember, ember.amp, autocast) == _custom_fn_trace(torch, torch.amp, torch.autocast)

@@ -15,6 +15,7 @@ from .autocast_mode import (
     set_autocast_dtype,
     set_autocast_enabled,
 )
+from .custom_fn import custom_bwd, custom_fwd
 from .grad_scaler import GradScaler
 
 __all__ = [
@@ -23,6 +24,8 @@ __all__ = [
     "autocast_decrement_nesting",
     "autocast_increment_nesting",
     "clear_autocast_cache",
+    "custom_bwd",
+    "custom_fwd",
     "get_autocast_dtype",
     "is_autocast_available",
     "is_autocast_cache_enabled",

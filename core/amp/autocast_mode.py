@@ -146,7 +146,7 @@ class autocast:
         dev = self.device.upper()
         if enabled and not _usable(self.device):
             if self.device == "cuda":
-                msg = "CUDA is not available or torch_xla is imported. Disabling autocast."
+                msg = "CUDA is not available. Disabling autocast."
             else:
                 msg = f"User provided device_type of '{self.device}', but {dev} is not available. Disabling"
             warnings.warn(msg, stacklevel=2)

@@ -45,7 +45,7 @@ class GradScaler:
         self._enabled = enabled
         if enabled and not _usable(device):
             warnings.warn(
-                f"ember.amp.GradScaler is enabled, but {device.upper()} is not available.  Disabling.",
+                f"ember.{device}.amp.GradScaler is enabled, but {device.upper()} is not available.  Disabling.",
                 stacklevel=2,
             )
             self._enabled = False
