@@ -111,9 +111,8 @@ def install(monkeypatch) -> types.ModuleType:
     cupy = types.ModuleType("cupy")
     cuda = types.ModuleType("cupy.cuda")
     nccl = types.ModuleType("cupy.cuda.nccl")
-    codes = dict(
-        INT8=0, UINT8=1, INT32=2, INT64=4, FLOAT16=6, FLOAT32=7, FLOAT64=8, SUM=0, PROD=1, MAX=2, MIN=3
-    )
+    codes = {"INT8": 0, "UINT8": 1, "INT32": 2, "INT64": 4, "FLOAT16": 6, "FLOAT32": 7, "FLOAT64": 8}
+    codes |= {"SUM": 0, "PROD": 1, "MAX": 2, "MIN": 3}
     for k, v in codes.items():
         setattr(nccl, f"NCCL_{k}", v)
     nccl.get_unique_id = lambda: tuple(range(128))
