@@ -21,7 +21,6 @@ from typing import Any
 
 from ember._dispatch import DispatchMode
 from ember._op_trace import OpObserver, public_ops
-from ember._tensor import Tensor
 from ember.backends import registry
 from ember.backends.ops import ALL_OPS
 
@@ -88,7 +87,7 @@ class _Ops(OpObserver):
         rec = self.rec
         ev = rec.open(name, "op", "")
         for v in arguments.values():
-            if isinstance(v, Tensor):
+            if hasattr(v, "_be") and hasattr(v, "device"):  # a Tensor (not imported: import order)
                 ev.backend = v.device.type
                 break
         if rec.record_shapes:
