@@ -193,3 +193,44 @@ def test_unknown_dynamic_axes_key_warns() -> None:
         UserWarning, match="Provided key nope for dynamic axes is not a valid input/output name"
     ):
         export_bytes(nn.Linear(2, 2), (_fresh(1, 2),), dynamic_axes={"nope": [0]})
+
+
+def test_is_in_onnx_export_while_exporting_only() -> None:
+    seen = []
+
+    def f(x):
+        seen.append(ember.onnx.is_in_onnx_export())
+        return x * 2
+
+    assert not ember.onnx.is_in_onnx_export()
+    export_bytes(f, (_fresh(2),))
+    assert seen == [True]
+    assert not ember.onnx.is_in_onnx_export()
+
+
+def test_without_constant_folding_the_ops_on_parameters_are_exported() -> None:
+    class Scaled(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.log_scale = nn.Parameter(ember.tensor([0.5, -1.0]))
+            self.register_buffer("table", ember.arange(12.0).reshape(6, 2))
+
+        def forward(self, x):
+            return x * self.log_scale.exp() + self.table[: x.size(1)].sum(0)
+
+    model = Scaled()
+    proto = check(model, (_fresh(3, 4, 2),), (_fresh(5, 4, 2),), BATCH, do_constant_folding=False)
+    ops = [n.op_type for n in proto.graph.node]
+    assert "Exp" in ops and "Slice" in ops and "ReduceSum" in ops
+    folded = check(model, (_fresh(3, 4, 2),), (_fresh(5, 4, 2),), BATCH)
+    assert "Exp" not in [n.op_type for n in folded.graph.node]
+
+
+@pytest.mark.parametrize("opset", [17, 18, 21])
+def test_attention_weights_and_means_across_opsets(opset) -> None:
+    model = nn.MultiheadAttention(4, 2)
+    x = _fresh(3, 2, 4)
+    y = _fresh(3, 5, 4)
+    axes = {"input": {1: "b"}, "input.1": {1: "b"}, "input.2": {1: "b"}}
+    check(model, (x, x, x), (y, y, y), axes, opset_version=opset)
+    check(lambda t: t.mean((0, 2)), (x,), (y,), {"input": {1: "b"}}, opset_version=opset)

@@ -144,3 +144,17 @@ def test_replay_checks_the_number_of_inputs() -> None:
 def test_trace_refuses_a_non_callable() -> None:
     with pytest.raises(TypeError, match="trace expected a function or Module, got int"):
         ember.jit.trace(3, ember.ones(2))
+
+
+def test_is_tracing_inside_the_trace_only() -> None:
+    seen = []
+
+    def f(x):
+        seen.append(ember.jit.is_tracing())
+        return x + 1
+
+    assert not ember.jit.is_tracing()
+    assert not ember.jit.is_scripting()
+    ember.jit.trace(f, ember.ones(2), check_trace=False)
+    assert seen == [True]
+    assert not ember.jit.is_tracing()

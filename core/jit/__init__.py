@@ -20,7 +20,7 @@ from ember.nn.modules.module import Module
 from ._graph import Graph, Node, Value, flatten
 from ._tracer import Tracer, TracerWarning
 
-__all__ = ["Graph", "Node", "TracedGraph", "TracerWarning", "Value", "trace"]
+__all__ = ["Graph", "Node", "TracedGraph", "TracerWarning", "Value", "is_scripting", "is_tracing", "trace"]
 
 
 def _param_names(func: Any) -> dict[int, str]:
@@ -49,12 +49,29 @@ def record(func: Callable, args: tuple, kwargs: dict | None = None) -> tuple[Gra
     tracer = Tracer(_param_names(func))
     inputs = [tracer.add_input(t, i) for i, t in enumerate(_tensors((args, kwargs)))]
     owner = func if isinstance(func, Module) else getattr(func, "__self__", None)
-    with tracer:
-        if isinstance(owner, Module):
-            tracer.wrap_leaves(owner)
-        result = func(*args, **kwargs)
+    _tracing.append(tracer)
+    try:
+        with tracer:
+            if isinstance(owner, Module):
+                tracer.wrap_leaves(owner)
+            result = func(*args, **kwargs)
+    finally:
+        _tracing.pop()
     outputs = tracer.wrap(result)
     return Graph(inputs, tracer.nodes, outputs, dict(tracer.params)), result
+
+
+_tracing: list[Tracer] = []
+
+
+def is_tracing() -> bool:
+    """True while ``trace`` (or ``ember.onnx.export``) records a forward pass."""
+    return bool(_tracing)
+
+
+def is_scripting() -> bool:
+    """Always False: ember has no TorchScript compiler (code that asks takes its eager path)."""
+    return False
 
 
 class TracedGraph:

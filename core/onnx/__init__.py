@@ -27,10 +27,25 @@ from ember.nn.modules.module import Module
 from . import errors
 from .errors import OnnxExporterError, UnsupportedOperatorError
 
-__all__ = ["OnnxExporterError", "TrainingMode", "UnsupportedOperatorError", "errors", "export"]
+__all__ = [
+    "OnnxExporterError",
+    "TrainingMode",
+    "UnsupportedOperatorError",
+    "errors",
+    "export",
+    "is_in_onnx_export",
+]
 
 DEFAULT_OPSET = 17
 _MIN_OPSET, _MAX_OPSET = 17, 21
+
+
+_exporting: list[bool] = []
+
+
+def is_in_onnx_export() -> bool:
+    """True while ``export`` runs the model (code may take an export-friendly path)."""
+    return bool(_exporting)
 
 
 class TrainingMode(enum.IntEnum):
@@ -101,6 +116,7 @@ def export(
     was_training = isinstance(model, Module) and model.training
     if was_training:
         model.train(False)
+    _exporting.append(True)
     try:
         with no_grad():
             graph, _ = _record(model, args, kw)
@@ -114,6 +130,7 @@ def export(
                 do_constant_folding,
             )
     finally:
+        _exporting.pop()
         if was_training:
             model.train(True)
     onnx.checker.check_model(proto)
