@@ -37,6 +37,16 @@ def test_life_cycle(world):
         dist.init_process_group("mpi")
 
 
+def test_gloo_scripts_run_on_the_mpi_engine():
+    dist.init_process_group("gloo")
+    try:
+        assert dist.get_backend() == "gloo"
+        with pytest.raises(RuntimeError, match="^ProcessGroupGloo::broadcast: invalid root rank: 3$"):
+            dist.broadcast(ember.ones(1), src=3)
+    finally:
+        dist.destroy_process_group()
+
+
 def test_rank_disagreeing_with_mpi_is_refused():
     with pytest.raises(ValueError, match=r"rank=2, world_size=3\) disagrees with MPI \(rank 0 of 1\)"):
         dist.init_process_group("mpi", rank=2, world_size=3)
@@ -44,7 +54,7 @@ def test_rank_disagreeing_with_mpi_is_refused():
 
 
 def test_unknown_engine_lists_the_known_ones():
-    with pytest.raises(ValueError, match=r"^Unknown backend type foo \(engines: .*mpi, nccl"):
+    with pytest.raises(ValueError, match=r"^Unknown backend type foo \(engines: gloo, mpi, nccl"):
         dist.init_process_group("foo")
 
 

@@ -75,9 +75,15 @@ def _op(op: Any, what: str) -> str:
     return op.value
 
 
+def _pg_name(pg: ProcessGroup) -> str:
+    """PyTorch's spelling of the group class in messages (``ProcessGroupGloo::broadcast``)."""
+    known = {"gloo": "Gloo", "nccl": "NCCL", "mpi": "MPI"}
+    return "ProcessGroup" + known.get(pg.backend_name, pg.backend_name.capitalize())
+
+
 def _root(pg: ProcessGroup, rank: int, what: str) -> int:
     if not isinstance(rank, int) or rank not in pg.ranks:
-        raise RuntimeError(f"ProcessGroup{pg.backend_name.upper()}::{what}: invalid root rank: {rank}")
+        raise RuntimeError(f"{_pg_name(pg)}::{what}: invalid root rank: {rank}")
     return pg.group_rank(rank)
 
 
@@ -269,7 +275,7 @@ def all_gather(tensor_list: list[Any], tensor: Any, group: Any = None, async_op:
     pg = _group(group)
     if pg is None:
         return None
-    what = f"ProcessGroup{pg.backend_name.upper()}::allgather"
+    what = f"{_pg_name(pg)}::allgather"
     if len(tensor_list) != pg.size():
         raise RuntimeError(
             f"{what}: invalid output tensor list at index 0 (expected length {pg.size()}, got {len(tensor_list)})"
@@ -295,7 +301,7 @@ def all_gather_into_tensor(
     pg = _group(group)
     if pg is None:
         return None
-    what = f"ProcessGroup{pg.backend_name.upper()}::allgather_into_tensor"
+    what = f"{_pg_name(pg)}::allgather_into_tensor"
     if output_tensor.numel() != input_tensor.numel() * pg.size():
         raise ValueError(
             f"{what}: output tensor size must be equal to world_size times input tensor size "
@@ -426,8 +432,7 @@ def all_to_all(
     for name, ts in (("input", input_tensor_list), ("output", output_tensor_list)):
         if len(ts) != w:
             raise RuntimeError(
-                f"ProcessGroup{pg.backend_name.upper()}::alltoall: {name} tensor list size {len(ts)} "
-                f"does not match world size {w}"
+                f"{_pg_name(pg)}::alltoall: {name} tensor list size {len(ts)} does not match world size {w}"
             )
     ref = input_tensor_list[0]
     for t in [*input_tensor_list, *output_tensor_list]:

@@ -102,6 +102,7 @@ def _builtin() -> None:
     from . import _mpi, _nccl
 
     register_engine("mpi", _mpi.MPIEngine.create)
+    register_engine("gloo", _mpi.MPIEngine.create)  # PyTorch's CPU backend name: scripts run unchanged
     register_engine("nccl", _nccl.NCCLEngine.create)
 
 
