@@ -234,3 +234,19 @@ def test_attention_weights_and_means_across_opsets(opset) -> None:
     axes = {"input": {1: "b"}, "input.1": {1: "b"}, "input.2": {1: "b"}}
     check(model, (x, x, x), (y, y, y), axes, opset_version=opset)
     check(lambda t: t.mean((0, 2)), (x,), (y,), {"input": {1: "b"}}, opset_version=opset)
+
+
+def test_elementwise_comparison_and_shape_ops() -> None:
+    def f(x, y):
+        flags = (x > y.long()).float() + (x == 0).float() + (x <= 0.5).float() + (x != y).float()
+        picked = ember.where(x >= 0, x, y) + x.div(2) + y.abs().sqrt() + x.masked_fill(x < 0, 1.5)
+        shaped = ember.stack([x, y], -1).sum(-1) + x.transpose(0, 1).t() + x.unsqueeze(0).squeeze(0)
+        indexed = (
+            x[..., 1:2] + x[:, -1:] + x[0] + x.select(1, 0).unsqueeze(1) + y.split([1, 3], 1)[1].sum(1, True)
+        )
+        mixed = ember.softmax(x, 1) + x.to(ember.float64).float() + x.pow(2) + 2**x - x @ ember.ones(4, 4)
+        return flags + picked + shaped + indexed + mixed + ember.bmm(x[None], ember.ones(1, 4, 3)).sum()
+
+    axes = {"input": {0: "b"}, "input.1": {0: "b"}}
+    check(f, (_fresh(2, 4), _fresh(2, 4)), (_fresh(2, 4), _fresh(2, 4)))
+    check(lambda x, y: f(x, y)[:, :2], (_fresh(3, 4), _fresh(3, 4)), (_fresh(6, 4), _fresh(6, 4)), axes)

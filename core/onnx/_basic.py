@@ -70,6 +70,10 @@ def binary(op_type: str, compare: bool = False) -> Builder:
     return build
 
 
+def not_equal(cx: Context, n: Node) -> str:
+    return cx.op("Not", [binary("Equal", compare=True)(cx, n)])
+
+
 def out_float(a: Any, b: Any) -> Any:
     return a if a.is_floating_point else b
 
