@@ -6,6 +6,7 @@ TensorBoard file names."""
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
 import warnings
@@ -207,6 +208,39 @@ def test_tensorboard_file_names(tmp_path) -> None:
     pattern = re.compile(r"(.+)_(\d+)\.(\d+)\.pt\.trace\.json")
     o, t = pattern.fullmatch(names[eprof][0]), pattern.fullmatch(names[tprof][0])
     assert o and t and o.group(1) == t.group(1) and o.group(2) == t.group(2)
+
+
+def test_chrome_trace_layout(tmp_path) -> None:
+    traces = {}
+    for lib, mk in ((eprof, lambda: ember.neg(ember.ones(2))), (tprof, lambda: torch.neg(torch.ones(2)))):
+        with (
+            lib.profile(activities=[lib.ProfilerActivity.CPU], record_shapes=True) as prof,
+            lib.record_function("label"),
+        ):
+            mk()
+        path = str(tmp_path / f"{lib.__name__}.json")
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            traces[lib] = json.load(f)
+    ours, theirs = traces[eprof], traces[tprof]
+    assert set(ours) == set(theirs)
+    for key in ("schemaVersion", "displayTimeUnit", "deviceProperties", "record_shapes"):
+        assert ours[key] == theirs[key], key
+    assert re.fullmatch(r"[0-9A-F]{32}", ours["trace_id"]) and re.fullmatch(
+        r"[0-9A-F]{32}", theirs["trace_id"]
+    )
+
+    def label(trace: dict) -> dict:
+        return next(e for e in trace["traceEvents"] if e.get("name") == "label")
+
+    o, t = label(ours), label(theirs)
+    assert (
+        set(t) - {"s"} <= set(o) and o["cat"] == t["cat"] == "user_annotation" and o["ph"] == t["ph"] == "X"
+    )
+    assert {"External id", "Ev Idx"} <= set(o["args"]) & set(t["args"])
+    assert {e["name"] for e in ours["traceEvents"] if e["ph"] == "M"} <= {
+        e["name"] for e in theirs["traceEvents"] if e["ph"] == "M"
+    }
 
 
 def test_legacy_profiler_errors() -> None:

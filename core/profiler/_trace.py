@@ -10,6 +10,7 @@ import json
 import os
 import socket
 import time
+import uuid
 from typing import Any
 
 __all__ = ["trace_dict", "write_trace"]
@@ -30,7 +31,9 @@ def trace_dict(events: Any, meta: dict[str, Any]) -> dict[str, Any]:
             tid = backends.setdefault(ev.backend, _BACKEND_TID + len(backends))
         else:
             tid = threads.setdefault(ev.thread, 1 + len(threads))
-        args: dict[str, Any] = {"Backend": ev.backend} if ev.backend else {}
+        args: dict[str, Any] = {"External id": ev.id + 1, "Ev Idx": ev.id}
+        if ev.backend:
+            args["Backend"] = ev.backend
         if ev.input_shapes:
             args["Input Dims"] = ev.input_shapes
         if ev.self_memory:
@@ -80,8 +83,8 @@ def trace_dict(events: Any, meta: dict[str, Any]) -> dict[str, Any]:
     return {
         "schemaVersion": 1,
         "deviceProperties": [],
-        "record_shapes": int(bool(meta.get("record_shapes"))),
-        "profile_memory": int(bool(meta.get("profile_memory"))),
+        "trace_id": uuid.uuid4().hex.upper(),
+        **{k: 1 for k in ("profile_memory", "record_shapes") if meta.get(k)},  # as PyTorch: only when on
         "host_name": socket.gethostname(),
         "displayTimeUnit": "ms",
         "baseTimeNanoseconds": time.time_ns() - time.perf_counter_ns(),
