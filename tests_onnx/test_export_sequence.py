@@ -87,3 +87,19 @@ def test_transformer_encoder_norm_first_gelu_batch_first() -> None:
     model = nn.TransformerEncoder(layer, 1, enable_nested_tensor=False).eval()
     proto = check(model, (ember.randn(2, 3, 8),), (ember.randn(6, 3, 8),), {"input": {0: "b"}})
     onnx.checker.check_model(proto)
+
+
+def test_encoder_decoder_transformer_with_target_mask() -> None:
+    model = nn.Transformer(8, 2, 1, 1, 16).eval()
+    mask = nn.Transformer.generate_square_subsequent_mask(3)
+
+    def forward(src, tgt):
+        return model(src, tgt, tgt_mask=mask)
+
+    axes = {"input": {1: "b"}, "input.1": {1: "b"}}
+    check(
+        forward,
+        (ember.randn(4, 2, 8), ember.randn(3, 2, 8)),
+        (ember.randn(4, 5, 8), ember.randn(3, 5, 8)),
+        axes,
+    )
