@@ -45,7 +45,7 @@ def _within(inner: dict, outer: dict) -> bool:
 
 
 def test_chrome_trace_structure_and_nesting(tmp_path, cpu_prims) -> None:
-    x, y = ember.ones(4, 4), ember.ones(4, 4, device=cpu_prims)
+    x, y = ember.ones(4, 4, device="cpu"), ember.ones(4, 4, device=cpu_prims)
     with profile(activities=CPU, record_shapes=True) as prof, record_function("block"):
         ember.add(x, x)
         ember.neg(y)
@@ -72,7 +72,7 @@ def test_chrome_trace_structure_and_nesting(tmp_path, cpu_prims) -> None:
 
 def test_chrome_trace_gz(tmp_path) -> None:
     with profile(activities=CPU) as prof:
-        ember.neg(ember.ones(2))
+        ember.neg(ember.ones(2, device="cpu"))
     path = str(tmp_path / "trace.json.gz")
     prof.export_chrome_trace(path)
     names = {e["name"] for e in _check_structure(_load(path))}
