@@ -11,9 +11,9 @@ from typing import Any
 import ember.backends as eb
 import numpy as np
 import pytest
-from _ocl_helpers import declared
+from _ocl_helpers import oracle_dtypes
 
-DTYPES = declared()
+DTYPES = oracle_dtypes()
 DT = eb.DTYPES_BY_NAME
 BASE = np.arange(48, dtype=np.int64).reshape(6, 8) * 3 + 1  # small non-negative: no NaN bit patterns
 

@@ -11,10 +11,10 @@ from typing import Any
 import ember.backends as eb
 import numpy as np
 import pytest
-from _ocl_helpers import LAYOUTS, check, declared, make, values
+from _ocl_helpers import LAYOUTS, check, make, oracle_dtypes, values
 from ember.backends.ops import BINARY, COMPARE, UNARY
 
-DTYPES = declared()
+DTYPES = oracle_dtypes()
 CPU = eb.get("cpu")  # the oracle, also to decide at collection which (op, dtype) pairs exist
 FLOATS = [d for d in DTYPES if d.startswith("float")]
 EXACT_UNARY = ("neg", "abs", "floor", "ceil", "trunc", "round", "sign", "sqrt", "clone")
