@@ -250,3 +250,24 @@ def test_elementwise_comparison_and_shape_ops() -> None:
     axes = {"input": {0: "b"}, "input.1": {0: "b"}}
     check(f, (_fresh(2, 4), _fresh(2, 4)), (_fresh(2, 4), _fresh(2, 4)))
     check(lambda x, y: f(x, y)[:, :2], (_fresh(3, 4), _fresh(3, 4)), (_fresh(6, 4), _fresh(6, 4)), axes)
+
+
+def test_keyword_options_of_pytorchs_signature() -> None:
+    model = nn.Linear(3, 2)
+    x = _fresh(2, 3)
+    data = export_bytes(model, (x,), dynamo=False, external_data=False, keep_initializers_as_inputs=True)
+    proto = onnx.load_from_string(data)
+    assert [i.name for i in proto.graph.input] == ["input", "weight", "bias"]
+    session_out = ort_run_with_initializers(data, x)
+    np.testing.assert_allclose(session_out, model(x).detach().numpy(), rtol=1e-5, atol=1e-5)
+    with pytest.raises(TypeError):
+        ember.onnx.export(model, (x,), io.BytesIO(), True)  # options are keyword-only, as PyTorch's
+    with pytest.raises(ember.onnx.OnnxExporterError, match="dynamic_shapes is not supported"):
+        export_bytes(model, (x,), dynamic_shapes={"input": {0: "b"}})
+
+
+def ort_run_with_initializers(data: bytes, x: ember.Tensor) -> np.ndarray:
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    return session.run(None, {"input": x.numpy()})[0]

@@ -81,21 +81,35 @@ def _dims(shape: tuple, axes: Any, name: str) -> list:
 
 def export(
     model: Any,
-    args: Any,
-    f: str | os.PathLike | IO[bytes],
-    export_params: bool = True,
-    verbose: bool = False,
-    training: TrainingMode = TrainingMode.EVAL,
+    args: Any = (),
+    f: str | os.PathLike | IO[bytes] | None = None,
+    *,
+    kwargs: dict | None = None,
+    verbose: bool | None = None,
     input_names: list[str] | None = None,
     output_names: list[str] | None = None,
     opset_version: int | None = None,
-    do_constant_folding: bool = True,
+    dynamo: bool = True,
+    external_data: bool = True,
+    dynamic_shapes: Any = None,
+    optimize: bool = True,
+    export_params: bool = True,
+    keep_initializers_as_inputs: bool = False,
     dynamic_axes: dict[str, Any] | None = None,
-    keep_initializers_as_inputs: bool | None = None,
-    kwargs: dict | None = None,
+    training: TrainingMode = TrainingMode.EVAL,
+    do_constant_folding: bool = True,
 ) -> None:
-    """Export ``model`` (a Module or function) run on ``args`` to the ONNX file ``f``."""
+    """Export ``model`` (a Module or function) run on ``args`` to the ONNX file ``f``.
+
+    PyTorch's keyword-only signature. ember has one exporter: ``dynamo``, ``external_data`` and
+    ``optimize`` are accepted and change nothing (initializers are stored in the file);
+    symbolic dimensions come from ``dynamic_axes`` (``dynamic_shapes`` is refused)."""
     import onnx
+
+    if f is None:
+        raise ValueError("ember.onnx.export writes a file: pass f (a path or a binary file object)")
+    if dynamic_shapes is not None:
+        raise OnnxExporterError("ember.onnx.export takes dynamic_axes; dynamic_shapes is not supported")
 
     opset = DEFAULT_OPSET if opset_version is None else int(opset_version)
     if not _MIN_OPSET <= opset <= _MAX_OPSET:
@@ -128,6 +142,7 @@ def export(
                 output_names,
                 dynamic_axes or {},
                 do_constant_folding,
+                keep_initializers_as_inputs,
             )
     finally:
         _exporting.pop()
@@ -147,6 +162,7 @@ def _build(
     output_names: Any,
     dynamic_axes: dict,
     fold: bool,
+    initializers_as_inputs: bool = False,
 ) -> Any:
     from onnx import helper
 
@@ -198,10 +214,15 @@ def _build(
             dims = None  # read back from shape inference below: it follows the dynamic inputs
         return helper.make_tensor_value_info(name, onnx_type(v.dtype), dims)
 
+    inputs = [info(cx.names[v], v) for v in graph.inputs]
+    if initializers_as_inputs:  # older runtimes want every initializer listed as an input
+        inputs += [
+            helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)) for t in cx.initializers.values()
+        ]
     g = helper.make_graph(
         cx.nodes,
         "ember",
-        [info(cx.names[v], v) for v in graph.inputs],
+        inputs,
         [info(name, v) for v, name in zip(outs, out_names, strict=True)],
         list(cx.initializers.values()),
     )
