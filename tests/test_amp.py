@@ -121,9 +121,9 @@ def test_cache_is_cleared_when_the_outermost_region_ends() -> None:
             a = w @ w
         b = w @ w  # the inner exit did not clear it
     assert a.grad_fn.next_functions[0][0] is b.grad_fn.next_functions[0][0]
-    from ember.amp.autocast_mode import _cache
+    from ember.amp.autocast_mode import _tls
 
-    assert not _cache
+    assert not _tls.cache
 
 
 def _model(n: int) -> tuple[list[ember.Tensor], Any]:
@@ -216,3 +216,39 @@ def test_per_device_spellings_warn_as_deprecated_and_work() -> None:
     with pytest.warns(FutureWarning, match=r"Please use `ember.amp.GradScaler\('cuda', args...\)` instead"):
         scaler = cuda_amp.GradScaler(init_scale=4.0)
     assert scaler.get_scale() == (4.0 if scaler.is_enabled() else 1.0)
+
+
+def test_regions_are_per_thread() -> None:
+    """A region in one thread leaves another thread's ops alone (PyTorch's state is thread-local)."""
+    import threading
+
+    a = ember.ones(2, 2, device="cpu")
+    seen: dict[str, Any] = {}
+    inside, done = threading.Event(), threading.Event()
+
+    def other() -> None:
+        seen["other_before"] = (a @ a).dtype
+        with autocast("cpu", dtype=ember.float16):
+            inside.set()
+            done.wait(10)
+            seen["other_inside"] = (a @ a).dtype
+        seen["other_after"] = (a @ a).dtype
+
+    with autocast("cpu"):
+        t = threading.Thread(target=other)
+        t.start()
+        inside.wait(10)
+        seen["main_inside"] = (a @ a).dtype
+        done.set()
+        t.join(10)
+    seen["main_after"] = (a @ a).dtype
+    assert seen == {
+        "other_before": ember.float32,
+        "other_inside": ember.float16,
+        "other_after": ember.float32,
+        "main_inside": ember.bfloat16,
+        "main_after": ember.float32,
+    }
+    from ember._autocast_hook import hook
+
+    assert hook[0] is None  # uninstalled once no thread has a region

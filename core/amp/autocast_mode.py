@@ -10,6 +10,7 @@ autocast off, as PyTorch's kernels run with the autocast key excluded.
 from __future__ import annotations
 
 import functools
+import threading
 import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -37,12 +38,25 @@ __all__ = [
 F = TypeVar("F", bound=Callable[..., Any])
 
 _LOW = (bfloat16, float16)
-_enabled: dict[str, bool] = {}
-_dtype: dict[str, DType] = {}
-_cache_enabled = [True]
-_nesting = [0]
-# (id(weight), dtype) -> (weight, its cast): the weight is held so its id stays unique.
-_cache: dict[tuple[int, DType], tuple[Tensor, Tensor]] = {}
+
+
+class _State(threading.local):
+    """Autocast state is per thread, as PyTorch's (and as ember's grad mode)."""
+
+    def __init__(self) -> None:
+        self.enabled: dict[str, bool] = {}
+        self.dtype: dict[str, DType] = {}
+        self.cache_enabled = True
+        self.nesting = 0
+        # (id(weight), dtype) -> (weight, its cast): the weight is held so its id stays unique.
+        self.cache: dict[tuple[int, DType], tuple[Tensor, Tensor]] = {}
+        self.excluded = False  # inside a policy op: its inner ops see no autocast
+
+
+_tls = _State()
+# Threads with a device type's autocast on: the seam's hook is installed while any is.
+_threads_on: set[int] = set()
+_lock = threading.Lock()
 
 
 def _known(device_type: str) -> bool:
@@ -65,51 +79,57 @@ def _check_device_type(device_type: Any) -> str:
 
 def is_autocast_enabled(device_type: str | None = None) -> bool:
     """Autocast state of ``device_type``; with no argument, of ``cuda`` (PyTorch's default)."""
-    return _enabled.get("cuda" if device_type is None else _check_device_type(device_type), False)
+    return _tls.enabled.get("cuda" if device_type is None else _check_device_type(device_type), False)
 
 
 def set_autocast_enabled(*args: Any) -> None:
     """``set_autocast_enabled(device_type, enabled)``, or the old ``set_autocast_enabled(enabled)``
     for ``cuda``."""
     device_type, enabled = ("cuda", args[0]) if len(args) == 1 else args
-    _enabled[_check_device_type(device_type)] = bool(enabled)
+    _tls.enabled[_check_device_type(device_type)] = bool(enabled)
     _install()
 
 
 def get_autocast_dtype(device_type: str) -> DType:
     """The lower dtype of ``device_type``'s regions: bfloat16 on ``cpu``, float16 elsewhere."""
     dev = _check_device_type(device_type)
-    return _dtype.get(dev, bfloat16 if dev == "cpu" else float16)
+    return _tls.dtype.get(dev, bfloat16 if dev == "cpu" else float16)
 
 
 def set_autocast_dtype(device_type: str, dtype: DType) -> None:
-    _dtype[_check_device_type(device_type)] = dtype
+    _tls.dtype[_check_device_type(device_type)] = dtype
 
 
 def is_autocast_cache_enabled() -> bool:
-    return _cache_enabled[0]
+    return _tls.cache_enabled
 
 
 def set_autocast_cache_enabled(enabled: bool) -> None:
-    _cache_enabled[0] = bool(enabled)
+    _tls.cache_enabled = bool(enabled)
 
 
 def clear_autocast_cache() -> None:
-    _cache.clear()
+    _tls.cache.clear()
 
 
 def autocast_increment_nesting() -> int:
-    _nesting[0] += 1
-    return _nesting[0]
+    _tls.nesting += 1
+    return _tls.nesting
 
 
 def autocast_decrement_nesting() -> int:
-    _nesting[0] -= 1
-    return _nesting[0]
+    _tls.nesting -= 1
+    return _tls.nesting
 
 
 def _install() -> None:
-    seam.set_hook(_hook if any(_enabled.values()) else None)
+    tid = threading.get_ident()
+    with _lock:
+        if any(_tls.enabled.values()):
+            _threads_on.add(tid)
+        else:
+            _threads_on.discard(tid)
+        seam.set_hook(_hook if _threads_on else None)
 
 
 def _supported(device_type: str) -> list[DType]:
@@ -164,11 +184,11 @@ class autocast:
 
     def __enter__(self) -> None:
         dev = self.device
-        self.prev = _enabled.get(dev, False)
+        self.prev = _tls.enabled.get(dev, False)
         self.prev_fastdtype = get_autocast_dtype(dev)
         self.prev_cache_enabled = is_autocast_cache_enabled()
-        _enabled[dev] = self._enabled
-        _dtype[dev] = self.fast_dtype
+        _tls.enabled[dev] = self._enabled
+        _tls.dtype[dev] = self.fast_dtype
         set_autocast_cache_enabled(self._cache_enabled)
         autocast_increment_nesting()
         _install()
@@ -176,8 +196,8 @@ class autocast:
     def __exit__(self, *exc: object) -> None:
         if autocast_decrement_nesting() == 0:
             clear_autocast_cache()
-        _enabled[self.device] = self.prev
-        _dtype[self.device] = self.prev_fastdtype
+        _tls.enabled[self.device] = self.prev
+        _tls.dtype[self.device] = self.prev_fastdtype
         set_autocast_cache_enabled(self.prev_cache_enabled)
         _install()
 
@@ -227,23 +247,26 @@ def _cast(x: Any, dtype: DType, device_type: str) -> Any:
     if not _eligible(x, device_type) or x.dtype == dtype:
         return x
     if (
-        _cache_enabled[0]
-        and dtype == _dtype.get(device_type)
+        _tls.cache_enabled
+        and dtype == _tls.dtype.get(device_type)
         and x.dtype == float32
         and x.requires_grad
         and x.is_leaf
     ):
         key = (id(x), dtype)
-        hit = _cache.get(key)
+        hit = _tls.cache.get(key)
         if hit is None:
-            hit = _cache[key] = (x, x.to(dtype))
+            hit = _tls.cache[key] = (x, x.to(dtype))
         return hit[1]
     return x.to(dtype)
 
 
 def _hook(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any]) -> Any:
+    st = _tls
+    if st.excluded:
+        return fn(*args, **kwargs)
     dev = _first_device_type(args) or _first_device_type(tuple(kwargs.values()))
-    if dev is None or not _enabled.get(dev, False):
+    if dev is None or not st.enabled.get(dev, False):
         return fn(*args, **kwargs)
     kind = policy_for(dev).get(name)
     if kind is None:  # PyTorch runs it untouched: its kernel's inner ops, or a composite's, see autocast
@@ -251,14 +274,14 @@ def _hook(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any]
             return fn(*args, **kwargs)
         return _run_excluded(fn, args, kwargs)
     if kind == LOWER:
-        target = _dtype[dev]
+        target = st.dtype[dev]
     elif kind == FLOAT32:
         target = float32
         if kwargs.get("dtype") is not None:  # PyTorch's fp32_set_opt_dtype: an explicit dtype wins
             return _run_excluded(fn, args, kwargs)
     else:
         assert kind == PROMOTE
-        target = _widest((args, tuple(kwargs.values())), dev, _dtype[dev])
+        target = _widest((args, tuple(kwargs.values())), dev, st.dtype[dev])
     args = _cast(args, target, dev)
     kwargs = {k: _cast(v, target, dev) for k, v in kwargs.items()}
     return _run_excluded(fn, args, kwargs)
@@ -266,9 +289,9 @@ def _hook(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any]
 
 def _run_excluded(fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any]) -> Any:
     """Run ``fn`` with autocast off for its inner ops; the region's hook comes back after."""
-    saved = seam.hook[0]
-    seam.hook[0] = None
+    st = _tls
+    st.excluded = True
     try:
         return fn(*args, **kwargs)
     finally:
-        seam.hook[0] = saved
+        st.excluded = False
