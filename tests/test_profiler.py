@@ -3,6 +3,7 @@ copies, record_function, schedules and steps, the table, and the legacy autograd
 
 from __future__ import annotations
 
+import re
 import sys
 import warnings
 
@@ -174,6 +175,21 @@ def test_with_stack_points_at_the_caller() -> None:
     assert "Source Location" in prof.key_averages(group_by_stack_n=1).table()
 
 
+def test_export_stacks_folds_call_sites(tmp_path) -> None:
+    def caller():
+        return ember.neg(ember.ones(2))
+
+    with profile(activities=CPU, with_stack=True) as prof:
+        caller()
+    path = tmp_path / "stacks.txt"
+    prof.export_stacks(str(path))
+    lines = path.read_text().splitlines()
+    assert lines and all(re.fullmatch(r"[^ ]+ \d+", line) for line in lines)
+    assert all(line.split(";")[-1].split(" ")[0].endswith("_caller") for line in lines)
+    with pytest.raises(ValueError, match="metric should be one of: "):
+        prof.export_stacks(str(path), "cpu_time_total")
+
+
 def test_schedule_actions() -> None:
     s = schedule(wait=1, warmup=1, active=2, repeat=1, skip_first=1)
     N, W, R, S = (
@@ -266,6 +282,20 @@ def test_device_activity_only_keeps_that_backends_kernels(cpu_prims) -> None:
     table = prof.key_averages().table()
     label = cpu_prims.upper()
     assert f"Self {label}" in table and f"Self {label} time total:" in table
+
+
+def test_device_activity_synchronizes_after_each_kernel(cpu_prims, monkeypatch) -> None:
+    backend = ember.backends.get(cpu_prims).backend
+    synced: list[int] = []
+    monkeypatch.setattr(backend, "synchronize", synced.append)
+    x = ember.ones(3, device=cpu_prims)
+    with profile(activities=[ProfilerActivity.CPU, cpu_prims]) as prof:
+        ember.neg(ember.exp(x))
+        ember.neg(ember.ones(3, device="cpu"))  # another backend's kernel: not synchronised
+    kernels = [e for e in prof.events() if e.backend == cpu_prims and e.kind == "kernel"]
+    assert synced == [0] * len(kernels) and len(kernels) >= 2
+    assert all(e.device_ns > 0 for e in kernels)
+    assert all(e.device_ns == 0 for e in prof.events() if e.backend == "cpu")
 
 
 def test_activities_and_their_errors() -> None:

@@ -243,6 +243,17 @@ def test_chrome_trace_layout(tmp_path) -> None:
     }
 
 
+def test_export_stacks_errors(tmp_path) -> None:
+    outcomes = []
+    for lib, mk in ((eprof, lambda: ember.neg(ember.ones(2))), (tprof, lambda: torch.neg(torch.ones(2)))):
+        with lib.profile(activities=[lib.ProfilerActivity.CPU], with_stack=True) as prof:
+            mk()
+        path = str(tmp_path / "stacks.txt")
+        outcomes.append(_outcome(lambda prof=prof, path=path: prof.export_stacks(path, "cpu_time_total")))
+        outcomes.append(_outcome(lambda lib=lib: lib.profile().export_stacks(str(tmp_path / "x.txt"))))
+    assert outcomes[:2] == outcomes[2:]
+
+
 def test_legacy_profiler_errors() -> None:
     def reenter(lib: Any) -> Any:
         p = lib.profile()

@@ -222,5 +222,26 @@ class EventList(list):
 
         write_trace(self, path, {})
 
+    def supported_export_stacks_metrics(self) -> list[str]:
+        return [
+            "self_cpu_time_total",
+            "self_cuda_time_total",
+            "self_xpu_time_total",
+            "self_privateuse1_time_total",
+        ]
+
+    def export_stacks(self, path: str, metric: str) -> None:
+        """Write ``frame;frame;... value`` lines (outermost frame first, value in whole
+        microseconds), the folded format flame graph tools read, for events with a stack."""
+        if metric not in self.supported_export_stacks_metrics():
+            raise ValueError("metric should be one of: " + str(self.supported_export_stacks_metrics()))
+        attr = "self_cpu_time_total" if metric == "self_cpu_time_total" else "self_device_time_total"
+        blank = str.maketrans(" ;\t\n", "____")
+        with open(path, "w", encoding="utf-8") as f:
+            for ev in self:
+                value = int(getattr(ev, attr))
+                if ev.stack and value > 0:
+                    f.write(";".join(frame.translate(blank) for frame in reversed(ev.stack)) + f" {value}\n")
+
     def __str__(self) -> str:
         return self.table()

@@ -297,3 +297,9 @@ class profile:
         write_trace(
             self.events(), path, {"record_shapes": self.record_shapes, "profile_memory": self.profile_memory}
         )
+
+    def export_stacks(self, path: str, metric: str = "self_cpu_time_total") -> None:
+        """Save the recorded stacks (``with_stack=True``) in the folded flame graph format."""
+        if self._recorder is None:
+            raise AssertionError("Profiler must be initialized before exporting stacks")
+        self.events().export_stacks(path, metric)

@@ -67,8 +67,10 @@ class _Kernels(DispatchMode):
         if device:
             ev.device_ns = ev.end_ns - ev.start_ns
         parent = ev.cpu_parent
-        if parent is not None and parent.kind == "op" and not parent.backend:
-            parent.backend = backend
+        if parent is not None and parent.kind == "op":
+            if not parent.backend:
+                parent.backend = backend
+            ev.stack = parent.stack  # the kernel's time belongs to its op's call site
         if rec.record_shapes:
             ev.input_shapes = [_shape_of(a) for a in args]
         if rec.profile_memory and kind[1] and "out" not in kwargs:
