@@ -13,6 +13,7 @@ from ember.backends import dtypes as D
 from ._device import resolve
 from ._dispatch import call, from_host
 from ._dtype import get_default_dtype
+from ._ops._args import check_dtype, check_number, check_tensor, int_tuple, must_be
 from ._public import op, public
 from ._tensor import Tensor, wrap
 
@@ -92,7 +93,9 @@ def _infer(data: Any) -> np.ndarray:
     try:
         host = np.array(data)
     except ValueError as e:
-        _ragged(data)
+        empty = _ragged(data)
+        if empty is not None:
+            return empty
         raise ValueError(f"expected a rectangular nested sequence: {e}") from None
     if host.dtype == object or host.dtype.kind in "USV":
         _check_leaves(data)  # only here: walking the data in Python costs
@@ -127,9 +130,11 @@ def _check_leaves(data: Any) -> None:
     raise RuntimeError(f"Could not infer dtype of {type(odd[0]).__name__}")
 
 
-def _ragged(data: Any) -> None:
+def _ragged(data: Any) -> np.ndarray | None:
     """Raise PyTorch's error for nested data that is not rectangular: the sizes come from the
-    chain of first elements, then each sequence is checked in order, as PyTorch stores them."""
+    chain of first elements, then each sequence is checked in order, as PyTorch stores them.
+    When those sizes hold no element PyTorch stores nothing, so checks nothing: the empty
+    array of that shape is returned (``[[], [1]]`` is a 2x0 tensor)."""
     sizes = []
     x = data
     while isinstance(x, (list, tuple)):
@@ -137,7 +142,13 @@ def _ragged(data: Any) -> None:
         if not x:
             break
         x = x[0]
-    floats = any(isinstance(v, float) for v in _leaves(data))
+    leaves = list(_leaves(data))
+    if any(isinstance(v, str) for v in leaves):
+        raise TypeError("new(): invalid data type 'str'")
+    if 0 in sizes:
+        kind = np.complex128 if any(isinstance(v, complex) for v in leaves) else np.float64
+        return np.empty(sizes, dtype=kind)
+    floats = any(isinstance(v, float) for v in leaves)
 
     def walk(x: Any, dim: int) -> None:
         if dim == len(sizes):
@@ -157,6 +168,7 @@ def _ragged(data: Any) -> None:
             walk(v, dim + 1)
 
     walk(data, 0)
+    return None
 
 
 def _first(data: Any) -> Any:
@@ -291,22 +303,15 @@ def from_dlpack(ext: Any) -> Tensor:
     return from_numpy(np.from_dlpack(ext))
 
 
-def _size(size: Sequence[Any]) -> tuple[int, ...]:
-    if (
-        len(size) == 1
-        and isinstance(size[0], (tuple, list))
-        or (len(size) == 1 and type(size[0]).__name__ == "Size")
-    ):
+def _size(size: Sequence[Any], fn: str = "zeros") -> tuple[int, ...]:
+    """Varargs sizes or one sequence of them, with the errors of PyTorch's parser (``fn``)."""
+    if len(size) == 1 and type(size[0]).__name__ == "Size":
         size = tuple(size[0])
-    out = []
-    for s in size:
-        if isinstance(s, bool) or not isinstance(s, (int, np.integer)) and not hasattr(s, "__index__"):
-            raise TypeError(f"size must be a tuple of ints, but got element of type {type(s).__name__}")
-        s = int(s.__index__()) if not isinstance(s, int) else s
+    shape = int_tuple(fn, "size", size)
+    for s in shape:
         if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
-        out.append(s)
-    return tuple(out)
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(shape)}")
+    return shape
 
 
 def _fill(shape: tuple[int, ...], value: Any, dtype: DType, device: Any, requires_grad: bool) -> Tensor:
@@ -320,16 +325,20 @@ def _fill(shape: tuple[int, ...], value: Any, dtype: DType, device: Any, require
 
 def zeros(*size: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros: ``ember.zeros(2, 3)``."""
-    return _fill(_size(size), 0, dtype or get_default_dtype(), device, requires_grad)
+    check_dtype("zeros", "dtype", dtype)
+    return _fill(_size(size, "zeros"), 0, dtype or get_default_dtype(), device, requires_grad)
 
 
 def ones(*size: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones: ``ember.ones(2, 3)``."""
-    return _fill(_size(size), 1, dtype or get_default_dtype(), device, requires_grad)
+    check_dtype("ones", "dtype", dtype)
+    return _fill(_size(size, "ones"), 1, dtype or get_default_dtype(), device, requires_grad)
 
 
 def empty(*size: Any, dtype: DType | None = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor (ember fills it with zeros: no undefined reads)."""
+    check_dtype("empty", "dtype", dtype)
+    _size(size, "empty")
     return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
@@ -348,11 +357,12 @@ def full(
         raise TypeError(
             f"full(): argument 'fill_value' (position 2) must be Number, not {type(fill_value).__name__}"
         )
+    check_dtype("full", "dtype", dtype)
     if dtype is None:
         from ._dtype import scalar_dtype
 
         dtype = scalar_dtype(fill_value)
-    shape = _size((size,) if isinstance(size, int) else tuple(size))
+    shape = _size((size,), "full")
     _check_fits(fill_value, dtype, math.prod(shape))
     if dtype.name == "bool":
         fill_value = bool(fill_value)
@@ -397,27 +407,31 @@ def _check_fits(value: Any, dtype: DType, numel: int) -> None:
         raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
 
 
-def _like(t: Tensor, dtype: DType | None, device: Any) -> tuple[DType, Any]:
+def _like(fn: str, t: Tensor, dtype: DType | None, device: Any) -> tuple[DType, Any]:
+    if not isinstance(t, Tensor) or (dtype is not None and not isinstance(dtype, DType)):
+        check_tensor(fn, "input", t, 1)
+        check_dtype(fn, "dtype", dtype)
     return dtype or t.dtype, device if device is not None else t._device
 
 
 def zeros_like(
     input: Tensor, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
-    dt, dev = _like(input, dtype, device)
+    dt, dev = _like("zeros_like", input, dtype, device)
     return _fill(input._shape, 0, dt, dev, requires_grad)
 
 
 def ones_like(
     input: Tensor, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
-    dt, dev = _like(input, dtype, device)
+    dt, dev = _like("ones_like", input, dtype, device)
     return _fill(input._shape, 1, dt, dev, requires_grad)
 
 
 def empty_like(
     input: Tensor, *, dtype: DType | None = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
+    _like("empty_like", input, dtype, device)
     return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
@@ -429,7 +443,8 @@ def full_like(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    dt, dev = _like(input, dtype, device)
+    dt, dev = _like("full_like", input, dtype, device)
+    check_number("full_like", "fill_value", fill_value, 2)
     return _fill(input._shape, fill_value, dt, dev, requires_grad)
 
 
@@ -444,7 +459,12 @@ def arange(
 ) -> Tensor:
     """Values ``start, start+step, ...`` below ``end``: ``ember.arange(5)``."""
     if end is None:
+        check_number("arange", "end", start, 1)
         start, end = 0, start
+    else:
+        for pos, (name, v) in enumerate((("start", start), ("end", end), ("step", step)), 1):
+            check_number("arange", name, v, pos)
+    check_dtype("arange", "dtype", dtype)
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     start, end, step = vals
     if dtype is D.bool_:
@@ -548,6 +568,12 @@ def eye(
     requires_grad: bool = False,
 ) -> Tensor:
     """The identity matrix (``n`` x ``m``)."""
+    for pos, (name, v) in enumerate((("n", n), ("m", m)), 1):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+            raise must_be("eye", name, "int", v, pos)
+        if v is not None and v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
+    check_dtype("eye", "dtype", dtype)
     dtype = dtype or get_default_dtype()
     host = np.eye(n, n if m is None else m, dtype=numpy_dtype(dtype))
     return _upload(host, dtype, device, requires_grad)

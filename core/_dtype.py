@@ -16,7 +16,16 @@ PUBLIC = public(
         "set_default_dtype": op(),
     },
 )
-__all__ = [*PUBLIC, "PT_NAMES", "combine", "pt_name", "result_type_scalar", "scalar_dtype"]
+__all__ = [
+    *PUBLIC,
+    "C_NAMES",
+    "PT_NAMES",
+    "c_name",
+    "combine",
+    "pt_name",
+    "result_type_scalar",
+    "scalar_dtype",
+]
 
 _state = {"float": _d.float32, "complex": _d.complex64}
 # (tensor dtype, Python scalar type) -> result dtype, for the x * 2.0 hot path; it depends
@@ -118,3 +127,25 @@ PT_NAMES = {
 def pt_name(d: DType) -> str:
     """PyTorch's name for ``d`` in error messages: ``Float``, ``Long``, ``ComplexDouble``."""
     return PT_NAMES[d.name]
+
+
+# The C++ type names some of PyTorch's messages use ("expected dtype float ... got double").
+C_NAMES = {
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "float32": "float",
+    "float64": "double",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "int16": "short int",
+    "int32": "int",
+    "int64": "long int",
+    "bool": "bool",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
+
+
+def c_name(d: DType) -> str:
+    """The C++ type PyTorch's messages name for ``d``: ``float``, ``double``, ``long int``."""
+    return C_NAMES[d.name]

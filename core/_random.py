@@ -130,10 +130,10 @@ def random_words(n: int, device: Any, generator: Generator | None) -> Tensor:
     return wrap(call(lb, "philox", n, key, counter, dev.index or 0), lb, dev, D.int64, (n,))
 
 
-def _size(size: Sequence[Any]) -> tuple[int, ...]:
+def _size(size: Sequence[Any], fn: str = "rand") -> tuple[int, ...]:
     from ._creation import _size as creation_size
 
-    return creation_size(size)
+    return creation_size(size, fn)
 
 
 def _uniform01(n: int, dtype: DType, device: Any, generator: Generator | None) -> Tensor:
@@ -157,10 +157,10 @@ def _uniform01(n: int, dtype: DType, device: Any, generator: Generator | None) -
 _SIGNIFICAND_BITS = {"float16": 11, "bfloat16": 8}
 
 
-def _float_dtype(dtype: DType | None) -> DType:
+def _float_dtype(dtype: DType | None, kernel: str = "check_uniform_bounds") -> DType:
     dt = dtype or get_default_dtype()
     if dt.category != 2:
-        raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for '{pt_name(dt)}'")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{pt_name(dt)}'")
     return dt
 
 
@@ -172,7 +172,7 @@ def rand(
     requires_grad: bool = False,
 ) -> Tensor:
     """Uniform samples in [0, 1): ``ember.rand(2, 3)``."""
-    shape = _size(size)
+    shape = _size(size, "rand")
     dt = _float_dtype(dtype)
     n = 1
     for s in shape:
@@ -197,8 +197,8 @@ def randn(
     requires_grad: bool = False,
 ) -> Tensor:
     """Standard normal samples: ``ember.randn(2, 3)``."""
-    shape = _size(size)
-    dt = _float_dtype(dtype)
+    shape = _size(size, "randn")
+    dt = _float_dtype(dtype, "normal_kernel_cpu")
     n = 1
     for s in shape:
         n *= s
@@ -243,8 +243,10 @@ def randperm(
     n: int, *, generator: Generator | None = None, dtype: DType | None = None, device: Any = None
 ) -> Tensor:
     """A random permutation of ``0 .. n-1``."""
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not {type(n).__name__}")
     if n < 0:
-        raise RuntimeError(f"n must be non-negative, got{n}")
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     keys = random_words(n, device, generator)
     perm = keys.sort(stable=True).indices
     dt = dtype or D.int64
@@ -287,6 +289,7 @@ def normal(
     device: Any = None,
 ) -> Tensor:
     """Normal samples with ``mean`` and ``std`` (numbers or tensors, broadcast)."""
+    _check_std(std)
     if size is not None:
         return randn(size, generator=generator, dtype=dtype, device=device) * std + mean
     ref = mean if isinstance(mean, Tensor) else std
@@ -301,8 +304,32 @@ def normal(
     return z * std + mean
 
 
+def _check_std(std: Any) -> None:
+    """PyTorch's refusal of a negative standard deviation (a number, or any element)."""
+    if isinstance(std, Tensor):
+        if std.numel() and not bool((std.detach() >= 0).all()):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif isinstance(std, (int, float)) and not std >= 0.0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+
+
+_P_RANGE = (
+    "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be "
+    "improved?  If so, please report an enhancement request to PyTorch.)"
+)
+
+
 def bernoulli(input: Tensor, p: Any = None, *, generator: Generator | None = None) -> Tensor:
     """1 with probability ``input`` (or ``p``), else 0, in ``input``'s dtype."""
+    if p is None:
+        if not input.dtype.is_floating_point:
+            raise NotImplementedError(
+                f"\"bernoulli_tensor_cpu_p_\" not implemented for '{pt_name(input.dtype)}'"
+            )
+        if input.numel() and not bool(((input.detach() >= 0) & (input.detach() <= 1)).all()):
+            raise RuntimeError(_P_RANGE)
+    elif isinstance(p, (int, float)) and not 0.0 <= p <= 1.0:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
     prob = input if p is None else p
     u = rand(
         input._shape,
@@ -317,6 +344,10 @@ def multinomial(
     input: Tensor, num_samples: int, replacement: bool = False, *, generator: Generator | None = None
 ) -> Tensor:
     """Indices drawn by the weights in each row of ``input`` (inverse-CDF sampling)."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(
+            f"multinomial only supports floating-point dtypes for input, got: {pt_name(input.dtype)}"
+        )
     if input.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if num_samples <= 0:

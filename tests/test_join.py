@@ -39,7 +39,7 @@ def test_cat_promotes_and_skips_legacy_empty_1d():
             RuntimeError,
             "Tensors must have same number of dimensions: got 2 and 1",
         ),
-        (lambda: ember.cat([]), ValueError, "torch.cat(): expected a non-empty list of Tensors"),
+        (lambda: ember.cat([]), ValueError, "ember.cat(): expected a non-empty list of Tensors"),
         (
             lambda: ember.cat([ember.ones(2, 3)], 2),
             IndexError,

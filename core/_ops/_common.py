@@ -8,6 +8,7 @@ from ember.backends import DType
 
 from .._dispatch import call
 from .._tensor import Tensor, wrap
+from ._args import check_tensor, must_be
 
 __all__ = [
     "broadcast_shape",
@@ -28,7 +29,8 @@ def _broadcast_uncached(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ..
     n = max(len(a), len(b))
     pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
     out = []
-    for i, (x, y) in enumerate(zip(pa, pb)):
+    for i in range(n - 1, -1, -1):  # from the last dim, so the error names the one PyTorch names
+        x, y = pa[i], pb[i]
         if x == y or y == 1:
             out.append(x)
         elif x == 1:
@@ -38,7 +40,7 @@ def _broadcast_uncached(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ..
                 f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
                 f"at non-singleton dimension {i}"
             )
-    return tuple(out)
+    return tuple(reversed(out))
 
 
 def broadcast_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
@@ -66,7 +68,13 @@ def cast_data(t: Tensor, dtype: DType) -> Any:
 
 
 def same_device(a: Tensor, b: Tensor, op: str) -> None:
-    if a._device is not b._device:
+    try:
+        same = a._device is b._device
+    except AttributeError:  # not a Tensor: PyTorch's parser error, paid only on this path
+        check_tensor(op, "input", a, 1)
+        check_tensor(op, "other", b, 2)
+        raise
+    if not same:
         raise RuntimeError(
             f"Expected all tensors to be on the same device, but found at least two devices, "
             f"{a._device} and {b._device}! (when checking arguments for {op})"
@@ -80,9 +88,12 @@ def numel(shape: tuple[int, ...]) -> int:
     return n
 
 
-def norm_dim(d: int, ndim: int) -> int:
+def norm_dim(d: int, ndim: int, fn: str = "", arg: str = "dim", pos: int | None = None) -> int:
+    """``d`` in ``[0, ndim)``; ``fn``/``arg``/``pos`` name the argument in PyTorch's type error."""
     n = max(ndim, 1)
     if not isinstance(d, int):
+        if fn:
+            raise must_be(fn, arg, "int", d, pos)
         raise TypeError(f"dim must be an int, got {type(d).__name__}")
     if not -n <= d < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")

@@ -93,7 +93,7 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:
         )
     if real.dtype not in (D.float32, D.float64, D.float16):
         raise RuntimeError(
-            f"Expected both inputs to be Half, Float or Double tensors but got {real.dtype.name} and {imag.dtype.name}"
+            f"Expected both inputs to be Half, Float or Double tensors but got {pt_name(real.dtype)} and {pt_name(imag.dtype)}"
         )
     shape = broadcast_shape(real._shape, imag._shape)
     re = real if real._shape == shape else real.expand(shape).contiguous()

@@ -75,7 +75,7 @@ def cdist(
             f"X1 and X2 must have the same number of columns. X1: {x1._shape[-1]} X2: {x2._shape[-1]}"
         )
     if p < 0:
-        raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+        raise RuntimeError("cdist only supports non-negative p values")
     modes = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
     if compute_mode not in modes:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")

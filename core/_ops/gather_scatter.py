@@ -164,9 +164,7 @@ def scatter(
 
         return scatter_multiply(input, d, index, src)
     if reduce not in (None, "add"):
-        raise RuntimeError(
-            f"reduce argument must be either add or multiply, got {reduce} (only 'add' is supported yet)"
-        )
+        raise RuntimeError("reduce argument must be either add or multiply.")
     return scatter_checked(input, d, index, src, reduce)
 
 

@@ -168,7 +168,7 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     if src.dtype is not x.dtype:
         raise RuntimeError(
             f"index_copy_(): self and source expected to have the same dtype, but got "
-            f"(self) {x.dtype.name} and (source) {src.dtype.name}"
+            f"(self) {_pt(x.dtype)} and (source) {_pt(src.dtype)}"
         )
     return index_put(x, _key(d, idx), src).reshape(input._shape)
 
@@ -212,7 +212,7 @@ def index_reduce(
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """A 1-D tensor of the elements of ``input`` where ``mask`` (broadcast) is True."""
     if mask.dtype is not D.bool_:
-        raise RuntimeError(f"masked_select: expected BoolTensor for mask, got {mask.dtype.name}")
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
     shape = broadcast_shape(input._shape, mask._shape)
     x = input.expand(shape) if input._shape != shape else input
     m = mask.expand(shape) if mask._shape != shape else mask
@@ -225,7 +225,7 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` whose True-``mask`` positions take ``source``'s elements in order."""
     if mask.dtype is not D.bool_:
         raise RuntimeError(
-            f"masked_scatter_ only supports boolean masks, but got mask with dtype {mask.dtype.name}"
+            f"masked_scatter_ only supports boolean masks, but got mask with dtype {_pt(mask.dtype)}"
         )
     if source.dtype is not input.dtype:
         raise RuntimeError(
@@ -373,9 +373,7 @@ def scatter_reduce(
     if isinstance(index, Tensor) and index.dtype in INDEX_DTYPES:
         same_device(input, src, "scatter_reduce")
         if src.dtype is not input.dtype:
-            raise RuntimeError(
-                f"scatter_reduce(): Expected self.dtype to be equal to src.dtype, got {input.dtype.name} and {src.dtype.name}"
-            )
+            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     d, index = checked_index(input, dim, index, "scatter")
     return _scatter_reduce_checked(input, d, index, src, reduce, include_self)
 

@@ -13,6 +13,7 @@ from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
+from ._args import typename
 from ._common import norm_dim, same_device
 
 PUBLIC = public(
@@ -27,6 +28,19 @@ PUBLIC = public(
 __all__ = [*PUBLIC, "concat", "concatenate"]
 
 
+def _tensor_list(fn: str, tensors: Any) -> list[Tensor]:
+    """``tensors`` as a list, refused as PyTorch's parser does: a Tensor or a non-sequence is
+    not a tuple of Tensors, and each element must be one."""
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(
+            f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, not {typename(tensors)}"
+        )
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {typename(t)}")
+    return list(tensors)
+
+
 def _cat_rule(n: Any, g: Tensor) -> tuple:
     d, sizes = n.ctx
     return tuple(g.narrow(d, start, size) for start, size in sizes)
@@ -35,12 +49,9 @@ def _cat_rule(n: Any, g: Tensor) -> tuple:
 @autocast_op("cat")
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension (dtypes promote, shapes must match)."""
-    ts = list(tensors)
+    ts = _tensor_list("cat", tensors)
     if not ts:
-        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    for t in ts:
-        if not isinstance(t, Tensor):
-            raise TypeError(f"expected Tensor as element in argument 0, but got {type(t).__name__}")
+        raise ValueError("ember.cat(): expected a non-empty list of Tensors")
     ref = next((t for t in ts if not (t.ndim == 1 and t._shape[0] == 0)), ts[0])
     if ref.ndim == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
@@ -88,7 +99,7 @@ concatenate = cat
 @autocast_op("stack")
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join equally shaped tensors along a new dimension ``dim``."""
-    ts = list(tensors)
+    ts = _tensor_list("stack", tensors)
     if not ts:
         raise RuntimeError("stack expects a non-empty TensorList")
     for i, t in enumerate(ts):
@@ -102,10 +113,14 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
 
 def hstack(tensors: Sequence[Tensor]) -> Tensor:
+    if not _tensor_list("hstack", tensors):
+        raise RuntimeError("hstack expects a non-empty TensorList")
     ts = [t if t.ndim else t.reshape(1) for t in tensors]
     return cat(ts, 0 if ts[0].ndim == 1 else 1)
 
 
 def vstack(tensors: Sequence[Tensor]) -> Tensor:
+    if not _tensor_list("vstack", tensors):
+        raise RuntimeError("vstack expects a non-empty TensorList")
     ts = [t.reshape(1, -1) if t.ndim < 2 else t for t in tensors]
     return cat(ts, 0)

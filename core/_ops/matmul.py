@@ -12,6 +12,7 @@ from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
+from ._args import tensor_args
 from ._common import broadcast_shape, numel, same_device, sum_to
 from ._composite import NoRecord
 
@@ -148,6 +149,7 @@ def _fmt(t: Tensor) -> str:
 
 
 @autocast_op("mm")
+@tensor_args("mm", "input", "mat2")
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """Product of two 2-D matrices."""
     if input.ndim != 2:
@@ -158,6 +160,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
 
 
 @autocast_op("bmm")
+@tensor_args("bmm", "input", "mat2")
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched product of two 3-D tensors with equal batch sizes."""
     if input.ndim != 3 or mat2.ndim != 3:
@@ -171,6 +174,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
 
 
 @autocast_op("dot")
+@tensor_args("dot", "input", "tensor")
 def dot(input: Tensor, other: Tensor) -> Tensor:
     """Inner product of two 1-D tensors of equal length."""
     if input.ndim != 1 or other.ndim != 1:

@@ -135,7 +135,12 @@ def _operands(a: Any, b: Any, op: str) -> tuple:
         tb = type(b)
         dt = _SCALAR_DT.get((a.dtype, tb))
         if dt is None:
-            b = _as_scalar(b)
+            try:
+                b = _as_scalar(b)
+            except UnsupportedOperand:
+                raise UnsupportedOperand(
+                    f"{op}(): argument 'other' (position 2) must be Tensor, not {type(b).__name__}"
+                ) from None
             dt = result_type_scalar(a.dtype, b)
             if tb in _PY_SCALAR_TYPES:
                 _SCALAR_DT[a.dtype, tb] = dt
@@ -315,9 +320,18 @@ _floordiv = _differentiable("floordiv", "FloorDivideBackward0", _floor_rule, sav
 _pow = _differentiable("pow", "PowBackward1", _pow_rule)
 
 
+def _check_alpha(fn: str, input: Any, other: Any, alpha: Any) -> None:
+    """PyTorch's checks of ``alpha``: a number, integral for integral operands."""
+    if not isinstance(alpha, (bool, int, float, complex)):
+        raise TypeError(f"{fn}(): argument 'alpha' must be Number, not {type(alpha).__name__}")
+    if isinstance(alpha, float) and result_type(input, other).category < 2:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+
+
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``input + alpha * other``, broadcasting. Example: ``ember.add(x, 1)``."""
     if alpha != 1:
+        _check_alpha("add", input, other, alpha)
         other = mul(other, alpha)
     return _add(input, other)
 
@@ -335,6 +349,7 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
             "trying to invert a mask, use the `~` or `logical_not()` operator instead."
         )
     if alpha != 1:
+        _check_alpha("sub", input, other, alpha)
         other = mul(other, alpha)
     return _sub(input, other)
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from ember.backends import dtypes as D
 
-from .._dtype import get_default_dtype
+from .._dtype import get_default_dtype, pt_name
 from .._ops.shape import broadcast_tensors
 from .._public import op, public
 from .._tensor import Tensor
@@ -55,9 +55,7 @@ _frexp_t = namedtuple("frexp", ["mantissa", "exponent"])
 def heaviside(input: Tensor, values: Tensor) -> Tensor:
     """0 where ``input < 0``, ``values`` where ``input == 0``, 1 where ``input > 0``."""
     if input.dtype is not values.dtype:
-        raise RuntimeError(
-            f"heaviside is not yet implemented for tensors with different dtypes. Got {input.dtype.name} and {values.dtype.name}"
-        )
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     if input.dtype.is_complex:
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     out = where(input == 0, values, (input > 0).to(input.dtype))
@@ -67,7 +65,7 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:
 def _ints(name: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
     x, y = _pair(a, b, floating=False)
     if x.dtype.category != 1 or x.dtype is D.bool_:
-        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{x.dtype.name}'")
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{pt_name(x.dtype)}'")
     return x, y
 
 
@@ -195,7 +193,7 @@ def isclose(
 ) -> Tensor:
     """``|input - other| <= atol + rtol * |other|`` elementwise (infinities equal themselves)."""
     if isinstance(other, Tensor) and input.dtype is not other.dtype:
-        raise RuntimeError(f"{input.dtype.name} did not match {other.dtype.name}")
+        raise RuntimeError(f"{pt_name(input.dtype)} did not match {pt_name(other.dtype)}")
     if rtol < 0:
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
     if atol < 0:

@@ -17,6 +17,7 @@ from ember.backends import dtypes as D
 
 from .._autocast_hook import autocast_op
 from .._creation import zeros
+from .._dtype import c_name, pt_name
 from .._public import op, public
 from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad
@@ -84,7 +85,9 @@ def composite_unary(name: str, node: str | None, rule: Callable[..., Any] | None
 
     def op(input: Tensor) -> Tensor:
         if not isinstance(input, Tensor):
-            raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
+            raise TypeError(
+                f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+            )
         if name not in ("atan", "asin", "acos"):
             not_implemented_for(name, input, "complex")
         x = _float(input)
@@ -347,7 +350,9 @@ def xlogy(input: Any, other: Any) -> Tensor:
 def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     """``input + weight * (end - input)``, in PyTorch's two-sided form for accuracy."""
     if isinstance(end, Tensor) and end.dtype is not input.dtype:
-        raise RuntimeError(f"expected dtype {input.dtype.name} for `end` but got dtype {end.dtype.name}")
+        raise RuntimeError(
+            f"expected dtype {c_name(input.dtype)} for `end` but got dtype {c_name(end.dtype)}"
+        )
     not_implemented_for("lerp_kernel_scalar", input, "int")
     diff = end - input
     w = weight
@@ -384,7 +389,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
 def _shift_operands(input: Any, other: Any, name: str) -> tuple[Tensor, Tensor]:
     a, b = _pair(input, other, floating=False)
     if a.dtype.category != 1 or a.dtype is D.bool_:
-        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{a.dtype.name}'")
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{pt_name(a.dtype)}'")
     return a, b
 
 

@@ -20,6 +20,7 @@ from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
+from ._args import tensor_args
 from ._composite import NoRecord
 
 PUBLIC = public(
@@ -82,7 +83,9 @@ def _unary(
 
     def op(input: Tensor) -> Tensor:
         if not isinstance(input, Tensor):
-            raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
+            raise TypeError(
+                f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+            )
         x = input
         if x.dtype.category < 2:
             if int_identity:
@@ -98,7 +101,7 @@ def _unary(
             record(node, rule, out, (x,), (), (x if keep_x else None, out if keep_out else None))
         return out
 
-    op.__name__ = name
+    op.__name__ = op.__qualname__ = name
     return op
 
 
@@ -139,7 +142,7 @@ def _real_only(op: Callable[[Tensor], Tensor]) -> Callable[[Tensor], Tensor]:
             raise NotImplementedError(f"\"{op.__name__}_vml_cpu\" not implemented for 'Bool'")
         return op(input)
 
-    checked.__name__ = op.__name__
+    checked.__name__ = checked.__qualname__ = op.__name__
     return checked
 
 
@@ -148,6 +151,7 @@ floor = _real_only(_unary("floor", "FloorBackward0", _zero_rule, int_identity=Tr
 _neg = _unary("neg", "NegBackward0", lambda n, g: (-g,), float_only=False, saves="")
 
 
+@tensor_args("neg", "input")
 def neg(input: Tensor) -> Tensor:
     """``-input``; bool tensors refuse, as in PyTorch."""
     if input.dtype is D.bool_:
@@ -172,6 +176,7 @@ def _abs_rule(n: Any, g: Tensor) -> tuple:
     return (g * sign(x),)
 
 
+@tensor_args("abs", "input")
 def abs(input: Tensor) -> Tensor:
     """``|input|``; complex inputs give their real dtype."""
     x = input
@@ -222,7 +227,17 @@ trunc = _real_only(
 
 _round_op = _unary("round", "RoundBackward0", _zero_rule, decompose=_round, int_identity=True, saves="")
 
-sign = _unary("sign", "SignBackward0", _zero_rule, float_only=False, decompose=_sign, saves="")
+_sign_op = _unary("sign", "SignBackward0", _zero_rule, float_only=False, decompose=_sign, saves="")
+
+
+def sign(input: Tensor) -> Tensor:
+    """-1, 0 or 1 by the sign of each element; complex tensors refuse (``sgn`` takes them)."""
+    if isinstance(input, Tensor) and input.dtype.is_complex:
+        raise NotImplementedError(
+            "Unlike NumPy, ember.sign is not intended to support complex numbers. Please use ember.sgn instead."
+        )
+    return _sign_op(input)
+
 
 sigmoid = _unary(
     "sigmoid",

@@ -59,7 +59,8 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
     """``input[i] * vec2[j]`` of two 1-D tensors."""
     if input.ndim != 1 or vec2.ndim != 1:
-        raise RuntimeError(f"outer: expected 1D tensors, got {input.ndim}D and {vec2.ndim}D")
+        bad, which = (input, "self") if input.ndim != 1 else (vec2, "vec2")
+        raise RuntimeError(f"outer: Expected 1-D argument {which}, but got {bad.ndim}-D")
     return input.reshape(-1, 1) * vec2.reshape(1, -1)
 
 
@@ -236,7 +237,8 @@ def _expand(spec: str, ell: list[str], ndim: int | None) -> list[str]:
         for c in spec:
             if not c.isalpha():
                 raise RuntimeError(
-                    f"einsum(): invalid subscript given at index {spec.index(c)} in the equation string"
+                    f"einsum(): invalid subscript given at index {spec.index(c)} in the equation string, "
+                    "subscripts must be in [a-zA-Z]"
                 )
         return list(spec)
     head, _, tail = spec.partition("...")

@@ -17,6 +17,7 @@ from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
+from ._args import check_bool, tensor_args
 from ._common import broadcast_shape, norm_dim, norm_dims, numel, sum_to
 from ._composite import NoRecord
 from .join import cat
@@ -97,8 +98,11 @@ def _sum_rule(n: Any, g: Tensor) -> tuple:
 
 
 @autocast_op("sum")
+@tensor_args("sum", "input")
 def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Sum over ``dim`` (int or tuple; all dims when None). Integers sum in int64."""
+    if keepdim is not False and keepdim is not True:
+        check_bool("sum", "keepdim", keepdim)
     dims = norm_dims(dim, input.ndim)
     out = _reduce("sum", input, dims, keepdim, _sum_dtype(input, dtype))
     if _grad.enabled and input._requires_grad:
@@ -112,6 +116,7 @@ def _mean_rule(n: Any, g: Tensor) -> tuple:
     return (_unreduce(g, shape, dims, keepdim) / count,)
 
 
+@tensor_args("mean", "input")
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Arithmetic mean over ``dim``; needs a floating or complex dtype."""
     dt = dtype or input.dtype

@@ -12,8 +12,10 @@ from ember.backends import dtypes as D
 
 from .._creation import arange, full, tensor, zeros
 from .._dispatch import call, has_kernel, to_host
+from .._dtype import pt_name
 from .._public import op, public
 from .._tensor import Tensor, wrap
+from ._args import check_bool
 from ._common import norm_dim
 from ._composite import not_implemented_for
 from .join import cat, stack
@@ -47,7 +49,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     """Counts (or summed ``weights``) of each non-negative integer in the 1-D ``input``."""
 
     if input.dtype.category != 1 or input.dtype is D.bool_:
-        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{input.dtype.name}'")
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{pt_name(input.dtype)}'")
     if input.ndim != 1:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if minlength < 0:
@@ -66,16 +68,16 @@ def histc(input: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:
     """Histogram of ``bins`` equal-width bins over ``[min, max]`` (the data range when equal)."""
 
     if input.dtype.category < 2:
-        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{input.dtype.name}'")
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{pt_name(input.dtype)}'")
     if bins <= 0:
-        raise RuntimeError("bins must be > 0")
+        raise RuntimeError(f"ember.histogram(): bins must be > 0, but got {bins} for dimension 0")
     lo, hi = float(min), float(max)
     if lo == hi and input.numel():
         lo, hi = float(input.amin().item()), float(input.amax().item())
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     if lo > hi:
-        raise RuntimeError("max must be larger than min")
+        raise RuntimeError("ember.histc: max must be larger than min")
     x = input.reshape(-1).detach()
     inside = (x >= lo) & (x <= hi)
     b = floor((x - lo) * (bins / (hi - lo))).to(D.int64).clamp(0, bins - 1)
@@ -171,7 +173,7 @@ def searchsorted(
 
     if side is not None:
         if side not in ("left", "right"):
-            raise RuntimeError(f"side can only be 'left' or 'right' but got {side}")
+            raise RuntimeError(f"ember.searchsorted(): side can only be 'left' or 'right' but got {side}")
         if right and side == "left":
             raise RuntimeError(
                 "side and right can't be set to opposites, got side of left while right was True"
@@ -275,6 +277,8 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
         out = wrap(data, input._be, input._device, D.int64, _nonzero_shape(input, data))
     else:
         out = _nonzero_decomposed(input)
+    if as_tuple is not False and as_tuple is not True:
+        check_bool("nonzero", "as_tuple", as_tuple)
     if as_tuple:
         if input.ndim == 0:
             return (out.reshape(-1),)

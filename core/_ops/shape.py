@@ -18,6 +18,7 @@ from .._dispatch import call
 from .._dtype import pt_name as _pt
 from .._public import op, public
 from .._tensor import Tensor
+from ._args import int_tuple, typename
 from ._common import broadcast_shape, norm_dim
 from .indexing_scatter import index_add
 from .join import cat, hstack, vstack
@@ -158,7 +159,7 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
 
 def repeat(input: Tensor, *sizes: Any) -> Tensor:
     """Tile ``input`` ``sizes[i]`` times along each dimension (a copy)."""
-    reps = _ints(sizes)
+    reps = int_tuple("repeat", "repeats", sizes)
     if len(reps) < input.ndim:
         raise RuntimeError(
             "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
@@ -178,7 +179,7 @@ def repeat(input: Tensor, *sizes: Any) -> Tensor:
 
 def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
     """``repeat`` with ``dims`` padded by leading ones to ``input``'s rank."""
-    reps = tuple(dims)
+    reps = int_tuple("tile", "dims", (dims,))
     reps = (1,) * (input.ndim - len(reps)) + reps
     return repeat(input, reps)
 
@@ -195,6 +196,8 @@ def repeat_interleave(
         return repeat_interleave(_arange(counts.numel(), counts).to(counts.dtype), counts, 0)
     x = input.reshape(-1) if dim is None else input
     d = 0 if dim is None else norm_dim(dim, input.ndim)
+    if dim is not None and input.ndim == 0:  # PyTorch inserts the repeat axis at d + 1
+        raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got {d + 1})")
     if isinstance(repeats, int) and repeats < 0:
         raise RuntimeError("Repeats must be non-negative")
     if isinstance(repeats, Tensor):
@@ -374,13 +377,22 @@ def _each(tensors: tuple, fn: Any) -> Any:
     return out[0] if len(tensors) == 1 and not isinstance(tensors[0], (list, tuple)) else out
 
 
+def _check_each(tensors: tuple) -> None:
+    ts = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+    for i, t in enumerate(ts):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {typename(t)}")
+
+
 def atleast_1d(*tensors: Any) -> Any:
     """Each tensor with at least one dimension."""
+    _check_each(tensors)
     return _each(tensors, lambda t: t.reshape(1) if t.ndim == 0 else t)
 
 
 def atleast_2d(*tensors: Any) -> Any:
     """Each tensor with at least two dimensions (1-D ones become rows)."""
+    _check_each(tensors)
     return _each(tensors, lambda t: t.reshape(1, -1) if t.ndim < 2 else t)
 
 

@@ -285,6 +285,10 @@ def _quantile(input: Tensor, q: Any, dim: Any, keepdim: bool, interpolation: str
     if input.dtype.category < 2:
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
     scalar_q = not isinstance(q, Tensor)
+    if scalar_q and not 0 <= q <= 1:  # a Python q is checked first, by quantile's one name
+        raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q:g}")
+    if not scalar_q and q.ndim > 1:
+        raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
     qt = (
         tensor([float(q)], dtype=input.dtype, device=input._device)
         if scalar_q

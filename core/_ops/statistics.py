@@ -10,7 +10,7 @@ from typing import Any
 from ember.backends import dtypes as D
 
 from .._creation import linspace, zeros
-from .._dtype import get_default_dtype
+from .._dtype import get_default_dtype, pt_name
 from .._public import op, public
 from .._tensor import Tensor
 from ._common import norm_dim
@@ -44,7 +44,7 @@ def histogram(
     """``(hist, bin_edges)`` as ``numpy.histogram``: equal bins over ``range``, or given edges."""
 
     if input.dtype.category < 2:
-        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{input.dtype.name}'")
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{pt_name(input.dtype)}'")
     x = input.reshape(-1).detach()
     if isinstance(bins, Tensor):
         edges = bins.to(input.dtype)
@@ -93,7 +93,7 @@ def histogramdd(
     """A D-dimensional histogram of the rows of ``input`` (..., D): ``(hist, [edges per dim])``."""
 
     if input.dtype.category < 2:
-        raise NotImplementedError(f"\"histogramdd\" not implemented for '{input.dtype.name}'")
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{pt_name(input.dtype)}'")
     x = input.reshape(-1, input._shape[-1]).detach()
     nd = x._shape[1]
     per_dim = list(bins) if isinstance(bins, (list, tuple)) else [bins] * nd

@@ -17,6 +17,7 @@ from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
+from ._args import int_tuple
 from ._common import norm_dim, numel, sum_to
 from .inplace import mark_detached
 
@@ -75,10 +76,10 @@ def infer_shape(shape: tuple[int, ...], n: int) -> tuple[int, ...]:
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     known = 1
-    for s in shape:
+    for i, s in enumerate(shape):
         if s != -1:
             if s < 0:
-                raise RuntimeError(f"invalid shape dimension {s}")
+                raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {list(shape)}")
             known *= s
     if -1 in shape:
         if known == 0 or n % known:
@@ -148,10 +149,10 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dimensions (a view)."""
     n = input.ndim
     if n == 0:
-        norm_dim(dim0, 0), norm_dim(dim1, 0)
+        norm_dim(dim0, 0, "transpose", "dim0", 2), norm_dim(dim1, 0, "transpose", "dim1", 3)
         return make_view(input, input._data, (), None, None, None)
     dims = list(range(n))
-    a, b = norm_dim(dim0, n), norm_dim(dim1, n)
+    a, b = norm_dim(dim0, n, "transpose", "dim0", 2), norm_dim(dim1, n, "transpose", "dim1", 3)
     dims[a], dims[b] = dims[b], dims[a]
     return relabel(permute(input, dims), "TransposeBackward0")
 
@@ -230,14 +231,15 @@ def squeeze(input: Tensor, dim: Any = None) -> Tensor:
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Insert a size-1 dimension at ``dim``."""
-    d = norm_dim(dim, input.ndim + 1)
+    d = norm_dim(dim, input.ndim + 1, "unsqueeze", "dim", 2)
     shape = input._shape[:d] + (1,) + input._shape[d:]
     return _reshape_to(input, shape, "UnsqueezeBackward0")
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dimensions ``start_dim..end_dim`` into one (a view when possible)."""
-    s, e = norm_dim(start_dim, input.ndim), norm_dim(end_dim, input.ndim)
+    s = norm_dim(start_dim, input.ndim, "flatten", "start_dim", 2)
+    e = norm_dim(end_dim, input.ndim, "flatten", "end_dim", 3)
     if input.ndim == 0:
         return reshape(input, (1,))
     if s > e:
@@ -253,7 +255,17 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
             "unflatten got an unexpected error:\nDimension specified as 0 but tensor has no dimensions"
         )
     d = norm_dim(dim, input.ndim)
-    inner = infer_shape(tuple(sizes), input._shape[d])
+    sizes = int_tuple("unflatten", "sizes", (sizes,), 2)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    known = numel(tuple(s for s in sizes if s != -1))
+    size = input._shape[d]
+    if sizes.count(-1) <= 1 and (known * (size // known if -1 in sizes and known else 1) != size):
+        raise RuntimeError(
+            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {d} "
+            f"({size}) in the input tensor"
+        )
+    inner = infer_shape(sizes, size)
     return reshape(input, input._shape[:d] + inner + input._shape[d + 1 :])
 
 
@@ -262,8 +274,16 @@ def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
     src = (source,) if isinstance(source, int) else tuple(source)
     dst = (destination,) if isinstance(destination, int) else tuple(destination)
     n = input.ndim
+    if len(src) != len(dst):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({list(src)} dims) should contain "
+            f"the same number of dims as destination ({list(dst)} dims)"
+        )
     src = tuple(norm_dim(s, n) for s in src)
     dst = tuple(norm_dim(d, n) for d in dst)
+    for name, dims, given in (("source", src, source), ("destination", dst, destination)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(given)})")
     if n == 0:
         return reshape(input, ())
     order = [i for i in range(n) if i not in src]
@@ -323,6 +343,8 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = norm_dim(dim, input.ndim)
     size = input._shape[d]
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     if start < 0:
         start += size
     if not (0 <= start <= size) or length < 0 or start + length > size:

@@ -12,6 +12,7 @@ from ember.backends import dtypes as D
 from .._autocast_hook import autocast_op
 from .._creation import zeros
 from .._dtype import pt_name
+from .._ops._args import check_number
 from .._ops._common import norm_dims
 from .._ops._composite import composed
 from .._ops.matmul import matmul
@@ -98,6 +99,7 @@ def vector_norm(
     x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
 ) -> Tensor:
     """``(sum |x|^ord)^(1/ord)`` over ``dim`` (all elements when None); ord may be inf, -inf, 0."""
+    check_number("linalg_vector_norm", "ord", ord)
     if x.dtype.category < 2:
         raise RuntimeError(
             f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {pt_name(x.dtype)}"

@@ -12,6 +12,7 @@ from typing import Any
 from ..._autocast_hook import autocast_op
 from ..._dispatch import call, has_kernel
 from ..._dtype import pt_name as _pt
+from ..._ops._args import check_dtype, check_tensor
 from ..._ops._common import norm_dim
 from ..._public import op, public
 from ..._tensor import Tensor, wrap
@@ -37,13 +38,15 @@ def _implicit_dim(name: str, ndim: int) -> int:
 
 
 def _prepare(x: Tensor, dim: Any, dtype: Any, name: str) -> tuple[Tensor, int]:
+    check_tensor(name, "input", x, 1)
+    check_dtype(name, "dtype", dtype)
     if dtype is not None:
         x = x.to(dtype)
     elif not (x.dtype.is_floating_point or x.dtype.is_complex):
         raise NotImplementedError(f"\"{name}_lastdim_kernel_impl\" not implemented for '{_pt(x.dtype)}'")
     if dim is None:
         dim = _implicit_dim(name, x.ndim)
-    return x, norm_dim(dim, x.ndim)
+    return x, norm_dim(dim, x.ndim, name, "dim", 2)
 
 
 def _softmax_data(x: Tensor, d: int, log: bool) -> Tensor:
