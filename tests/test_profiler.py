@@ -129,11 +129,6 @@ def test_record_function_ranges_nest_and_decorate() -> None:
     assert ev["outer"].backend == ""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_op_trace keys public ops by code object; ops made by one factory (_unary, "
-    "composite_unary, _hyperbolic, ...) share it, so exp reads as the last of them",
-)
 def test_ops_made_by_one_factory_keep_their_names() -> None:
     with profile(activities=CPU) as prof:
         ember.exp(ember.ones(2))
