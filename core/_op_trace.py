@@ -29,30 +29,56 @@ _NAMESPACES = (
 _table: dict[types.CodeType, str] | None = None
 
 
-def public_ops() -> dict[types.CodeType, str]:
+def public_ops() -> dict[types.CodeType, Any]:
     """Each public op function's code object -> its public name (namespace names win over
-    Tensor method names, so ``x.add(y)`` and ``ember.add(x, y)`` both read ``add``)."""
+    Tensor method names, so ``x.add(y)`` and ``ember.add(x, y)`` both read ``add``); for a
+    code shared by several ops (those one factory makes: ``exp``, ``tanh``, ...), the
+    ``(function, name)`` pairs, told apart by their closures when one runs."""
     global _table
     if _table is None:
         import ember  # cycle: built on first use, after ember has finished importing
 
-        names: dict[types.CodeType, set[str]] = {}
-        for name, value in vars(ember.Tensor).items():
-            code = getattr(_unwrap(value), "__code__", None)
-            if code is not None and not name.startswith("_"):
-                names.setdefault(code, set()).add(f"Tensor.{name}")
-        # A closure shared by several methods (the dtype casts, the in-place forms) names none
-        # of them: the op it runs is reported instead.
-        table = {code: n.pop() for code, n in names.items() if len(n) == 1}
-        for modname, prefix in reversed(_NAMESPACES):
+        found: dict[types.CodeType, dict[int, tuple[Any, str]]] = {}
+        for modname, prefix in _NAMESPACES:
             module = sys.modules.get(modname)
             for name in getattr(module, "__all__", ()):
                 fn = _unwrap(getattr(module, name, None))
                 code = getattr(fn, "__code__", None)
-                if code is not None and (code not in table or fn.__name__ == name):
-                    table[code] = prefix + name  # an alias keeps the function's own name
+                if code is None:
+                    continue
+                per_fn = found.setdefault(code, {})
+                # The first namespace wins (ember.matmul, not linalg.matmul), and an alias
+                # keeps the function's own name (ember.subtract reads sub).
+                seen = per_fn.get(id(fn))
+                if seen is None or (fn.__name__ == name and not seen[1].endswith(name)):
+                    per_fn[id(fn)] = (fn, prefix + name)
+        for name, value in vars(ember.Tensor).items():
+            fn = _unwrap(value)
+            code = getattr(fn, "__code__", None)
+            if code is not None and not name.startswith("_"):
+                found.setdefault(code, {}).setdefault(id(fn), (fn, f"Tensor.{name}"))
+        table: dict[types.CodeType, Any] = {}
+        for code, per_fn in found.items():
+            pairs = tuple(per_fn.values())
+            table[code] = pairs[0][1] if len(pairs) == 1 else pairs
         _table = table
     return _table
+
+
+def _name_of(frame: types.FrameType) -> str | None:
+    """The public op running in ``frame``, or None."""
+    entry = public_ops().get(frame.f_code)
+    if entry is None or isinstance(entry, str):
+        return entry
+    loc = frame.f_locals
+    for fn, name in entry:
+        cells = fn.__closure__ or ()
+        try:
+            if all(loc.get(v) is c.cell_contents for v, c in zip(fn.__code__.co_freevars, cells)):
+                return name
+        except ValueError:  # an empty cell
+            continue
+    return None
 
 
 def _unwrap(fn: Any) -> Any:
@@ -63,9 +89,9 @@ def _unwrap(fn: Any) -> Any:
         return fn
 
 
-def public_name(code: types.CodeType) -> str | None:
-    """The public op whose function has this code, or None."""
-    return public_ops().get(code)
+def public_name(frame: types.FrameType) -> str | None:
+    """The public op running in ``frame``, or None."""
+    return _name_of(frame)
 
 
 class OpObserver:
@@ -97,7 +123,7 @@ class OpObserver:
 _observers: list[OpObserver] = []
 _saved: list[Any] = []
 # The frame of the outermost public op running now (inner ops are not reported).
-_current: list[Any] = [None]
+_current: list[Any] = [None, None]  # its frame and name
 
 
 def _arguments(frame: types.FrameType) -> dict[str, Any]:
@@ -110,15 +136,15 @@ def _arguments(frame: types.FrameType) -> dict[str, Any]:
 
 def _hook(frame: types.FrameType, event: str, arg: Any) -> None:
     if event == "call":
-        if _current[0] is None:
-            name = public_ops().get(frame.f_code)
+        if _current[0] is None and frame.f_code in public_ops():
+            name = _name_of(frame)
             if name is not None:
-                _current[0] = frame
+                _current[0], _current[1] = frame, name
                 args = _arguments(frame)
                 for obs in _observers:
                     obs.op_enter(name, args)
     elif event == "return" and frame is _current[0]:
-        _current[0] = None
-        name = public_ops()[frame.f_code]
+        name = _current[1]
+        _current[0] = _current[1] = None
         for obs in reversed(list(_observers)):
             obs.op_exit(name, arg)
