@@ -72,7 +72,9 @@ _methods.bind()
 
 # These subpackages need the Tensor methods bound above.
 from . import (
+    jit,
     nn,
+    onnx,
     optim,
     serialization,
     utils,
@@ -140,6 +142,7 @@ __all__ = [
     "iinfo",
     "inference_mode",
     "int",
+    "jit",
     "int16",
     "int32",
     "int64",
@@ -148,6 +151,7 @@ __all__ = [
     "long",
     "nn",
     "no_grad",
+    "onnx",
     "optim",
     "return_types",
     "serialization",

@@ -3,6 +3,8 @@
 The digits (8x8 images, bundled with scikit-learn, no download) need the optional extra
 ``pip install ember[demo]``. Runs deterministically (``ember.manual_seed``) on any installed
 device: ``ember demo --device opencl`` (or ``EMBER_DEVICE=opencl ember demo``).
+``ember demo --export demo.onnx`` also writes the trained model as ONNX (needs ``onnx``), with
+a dynamic batch axis: input ``images`` (N, 1, 8, 8), output ``logits`` (N, 10).
 """
 
 from __future__ import annotations
@@ -94,6 +96,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default=None, help="device string (default: $EMBER_DEVICE or cpu)")
     p.add_argument("--epochs", type=int, default=20, help="training epochs (default 20)")
     p.add_argument("--checkpoint", default=None, help="where to save the state_dict (default: a temp dir)")
+    p.add_argument("--export", default=None, metavar="FILE", help="also write the trained model as ONNX")
 
 
 def _single_threaded_blas() -> Any:
@@ -140,7 +143,25 @@ def _run(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - t0
     print(f"trained in {elapsed:.1f} s; test accuracy {acc:.4f}; checkpoint {path}")
     print(f"reloaded model test accuracy {reloaded:.4f}")
+    if getattr(args, "export", None):  # a Namespace built by an older caller lacks it
+        export_onnx(fresh, x_test[:1], args.export)
+        print(f"exported ONNX model {args.export} (input 'images' (N, 1, 8, 8), output 'logits' (N, 10))")
     return 0 if reloaded == acc else 1
+
+
+def export_onnx(model: nn.Module, example: ember.Tensor, path: str) -> None:
+    """Write ``model`` as ONNX with a dynamic batch axis."""
+    import ember.onnx
+
+    batch = {0: "batch"}
+    ember.onnx.export(
+        model,
+        (example,),
+        path,
+        input_names=["images"],
+        output_names=["logits"],
+        dynamic_axes={"images": batch, "logits": batch},
+    )
 
 
 if __name__ == "__main__":

@@ -90,6 +90,8 @@ _RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
             "jit",
             "onnx",
             "distributed",
+            "distributions",
+            "func",
         ),
     ),
 )
