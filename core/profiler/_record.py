@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 import time
 import traceback
 from typing import Any
 
+from ember import _op_trace
 from ember._dispatch import DispatchMode
 from ember._op_trace import OpObserver, public_ops
 from ember.backends import registry
@@ -54,6 +56,18 @@ class _Kernels(DispatchMode):
         self.rec = rec
 
     def __ember_dispatch__(self, op: str, backend: str, run: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+        # A kernel runs no public op, so the op observer's hook is lifted while it runs: its
+        # Python calls (and this method's) would each cost a call of the hook.
+        hook = sys.getprofile()
+        if hook is not _op_trace._hook:
+            return self._record(op, backend, run, args, kwargs)
+        sys.setprofile(None)
+        try:
+            return self._record(op, backend, run, args, kwargs)
+        finally:
+            sys.setprofile(hook)
+
+    def _record(self, op: str, backend: str, run: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
         rec = self.rec
         kind = rec.kernel_kind(backend, op)
         ev = rec.open(kind[0], "kernel", backend)
