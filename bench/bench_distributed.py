@@ -1,8 +1,8 @@
 """ember.distributed against the raw engine: DDP step time at 1 vs 2 ranks, and all_reduce
 bandwidth beside mpi4py's own ``Allreduce`` on NumPy arrays, in the same run.
 
-``python bench/bench_distributed.py`` launches itself with ``mpiexec`` at 1 and 2 ranks and
-writes bench/results/distributed.json. Ratios: ``ddp_2_over_1`` (weak scaling: per-rank batch
+``python bench/bench_distributed.py`` launches itself with ``mpiexec`` at 1 and 2 ranks (one
+BLAS thread per rank, as ``ember run`` sets) and writes bench/results/distributed.json. Ratios: ``ddp_2_over_1`` (weak scaling: per-rank batch
 fixed, so 1.0 is perfect) and ``allreduce_<size>_ember_over_mpi4py`` (ember's overhead over the
 engine it drives; 1.0 is none). Timings are the slowest rank's, best of 5 repeats.
 """
@@ -107,8 +107,10 @@ def main() -> int:
     for n in (1, 2):
         cmd = [mpiexec, "-n", str(n), "--oversubscribe"]
         cmd += ["--allow-run-as-root"] if os.geteuid() == 0 else []
+        cmd += ["-x", "OMP_NUM_THREADS"]  # one BLAS thread per rank at 1 and 2 ranks alike (as ember run)
+        env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
         out = subprocess.run(
-            [*cmd, sys.executable, __file__, "--worker"], check=True, capture_output=True, text=True
+            [*cmd, sys.executable, __file__, "--worker"], check=True, capture_output=True, text=True, env=env
         )
         rows += json.loads(next(line[5:] for line in out.stdout.splitlines() if line.startswith("ROWS ")))
     t = {(r["case"], r.get("impl", "ember"), r["ranks"]): r["seconds"] for r in rows}

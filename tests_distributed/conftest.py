@@ -19,10 +19,11 @@ def mpiexec(n: int, script: str, *args: str, ft: bool = False, env: dict | None 
     cmd = [str(BIN / "mpiexec"), "--allow-run-as-root", "--oversubscribe", "-n", str(n)]
     if ft:
         cmd += ["--with-ft", "ulfm"]
-    for k in env or {}:
+    for k in {"OMP_NUM_THREADS", *(env or {})}:
         cmd += ["-x", k]
     cmd += [sys.executable, str(WORKERS / script), *args]
-    full = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", **(env or {})}
+    env = {"OMP_NUM_THREADS": "1", **(env or {})}  # as ember run: one BLAS thread per rank
+    full = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", **env}
     return subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=timeout, env=full)
 
 

@@ -10,6 +10,7 @@ from ember.distributed import run
 
 def launch(*args, env=None, timeout=120):
     full = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", **(env or {})}
+    full.pop("OMP_NUM_THREADS", None)  # ember run chooses 1 per rank, as torchrun
     cmd = [sys.executable, "-m", "ember.distributed.run", *args]
     return subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=timeout, env=full)
 
@@ -31,7 +32,10 @@ def test_environment_and_a_failing_rank_without_restarts():
     lines = sorted(line for line in p.stdout.splitlines() if line.startswith("env"))
     for r, line in enumerate(lines):
         assert f"RANK={r} LOCAL_RANK={r} WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=" in line, line
-        assert line.endswith("MASTER_PORT=29555 TORCHELASTIC_RESTART_COUNT=0 argv ['x', '--y']"), line
+        assert line.endswith("PORT=29555 TORCHELASTIC_RESTART_COUNT=0 OMP_NUM_THREADS=1 argv ['x', '--y']"), (
+            line
+        )
+    assert "[ember run] setting OMP_NUM_THREADS=1 for each rank" in p.stderr
     assert "[ember run] worker group failed (rank(s) [1] failed or died); no restarts left" in p.stderr
 
 

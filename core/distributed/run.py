@@ -65,6 +65,8 @@ def build_command(a: argparse.Namespace, mpiexec: str, flavor: str, run_dir: str
         cmd.append("--oversubscribe")
         if not a.no_ft:
             cmd += ["--with-ft", "ulfm"]
+    if flavor == "openmpi":  # forwarded to remote nodes too (local ranks inherit it anyway)
+        cmd += ["-x", "OMP_NUM_THREADS"] if a.nproc_per_node > 1 or "OMP_NUM_THREADS" in os.environ else []
     if a.hosts:
         hosts = a.hosts.split(",")
         if len(hosts) != a.nnodes:
@@ -76,6 +78,21 @@ def build_command(a: argparse.Namespace, mpiexec: str, flavor: str, run_dir: str
     cmd += [sys.executable, "-m", "ember.distributed._worker", run_dir, str(a.nproc_per_node)]
     cmd += [str(restart), str(a.max_restarts), addr, str(a.master_port)]
     return cmd + (["-m"] if a.module else []) + [a.script, *a.args]
+
+
+def _environment(a: argparse.Namespace, openmpi: bool) -> dict[str, str]:
+    """The ranks' environment: one BLAS/OpenMP thread each unless the user chose (as torchrun),
+    since N ranks each spinning N threads on N cores run many times slower."""
+    env = dict(os.environ)
+    if a.nproc_per_node > 1 and "OMP_NUM_THREADS" not in env:
+        env["OMP_NUM_THREADS"] = "1"
+        print(
+            "[ember run] setting OMP_NUM_THREADS=1 for each rank to avoid overloading the machine; "
+            "set it yourself to tune",
+            file=sys.stderr,
+            flush=True,
+        )
+    return env
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         os.makedirs(run_dir, exist_ok=True)
         for f in Path(run_dir).glob("rank-*.ok"):
             f.unlink()
-        code = subprocess.run(build_command(a, mpiexec, flavor, run_dir, attempt), check=False).returncode
+        cmd = build_command(a, mpiexec, flavor, run_dir, attempt)
+        code = subprocess.run(cmd, check=False, env=_environment(a, flavor == "openmpi")).returncode
         missing = [r for r in range(total) if not Path(run_dir, f"rank-{r}.ok").exists()]
         if a.run_dir is None:
             shutil.rmtree(run_dir, ignore_errors=True)

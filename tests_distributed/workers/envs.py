@@ -11,6 +11,7 @@ keys = (
     "MASTER_ADDR",
     "MASTER_PORT",
     "TORCHELASTIC_RESTART_COUNT",
+    "OMP_NUM_THREADS",
 )
 print("env", " ".join(f"{k}={os.environ[k]}" for k in keys), "argv", sys.argv[1:], flush=True)
 if os.environ["RANK"] == "1":
