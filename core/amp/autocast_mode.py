@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from .. import _autocast_hook as seam
 from .._tensor import Tensor
 from ..backends import registry
-from ..backends.dtypes import DType, bfloat16, float16, float32, float64
+from ..backends.dtypes import FLOAT, DType, bfloat16, float16, float32, float64
 from .policy import COMPOSITE, FLOAT32, LOWER, PROMOTE, policy_for
 
 __all__ = [
@@ -222,12 +222,11 @@ def _first_device_type(x: Any) -> str | None:
 
 
 def _eligible(t: Any, device_type: str) -> bool:
-    return (
-        isinstance(t, Tensor)
-        and t.is_floating_point()
-        and t.dtype != float64
-        and t._device.type == device_type
-    )
+    """PyTorch's ``is_eligible``: a floating tensor, not float64, on the region's device type."""
+    if not isinstance(t, Tensor):
+        return False
+    d = t.dtype
+    return d.category == FLOAT and d is not float64 and t._device.type == device_type
 
 
 def _widest(x: Any, device_type: str, current: DType) -> DType:
@@ -236,27 +235,40 @@ def _widest(x: Any, device_type: str, current: DType) -> DType:
         for a in x:
             current = _widest(a, device_type, current)
         return current
-    if not _eligible(x, device_type) or x.dtype == current:
+    if not _eligible(x, device_type) or x.dtype is current:
         return current
     return float32
 
 
 def _cast(x: Any, dtype: DType, device_type: str) -> Any:
+    """``x`` (or each tensor in a list/tuple) cast to ``dtype`` where eligible; ``x`` itself
+    when nothing changes (the common case costs no new container)."""
     if isinstance(x, (list, tuple)):
-        return type(x)(_cast(a, dtype, device_type) for a in x)
-    if not _eligible(x, device_type) or x.dtype == dtype:
+        out = None
+        for i, a in enumerate(x):
+            c = _cast(a, dtype, device_type)
+            if c is not a:
+                if out is None:
+                    out = list(x)
+                out[i] = c
+        return x if out is None else type(x)(out)
+    if x.__class__ is not Tensor and not isinstance(x, Tensor):
         return x
+    d = x.dtype
+    if d is dtype or d.category != FLOAT or d is float64 or x._device.type != device_type:
+        return x
+    st = _tls
     if (
-        _tls.cache_enabled
-        and dtype == _tls.dtype.get(device_type)
-        and x.dtype == float32
+        st.cache_enabled
+        and d is float32
         and x.requires_grad
         and x.is_leaf
+        and dtype is st.dtype.get(device_type)
     ):
         key = (id(x), dtype)
-        hit = _tls.cache.get(key)
+        hit = st.cache.get(key)
         if hit is None:
-            hit = _tls.cache[key] = (x, x.to(dtype))
+            hit = st.cache[key] = (x, x.to(dtype))
         return hit[1]
     return x.to(dtype)
 
@@ -283,7 +295,8 @@ def _hook(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict[str, Any]
         assert kind == PROMOTE
         target = _widest((args, tuple(kwargs.values())), dev, st.dtype[dev])
     args = _cast(args, target, dev)
-    kwargs = {k: _cast(v, target, dev) for k, v in kwargs.items()}
+    if kwargs:
+        kwargs = {k: _cast(v, target, dev) for k, v in kwargs.items()}
     return _run_excluded(fn, args, kwargs)
 
 
