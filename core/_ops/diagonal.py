@@ -187,7 +187,7 @@ def block_diag(*tensors: Tensor) -> Tensor:
     for i, t in enumerate(ts):
         if t.ndim != 2:
             raise RuntimeError(
-                f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has {t.ndim} dimensions"
+                f"ember.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has {t.ndim} dimensions"
             )
     if not ts:
         return zeros(1, 0)

@@ -188,7 +188,7 @@ def _grad_1d(y: Tensor, d: int, h: Any, edge_order: int) -> Tensor:
     n = y._shape[d]
     if n < edge_order + 1:
         raise RuntimeError(
-            f"torch.gradient expected each dimension size to be at least edge_order+1, got {n} at dim {d}"
+            f"ember.gradient expected each dimension size to be at least edge_order+1, got {n} at dim {d}"
         )
 
     def sl(a: int, b: int) -> Tensor:
@@ -231,13 +231,13 @@ def _grad_1d(y: Tensor, d: int, h: Any, edge_order: int) -> Tensor:
 def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None, edge_order: int = 1) -> tuple[Tensor, ...]:
     """Central-difference estimates of the derivative along each of ``dim`` (as ``numpy.gradient``)."""
     if edge_order not in (1, 2):
-        raise RuntimeError(f"torch.gradient only supports edge_order=1 and edge_order=2, got {edge_order}")
+        raise RuntimeError(f"ember.gradient only supports edge_order=1 and edge_order=2, got {edge_order}")
     dims = list(range(input.ndim)) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
     dims = [d % input.ndim for d in dims]
     sp = spacing if isinstance(spacing, (list, tuple)) else [spacing] * len(dims)
     if len(sp) != len(dims):
         raise RuntimeError(
-            f"torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim arguments to have the same length, but got a spacing argument of length {len(sp)} and a dim argument of length {len(dims)}."
+            f"ember.gradient expected spacing to be unspecified, a scalar or it's spacing and dim arguments to have the same length, but got a spacing argument of length {len(sp)} and a dim argument of length {len(dims)}."
         )
     y = input if input.dtype.category >= 2 else input.to(D.float32)
     out = []

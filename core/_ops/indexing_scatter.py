@@ -279,12 +279,12 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
         return input.reshape(-1).gather(0, indices.reshape(-1))
     if indices.dtype is not D.int64:
         raise RuntimeError(
-            f"torch.take_along_dim(): dtype of indices should be Long but got {_pt(indices.dtype)}"
+            f"ember.take_along_dim(): dtype of indices should be Long but got {_pt(indices.dtype)}"
         )
     d = norm_dim(dim, input.ndim)
     if input.ndim != indices.ndim:
         raise RuntimeError(
-            "torch.take_along_dim(): input and indices should have the same number of dimensions, "
+            "ember.take_along_dim(): input and indices should have the same number of dimensions, "
             f"but got {input.ndim} dimensions for input, and {indices.ndim} dimensions for indices"
         )
     si, sx = list(input._shape), list(indices._shape)

@@ -105,7 +105,7 @@ def _float(x: Tensor) -> Tensor:
 def frexp(input: Tensor) -> Any:
     """``(mantissa, exponent)`` with ``input = mantissa * 2**exponent`` and ``0.5 <= |mantissa| < 1``."""
     if input.dtype.category < 2:
-        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+        raise RuntimeError("ember.frexp() only supports floating-point dtypes")
     x = input
     a = abs(x)
     finite = (a != float("inf")) & ~isnan(x) & (a != 0)

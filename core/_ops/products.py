@@ -174,10 +174,14 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     """The 3-vector cross product along ``dim`` (the first size-3 dim when None)."""
 
     if input.ndim != other.ndim:
-        raise RuntimeError(
-            f"linalg.cross: inputs must have the same number of dimensions, got {input.ndim} and {other.ndim}"
-        )
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     a, b = input, other
+    if dim is not None:  # the named dim is checked before broadcasting, as PyTorch does
+        d = norm_dim(dim, a.ndim)
+        if a._shape[d] != 3 or b._shape[d] != 3:
+            raise RuntimeError(
+                f"linalg.cross: inputs dimension {dim} must have length 3. Got {a._shape[d]} and {b._shape[d]}"
+            )
     if a._shape != b._shape:
         a, b = broadcast_tensors(a, b)
     if dim is None:
@@ -186,9 +190,9 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
             raise RuntimeError("no dimension of size 3 in input")
         dim = sizes[0]
     d = norm_dim(dim, a.ndim)
-    if a._shape[d] != 3:
+    if a._shape[d] != 3 or b._shape[d] != 3:
         raise RuntimeError(
-            f"linalg.cross: inputs dimension {d} must have length 3. Got {a._shape[d]} and {b._shape[d]}"
+            f"linalg.cross: inputs dimension {dim} must have length 3. Got {a._shape[d]} and {b._shape[d]}"
         )
     a0, a1, a2 = (a.select(d, i) for i in range(3))
     b0, b1, b2 = (b.select(d, i) for i in range(3))

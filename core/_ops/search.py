@@ -188,7 +188,7 @@ def searchsorted(
     v = tensor(input, dtype=seq.dtype, device=seq._device) if scalar else input
     if seq.ndim > 1 and seq._shape[:-1] != v._shape[:-1]:
         raise RuntimeError(
-            "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of "
+            "ember.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of "
             f"boundaries tensor and input value tensor must match, but we got boundaries tensor {list(seq._shape)} "
             f"and input value tensor {list(v._shape)}"
         )

@@ -354,7 +354,7 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
     for t in ts:
         if t.ndim > 1:
             raise RuntimeError(
-                f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t.ndim}D"
+                f"ember.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t.ndim}D"
             )
     ts = [t.reshape(-1) for t in ts]
     swap = indexing == "xy" and len(ts) >= 2
@@ -422,11 +422,11 @@ def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
 def _split_even(name: str, input: Tensor, ios: Any, dim: int, need: int) -> tuple[Tensor, ...]:
     if input.ndim < need:
         raise RuntimeError(
-            f"torch.{name} requires a tensor with at least {need} dimension, but got a tensor with {input.ndim} dimensions!"
+            f"ember.{name} requires a tensor with at least {need} dimension, but got a tensor with {input.ndim} dimensions!"
         )
     if isinstance(ios, int) and input._shape[dim] % ios:
         raise RuntimeError(
-            f"torch.{name} attempted to split along dimension {dim}, but the size of the dimension "
+            f"ember.{name} attempted to split along dimension {dim}, but the size of the dimension "
             f"{input._shape[dim]} is not divisible by the split_size {ios}!"
         )
     return tensor_split(input, ios, dim)

@@ -74,7 +74,7 @@ def view_dtype(input: Tensor, dtype: DType) -> Tensor:
     """``Tensor.view(dtype)``."""
     if is_conj_copy(input):
         raise RuntimeError(
-            "torch.Tensor.view is not supported for conjugate view tensors when converting to a different dtype."
+            "ember.Tensor.view is not supported for conjugate view tensors when converting to a different dtype."
         )
     return bitcast_view(input, dtype)
 

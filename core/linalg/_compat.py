@@ -84,6 +84,15 @@ def solve_triangular(
 ) -> Tensor:
     """``X`` with ``T X = B`` (``X T = B`` if not ``left``) for the triangle ``T`` of ``A``."""
     check_matrix("solve_triangular", A)
+    if B.ndim < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
+    inner, other = (A._shape[-1], B._shape[-2]) if left else (A._shape[-2], B._shape[-1])
+    if inner != other:
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError(
+            f"linalg.solve_triangular: Incompatible shapes of A and B for the equation {eq} "
+            f"({A._shape[-2]}x{A._shape[-1]} and {B._shape[-2]}x{B._shape[-1]})"
+        )
     return solve(_triangle(A, upper, unitriangular), B, left=left)
 
 
@@ -131,7 +140,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
     if check_errors:
         raise_ex(
             info,
-            "torch.linalg.solve_ex",
+            "ember.linalg.solve_ex",
             "The solver failed because the input matrix is singular.",
             LinAlgError,
         )

@@ -127,11 +127,26 @@ def _inv_rule(n: Any, g: Tensor) -> tuple:
     return (-(h @ g @ h),)
 
 
+_INV_SINGULAR = "The diagonal element {k} is zero, the inversion could not be completed because the input matrix is singular."
+
+
+def _singular(A: Tensor, name: str, message: str) -> None:
+    """On a kernel's refusal: raise PyTorch's message naming the first zero pivot of ``A``'s LU
+    (the failure path only; nothing is raised when rounding, not a zero pivot, made it fail)."""
+    from ._ex import lu_info, raise_ex
+
+    raise_ex(lu_info(A.detach()), name, message, LinAlgError)
+
+
 @autocast_op("inverse")
 def inv(A: Tensor) -> Tensor:
     """Inverses of square matrices; raises ``LinAlgError`` for singular ones."""
     check_matrix("inv", A)
-    out = _run("inv", (A,), (), A.dtype)
+    try:
+        out = _run("inv", (A,), (), A.dtype)
+    except LinAlgError:
+        _singular(A, "linalg.inv", _INV_SINGULAR)
+        raise
     if _grad.enabled and A.requires_grad:
         record("LinalgInvExBackward0", _inv_rule, out, (A,), (), (out,))
     return out
@@ -150,8 +165,7 @@ def inv_ex(A: Tensor, *, check_errors: bool = False) -> Any:
         out, info = settle(A, lu_info(A.detach()), inv)
         out = mask_failed(out, info, float("nan"))
     if check_errors:
-        msg = "The diagonal element {k} is zero, the inversion could not be completed because the input matrix is singular."
-        raise_ex(info, "linalg.inv_ex", msg, LinAlgError)
+        raise_ex(info, "linalg.inv_ex", _INV_SINGULAR, LinAlgError)
     return _inv_ex_t(out, info)
 
 
@@ -185,7 +199,11 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
 
     batch = broadcast_shape(A._shape[:-2], b._shape[:-2])
     Ae, be = A.expand(batch + A._shape[-2:]), b.expand(batch + b._shape[-2:])
-    out = _run("solve", (Ae.contiguous(), be.contiguous()), (), A.dtype)
+    try:
+        out = _run("solve", (Ae.contiguous(), be.contiguous()), (), A.dtype)
+    except LinAlgError:
+        _singular(Ae, "ember.linalg.solve", "The solver failed because the input matrix is singular.")
+        raise
     if _grad.enabled and (A.requires_grad or B.requires_grad):
         from .._ops._common import sum_to
 
@@ -214,11 +232,23 @@ def _cholesky_rule(n: Any, g: Tensor) -> tuple:
     return ((S + _mH(S)) * 0.5,)
 
 
+_NOT_PD = (
+    "The factorization could not be completed because the input is not positive-definite "
+    "(the leading minor of order {k} is not positive-definite)."
+)
+
+
 @autocast_op("linalg.cholesky")
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     """The Cholesky factor ``L`` with ``A = L L^H`` (``U`` with ``A = U^H U`` if ``upper``)."""
     check_matrix("cholesky", A)
-    out = _run("cholesky", (A,), (bool(upper),), A.dtype)
+    try:
+        out = _run("cholesky", (A,), (bool(upper),), A.dtype)
+    except LinAlgError:
+        from ._ex import cholesky_partial, raise_ex
+
+        raise_ex(cholesky_partial(A.detach())[1], "linalg.cholesky", _NOT_PD, LinAlgError)
+        raise
     if _grad.enabled and A.requires_grad:
         record("LinalgCholeskyExBackward0", _cholesky_rule, out, (A,), (), (out, bool(upper)))
     return out
@@ -246,11 +276,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
                 pass  # rounding: the kernel refuses what the partial factor finished; keep that
         L = _mH(L) if upper else L
     if check_errors:
-        msg = (
-            "The factorization could not be completed because the input is not positive-definite "
-            "(the leading minor of order {k} is not positive-definite)."
-        )
-        raise_ex(info, "linalg.cholesky_ex", msg, LinAlgError)
+        raise_ex(info, "linalg.cholesky_ex", _NOT_PD, LinAlgError)
     return _chol_ex_t(L, info)
 
 
@@ -493,15 +519,15 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:
     check_matrix("householder_product", A, square=False)
     if A._shape[-1] > A._shape[-2]:
         raise RuntimeError(
-            "torch.linalg.householder_product: input.shape[-2] must be greater than or equal to input.shape[-1]"
+            "ember.linalg.householder_product: input.shape[-2] must be greater than or equal to input.shape[-1]"
         )
     if tau.dtype is not A.dtype:
         raise RuntimeError(
-            f"torch.linalg.householder_product: tau dtype {tau.dtype.name} does not match input dtype {A.dtype.name}"
+            f"ember.linalg.householder_product: tau dtype {tau.dtype.name} does not match input dtype {A.dtype.name}"
         )
     if tau._shape[-1] > A._shape[-1]:
         raise RuntimeError(
-            "torch.linalg.householder_product: input.shape[-1] must be greater than or equal to tau.shape[-1]"
+            "ember.linalg.householder_product: input.shape[-1] must be greater than or equal to tau.shape[-1]"
         )
     if _grad.enabled and (A.requires_grad or tau.requires_grad):
         return relabel(_reflector_product(A, tau), "LinalgHouseholderProductBackward0")

@@ -125,7 +125,7 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
     try:
         check_matrix("ldl_factor_ex", A)
     except RuntimeError as e:
-        raise RuntimeError(f"torch.{e}") from None
+        raise RuntimeError(f"ember.{e}") from None
     batch, n = A._shape[:-2], A._shape[-1]
     with no_grad():
         mats = A.detach().reshape((math.prod(batch), n, n))
@@ -138,7 +138,7 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
     pivots = tensor(flat_piv, dtype=D.int32, device=A._device).reshape(batch + (n,))
     info = tensor([p[2] for p in parts], dtype=D.int32, device=A._device).reshape(batch)
     if check_errors:
-        _raise(info, "torch.linalg.ldl_factor_ex")
+        _raise(info, "ember.linalg.ldl_factor_ex")
     return _ldl_ex_t(LD, pivots, info)
 
 
@@ -154,5 +154,5 @@ def _raise(info: Tensor, name: str) -> None:
 def ldl_factor(A: Tensor, *, hermitian: bool = False) -> Any:
     """``(LD, pivots)``; raises where ``D`` has an exactly-zero diagonal entry."""
     LD, pivots, info = ldl_factor_ex(A, hermitian=hermitian)
-    _raise(info, "torch.linalg.ldl_factor")
+    _raise(info, "ember.linalg.ldl_factor")
     return _ldl_t(LD, pivots)

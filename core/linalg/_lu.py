@@ -68,6 +68,10 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -
     """``(LU, pivots, info)``: packed factors, 1-based LAPACK pivots, and 0 or the first zero pivot."""
     from .._ops.diagonal import diagonal
 
+    if isinstance(A, Tensor) and A.ndim < 2:
+        raise RuntimeError(
+            f"ember.lu_factor: Expected tensor with 2 or more dimensions. Got size: {list(A._shape)} instead"
+        )
     check_matrix("lu_factor", A, square=False)
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
@@ -82,7 +86,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -
             "U[{k},{k}] is zero and using it on lu_solve would result in a division by zero. If you still "
             "want to perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)"
         )
-        raise_ex(first, "torch.linalg.lu_factor_ex", msg, RuntimeError)
+        raise_ex(first, "ember.linalg.lu_factor_ex", msg, RuntimeError)
     return _lu_factor_ex_t(LU, (piv + 1).to(D.int32), first)
 
 
@@ -95,7 +99,7 @@ def lu_factor(A: Tensor, *, pivot: bool = True) -> Any:
 
         k = int(info.reshape(-1).amax().item())
         raise LinAlgError(
-            f"torch.linalg.lu_factor: U[{k},{k}] is zero and using it on lu_solve would result in a division by zero. "
+            f"ember.linalg.lu_factor: U[{k},{k}] is zero and using it on lu_solve would result in a division by zero. "
             "If you still want to perform the factorization, consider calling linalg.lu(A, pivot) or "
             "linalg.lu_factor_ex(A, pivot)"
         )

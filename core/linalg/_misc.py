@@ -165,6 +165,8 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, 
     """``vector_norm`` or ``matrix_norm`` depending on ``dim``/``ord`` and the rank of ``A``."""
     if isinstance(dim, int):
         dim = (dim,)
+    if dim is not None and len(dim) not in (1, 2):
+        raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dim)}")
     if (
         dim is not None
         and len(dim) == 2
@@ -181,6 +183,11 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, 
 @autocast_op("linalg.pinv")
 def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Tensor:
     """The Moore-Penrose pseudo-inverse (singular values below the tolerance dropped)."""
+    if isinstance(A, Tensor) and A.ndim < 2:
+        raise RuntimeError(
+            f"linalg.pinv({pt_name(A.dtype)}{{{list(A._shape)}}}): expected a tensor with 2 or more "
+            "dimensions of float, double, cfloat or cdouble types"
+        )
     check_matrix("pinv", A, square=False)
     U, S, Vh = svd(A, full_matrices=False)
     tol = _tolerance(A, S, atol, rtol)
@@ -208,6 +215,10 @@ def _tolerance(A: Tensor, S: Tensor, atol: Any, rtol: Any) -> Tensor:
 @autocast_op("linalg.matrix_rank")
 def matrix_rank(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Tensor:
     """The number of singular values above the tolerance."""
+    if isinstance(A, Tensor) and A.ndim < 2:
+        raise RuntimeError(
+            "ember.linalg.matrix_rank: The input tensor input must have at least 2 dimensions."
+        )
     check_matrix("matrix_rank", A, square=False)
     S = svdvals(A.detach())
     return (S > _tolerance(A, S, atol, rtol)).sum(-1)
@@ -237,6 +248,8 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
 @autocast_op("linalg.cond")
 def cond(A: Tensor, p: Any = None) -> Tensor:
     """The condition number ``norm(A, p) * norm(inv(A), p)`` (singular value ratio for p None, 2, -2)."""
+    if A.ndim < 2 and not isinstance(p, str):
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
     if p in (None, 2, -2):
         s = svdvals(A)
         return s.amax(-1) / s.amin(-1) if p != -2 else s.amin(-1) / s.amax(-1)
@@ -253,6 +266,11 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
 @autocast_op("linalg.vecdot")
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """``sum(conj(x) * y, dim)``."""
+    if x.ndim == 1 and y.ndim == 1 and x._shape != y._shape:
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor {list(x._shape)} and src {list(y._shape)} to have "
+            f"the same number of elements, but got {x._shape[0]} and {y._shape[0]} elements respectively"
+        )
     return (x.conj_physical() * y).sum(dim)
 
 
@@ -262,6 +280,19 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
     ts = list(tensors)
     if len(ts) < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
+    for i, t in enumerate(ts):
+        if i in (0, len(ts) - 1) and t.ndim not in (1, 2):
+            which = "first" if i == 0 else "last"
+            raise RuntimeError(f"multi_dot(): the {which} tensor must be 1D or 2D but got {t.ndim}D")
+        if 0 < i < len(ts) - 1 and t.ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D")
+    for i in range(len(ts) - 1):
+        a, b = ts[i], ts[i + 1]
+        if a._shape[-1] != b._shape[0]:
+            raise RuntimeError(
+                f"multi_dot(): tensors {i} and {i + 1} with shapes {list(a._shape)} and {list(b._shape)} "
+                "cannot be multiplied"
+            )
     first, last = ts[0].ndim == 1, ts[-1].ndim == 1
     ts[0] = ts[0].unsqueeze(0) if first else ts[0]
     ts[-1] = ts[-1].unsqueeze(-1) if last else ts[-1]
@@ -287,10 +318,14 @@ def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: str | None = None)
     drv = driver or "gelsy"
     if drv not in ("gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError(
-            f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss), got {drv}"
+            f"ember.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss), got {drv}"
         )
     vector = B.ndim == A.ndim - 1
     b = B.unsqueeze(-1) if vector else B
+    if b._shape[-2] != A._shape[-2]:
+        raise RuntimeError(
+            f"ember.linalg.lstsq: input.size(-2) should match other.size({-1 if vector else -2})"
+        )
     if A.requires_grad or B.requires_grad:
         Ah = A.mT.conj_physical()
         m, n = A._shape[-2:]

@@ -6,7 +6,9 @@ import math
 from typing import Any
 
 from ..._autocast_hook import autocast_op
+from ..._dtype import pt_name
 from ..._ops import pointwise_unary as U
+from ..._ops._args import must_be, tensor_args
 from ..._ops.convert import inplace as _inplace_form
 from ..._ops.select import clamp, where
 from ..._public import op, public
@@ -65,10 +67,19 @@ def _apply(fn: Any, input: Tensor, inplace: bool, name: str, name_inplace: str, 
     return out
 
 
+def _floating(kernel: str, input: Any, fn: str = "") -> None:
+    """PyTorch's refusal of a non-Tensor, or of integer input to a floating-only kernel."""
+    if not isinstance(input, Tensor):
+        raise must_be(fn or kernel.removesuffix("_cpu"), "input", "Tensor", input, 1)
+    if input.dtype.category < 2:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{pt_name(input.dtype)}'")
+
+
 def _relu(input: Tensor) -> Tensor:
     return U.relu(input)
 
 
+@tensor_args("relu", "input")
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """``max(x, 0)`` (NaN stays NaN); one ``ReluBackward0`` node: ``grad * (out > 0)``."""
     return _apply(_relu, input, inplace, "", "ReluBackward0")
@@ -85,6 +96,7 @@ def _leaky_relu(input: Tensor, negative_slope: float) -> Tensor:
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``x`` if ``x > 0`` else ``negative_slope * x``."""
+    _floating("leaky_relu_cpu", input)
     return _apply(_leaky_relu, input, inplace, "LeakyReluBackward0", "LeakyReluBackward1", negative_slope)
 
 
@@ -106,26 +118,30 @@ def _elu(input: Tensor, alpha: float, scale: float, s: float) -> Tensor:
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` if ``x > 0`` else ``alpha * (exp(x) - 1)``."""
+    _floating("elu_cpu", input)
     return _apply(_elu, input, inplace, "", "EluBackward1", alpha, 1.0, 1.0)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """``scale * elu(x, alpha)`` with the self-normalising constants."""
+    _floating("elu_cpu", input, "selu")
     return _apply(_elu, input, inplace, "", "EluBackward1", _SELU_ALPHA, _SELU_SCALE, 1.0)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    _floating("elu_cpu", input, "celu")
     return _apply(_elu, input, inplace, "CeluBackward0", "CeluBackward1", alpha, 1.0, 1.0 / alpha)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """``x * Φ(x)``; ``approximate='tanh'`` uses ``0.5x(1 + tanh(√(2/π)(x + 0.044715x³)))``."""
+    _floating("GeluKernelImpl", input, "gelu")
     if approximate == "tanh":
         inner = (input + 0.044715 * input * input * input) * math.sqrt(2.0 / math.pi)
         return 0.5 * input * (1.0 + U.tanh(inner))
     if approximate != "none":
-        raise RuntimeError(f"approximate argument must be either none or tanh. Got {approximate}")
+        raise RuntimeError("approximate argument must be either none or tanh.")
     return 0.5 * input * (1.0 + U.erf(input * (1.0 / math.sqrt(2.0))))
 
 
@@ -144,6 +160,7 @@ def _silu(input: Tensor) -> Tensor:
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * sigmoid(x)``."""
+    _floating("silu_cpu", input)
     return _apply(_silu, input, inplace, "SiluBackward0", "SiluBackward0")
 
 
@@ -164,6 +181,7 @@ def _softplus_rule(n: Any, g: Tensor) -> tuple:
 @autocast_op("nn.functional.softplus")
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta x)) / beta``, linear where ``beta x > threshold``; ``d/dx = σ(beta x)``."""
+    _floating("softplus_cpu", input)
     with no_grad():
         bx = input * beta
         soft = (clamp(bx, min=0.0) + U.log1p(U.exp(-U.abs(bx)))) / beta
@@ -177,6 +195,7 @@ def _mish(input: Tensor) -> Tensor:
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))``."""
+    _floating("mish_cpu", input)
     return _apply(_mish, input, inplace, "MishBackward0", "MishBackward0")
 
 
@@ -272,6 +291,8 @@ def _threshold(input: Tensor, threshold: float, value: float) -> Tensor:
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
     """``a * sigmoid(b)`` where ``a, b`` are the halves of ``input`` along ``dim``."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
     if input._shape[dim] % 2:
         raise RuntimeError(
             f"Halving dimension must be even, but dimension {dim % input.ndim} is size {input._shape[dim]}"
@@ -284,6 +305,12 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``x`` if ``x > 0`` else ``weight * x`` (``weight`` per channel, dim 1, or one value)."""
     w = weight
+    channels = input._shape[1] if input.ndim >= 2 else 1
+    if weight.numel() != 1 and weight.numel() != channels:
+        raise RuntimeError(
+            "Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+            f"{weight.numel()} and channel size = {channels}."
+        )
     if weight.numel() > 1 and input.ndim >= 2:
         w = weight.reshape((1, -1) + (1,) * (input.ndim - 2))
     return where(input > 0, input, w * input)

@@ -130,6 +130,8 @@ def ctc_loss(
     each loss by its target length, then averages over the batch. Example:
     ``F.ctc_loss(x.log_softmax(2), y, (50,) * 16, (20,) * 16)``.
     """
+    if not 0 <= blank < log_probs.shape[-1]:
+        raise RuntimeError("blank must be in label range")
     unbatched = log_probs.dim() == 2
     if unbatched:
         log_probs = log_probs.unsqueeze(1)

@@ -51,8 +51,31 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``; ``weight`` is (out_features, in_features)."""
     if _plain_2d(input, weight, bias):
         return _linear_2d(input, weight, bias)
+    _check_linear(input, weight, bias)
     out = matmul(input, weight.t() if weight.ndim == 2 else weight)
     return out if bias is None else out + bias
+
+
+def _check_linear(x: Tensor, w: Tensor, b: Tensor | None) -> None:
+    """PyTorch's errors off the fast path: a 0-d operand, a bias that does not expand to the
+    (flattened batch, out_features) result of its ``addmm``."""
+    if x.ndim == 0 or w.ndim == 0:
+        raise RuntimeError(
+            f"both arguments to linear need to be at least 1D, but they are {x.ndim}D and {w.ndim}D"
+        )
+    if b is None or w.ndim != 2 or b.ndim > 2:
+        return
+    rows = 1
+    for s in x._shape[:-1]:
+        rows *= s
+    target = [rows, w._shape[0]]
+    for j in range(1, b.ndim + 1):
+        have, want = b._shape[-j], target[-j]
+        if have != want and have != 1:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({want}) must match the existing size ({have}) at "
+                f"non-singleton dimension {2 - j}.  Target sizes: {target}.  Tensor sizes: {list(b._shape)}"
+            )
 
 
 def _plain_2d(x: Tensor, w: Tensor, b: Tensor | None) -> bool:
@@ -100,6 +123,15 @@ def _linear_2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
 @autocast_op("nn.functional.bilinear")
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y_k = x1 @ W_k @ x2 + b_k`` with ``weight`` (out, in1, in2)."""
+    for name, got, want in (
+        ("input1", input1._shape[-1], weight._shape[1]),
+        ("input2", input2._shape[-1], weight._shape[2]),
+        ("bias", bias._shape[-1] if bias is not None else weight._shape[0], weight._shape[0]),
+    ):
+        if got != want:
+            raise RuntimeError(
+                f"bilinear(): {name} size does not match weight size: got {got} but expected {want}"
+            )
     if input1._shape[:-1] != input2._shape[:-1]:
         raise RuntimeError(
             f"bilinear(): input batch dimensions do not match: got {list(input1._shape[:-1])} and "
@@ -223,6 +255,8 @@ def embedding(
 
     Indices must lie in ``[0, num_embeddings)``: as in PyTorch, ``-1`` is an IndexError, not the last row.
     """
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
     check_embedding_indices(input, "embedding")
     n = weight._shape[0]
     if n == 0 and input.numel():

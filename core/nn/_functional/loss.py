@@ -147,6 +147,19 @@ def nll_loss(
     """
     reduction = _legacy(size_average, reduce, reduction)
     _check_batch(input, target)
+    if input.ndim <= 2 and target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    spatial = input._shape[:1] + input._shape[2:]
+    if input.ndim == 3 and target._shape != spatial:
+        raise RuntimeError(f"Expected target size {list(spatial)}, got {list(target._shape)}")
+    if input.ndim > 3 and target._shape != spatial:
+        raise RuntimeError(f"size mismatch (got input: {list(input._shape)} , target: {list(target._shape)}")
+    n_classes = input._shape[-1] if input.ndim == 1 else input._shape[1]
+    if weight is not None and weight.numel() != n_classes:
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {n_classes} classes or no classes but got "
+            f"weight tensor of shape: {list(weight._shape)}"
+        )
     _no_grad_arg("nll_loss2d_forward" if input.ndim >= 3 else "nll_loss_forward", "weight", weight)
     if target.dtype not in (D.int64, D.int32, D.int16, D.uint8, D.int8):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_pt(target.dtype)}")
@@ -213,7 +226,7 @@ def cross_entropy(
     cdim = 1 if input.ndim >= 2 else 0
     logp = log_softmax(input, cdim)
     n_cls = input._shape[cdim]
-    if target.dtype.is_floating_point:
+    if target.dtype.is_floating_point and (target._shape == input._shape or input.ndim == 3):
         return _soft_targets(logp, target, weight, reduction, label_smoothing, cdim)
     nll = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
     if label_smoothing == 0.0:
@@ -235,7 +248,8 @@ def _soft_targets(
     logp: Tensor, target: Tensor, weight: Tensor | None, reduction: str, eps: float, cdim: int
 ) -> Tensor:
     if target._shape != logp._shape:
-        raise RuntimeError(f"Expected target size {list(logp._shape)}, got {list(target._shape)}")
+        want = logp._shape[:1] + logp._shape[2:]  # PyTorch names the class-index shape here
+        raise RuntimeError(f"Expected target size {list(want)}, got {list(target._shape)}")
     n_cls = logp._shape[cdim]
     if eps > 0:
         target = target * (1.0 - eps) + eps / n_cls

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from ..._autocast_hook import autocast_op
@@ -43,6 +44,12 @@ def layer_norm(
             f"Given normalized_shape={list(shape)}, expected input with shape [*, {', '.join(map(str, shape))}], "
             f"but got input of size{list(input._shape)}"
         )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t._shape) != shape:
+            raise RuntimeError(
+                f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                f"{list(t._shape)} and normalized_shape = {list(shape)}"
+            )
     dims = tuple(range(input.ndim - k, input.ndim))
     mean, var = _moments(input, dims)
     out = (input - mean) * (var + eps).rsqrt()
@@ -90,12 +97,21 @@ def batch_norm(
     if input.ndim < 2:
         raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
     cs = _channel_shape(input)
+    c = input._shape[1]
+    for name, t in (
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+        ("weight", weight),
+        ("bias", bias),
+    ):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
     if training:
         dims = (0,) + tuple(range(2, input.ndim))
         count = input.numel() // input._shape[1]
         if count <= 1:
             raise ValueError(
-                f"Expected more than 1 value per channel when training, got input size {list(input._shape)}"
+                f"Expected more than 1 value per channel when training, got input size {input.shape}"
             )
         mean, var = _moments(input, dims)
         if running_mean is not None and running_var is not None:
@@ -126,6 +142,8 @@ def instance_norm(
     eps: float = 1e-5,
 ) -> Tensor:
     """Normalise each (sample, channel) plane over its spatial dims."""
+    if use_input_stats and math.prod(input._shape[2:]) == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
     dims = tuple(range(2, input.ndim))
     mean, var = _moments(input, dims)
     out = (input - mean) * (var + eps).rsqrt()
