@@ -32,7 +32,8 @@ def test_uninitialized_calls_raise_pytorchs_error():
 
 def test_life_cycle(world):
     assert dist.is_initialized() and dist.get_rank() == 0 and dist.get_world_size() == 1
-    assert dist.get_backend() == "mpi"
+    assert dist.get_backend() == "mpi" == dist.Backend.MPI
+    assert dist.get_process_group_ranks(dist.GroupMember.WORLD) == [0]
     with pytest.raises(ValueError, match="^trying to initialize the default process group twice!$"):
         dist.init_process_group("mpi")
 

@@ -30,11 +30,14 @@ from ._collectives import (
 from ._engines import Engine, available_engines, register_engine
 from ._objects import all_gather_object, broadcast_object_list, gather_object
 from ._pg import (
+    Backend,
     GroupMember,
     ProcessGroup,
     Work,
     destroy_process_group,
     get_backend,
+    get_global_rank,
+    get_process_group_ranks,
     get_rank,
     get_world_size,
     host_staging_counts,
@@ -44,6 +47,7 @@ from ._pg import (
 )
 
 __all__ = [
+    "Backend",
     "Engine",
     "GroupMember",
     "ProcessGroup",
@@ -62,6 +66,8 @@ __all__ = [
     "gather",
     "gather_object",
     "get_backend",
+    "get_global_rank",
+    "get_process_group_ranks",
     "get_rank",
     "get_world_size",
     "host_staging_counts",

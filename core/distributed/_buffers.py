@@ -41,6 +41,8 @@ class Buf:
             a = np.ascontiguousarray(to_host(be, c._data))
             _pg._staged[be.name] += 1
         self.aliased = self.native and c is t
+        if not a.flags.c_contiguous:  # a contiguous tensor over strided memory (size-1 dims)
+            a, self.aliased = a.copy(), False  # reshape(-1) would copy silently: write back instead
         self.np_dtype = a.dtype
         a = a.reshape(-1)
         if reduce:

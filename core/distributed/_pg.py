@@ -17,11 +17,14 @@ from typing import Any
 from ._engines import engine_factory
 
 __all__ = [
+    "Backend",
     "GroupMember",
     "ProcessGroup",
     "Work",
     "destroy_process_group",
     "get_backend",
+    "get_global_rank",
+    "get_process_group_ranks",
     "get_rank",
     "get_world_size",
     "host_staging_counts",
@@ -73,6 +76,30 @@ class _NonMember:
 class GroupMember:
     WORLD: ProcessGroup | None = None
     NON_GROUP_MEMBER = _NonMember()
+
+
+class Backend(str):
+    """Engine names as PyTorch's ``dist.Backend`` constants (``Backend.GLOO``, ...)."""
+
+    GLOO = "gloo"
+    NCCL = "nccl"
+    MPI = "mpi"
+
+
+def get_process_group_ranks(group: Any) -> list[int]:
+    """The global ranks of ``group``, in group-rank order."""
+    pg = _group(group)
+    if pg is None:
+        raise ValueError("Invalid process group specified")
+    return list(pg.ranks)
+
+
+def get_global_rank(group: Any, group_rank: int) -> int:
+    """The global rank of ``group``'s rank ``group_rank``."""
+    ranks = get_process_group_ranks(group)
+    if not 0 <= group_rank < len(ranks):
+        raise ValueError(f"Group rank {group_rank} is not part of group {group}")
+    return ranks[group_rank]
 
 
 class Work:

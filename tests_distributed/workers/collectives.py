@@ -165,6 +165,7 @@ assert lst == ["from 0", 0], lst
 g = dist.new_group([0, W - 1])
 if R in (0, W - 1):
     assert dist.get_world_size(g) == 2 and dist.get_rank(g) == (0 if R == 0 else 1)
+    assert dist.get_process_group_ranks(g) == [0, W - 1] and dist.get_global_rank(g, 1) == W - 1
     x = ember.full((3,), float(R))
     dist.all_reduce(x, group=g)
     eq(x, np.full(3, W - 1.0, "float32"))
