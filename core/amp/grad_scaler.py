@@ -90,19 +90,20 @@ class GradScaler:
 
     def _unscale_grads_(self, optimizer: Any, inv_scale: Tensor, allow_fp16: bool) -> dict[Any, Tensor]:
         """Unscale every gradient in place; per device, one 0-d bool tensor: any non-finite."""
-        from .. import stack
+        from .. import no_grad, stack
 
         flags: dict[Any, list[Tensor]] = defaultdict(list)
-        for group in optimizer.param_groups:
-            for p in group["params"]:
-                g = p.grad
-                if g is None:
-                    continue
-                if not allow_fp16 and g.dtype == float16:
-                    raise ValueError("Attempting to unscale FP16 gradients.")
-                flags[g.device].append(g.isfinite().all().logical_not())
-                g.mul_(inv_scale.to(device=g.device))
-        return {dev: stack(fs).any() for dev, fs in flags.items()}
+        with no_grad():  # in place on the gradients, never recorded (create_graph's included)
+            for group in optimizer.param_groups:
+                for p in group["params"]:
+                    g = p.grad
+                    if g is None:
+                        continue
+                    if not allow_fp16 and g.dtype == float16:
+                        raise ValueError("Attempting to unscale FP16 gradients.")
+                    flags[g.device].append(g.isfinite().all().logical_not())
+                    g.mul_(inv_scale.to(device=g.device))
+            return {dev: stack(fs).any() for dev, fs in flags.items()}
 
     def unscale_(self, optimizer: Any) -> None:
         """Divide ``optimizer``'s gradients by the scale (once per step; ``step`` does it if not)."""
