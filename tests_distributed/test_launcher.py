@@ -4,8 +4,8 @@ import os
 import subprocess
 import sys
 
-from conftest import BIN, WORKERS
 from ember.distributed import run
+from ranks import BIN, WORKERS
 
 
 def launch(*args, env=None, timeout=120):
@@ -30,6 +30,7 @@ def test_environment_and_a_failing_rank_without_restarts():
     p = launch("--nproc-per-node", "2", "--master-port", "29555", str(WORKERS / "envs.py"), "x", "--y")
     assert p.returncode != 0
     lines = sorted(line for line in p.stdout.splitlines() if line.startswith("env"))
+    assert len(lines) == 2, p.stdout + p.stderr
     for r, line in enumerate(lines):
         assert f"RANK={r} LOCAL_RANK={r} WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=" in line, line
         assert line.endswith("PORT=29555 TORCHELASTIC_RESTART_COUNT=0 OMP_NUM_THREADS=1 argv ['x', '--y']"), (

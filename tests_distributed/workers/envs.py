@@ -2,6 +2,7 @@
 
 import os
 import sys
+import time
 
 keys = (
     "RANK",
@@ -15,4 +16,5 @@ keys = (
 )
 print("env", " ".join(f"{k}={os.environ[k]}" for k in keys), "argv", sys.argv[1:], flush=True)
 if os.environ["RANK"] == "1":
+    time.sleep(1)  # a failing rank ends the job: let rank 0 print first
     sys.exit(3)
