@@ -76,6 +76,7 @@ from . import (
     nn,
     onnx,
     optim,
+    profiler,
     serialization,
     utils,
 )
@@ -153,6 +154,7 @@ __all__ = [
     "no_grad",
     "onnx",
     "optim",
+    "profiler",
     "return_types",
     "serialization",
     "set_grad_enabled",

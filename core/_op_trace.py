@@ -117,7 +117,9 @@ class OpObserver:
             raise RuntimeError("op observers must be exited in the reverse order they were entered")
         _observers.pop()
         if not _observers:
-            sys.setprofile(_saved.pop())
+            saved = _saved.pop()
+            # A C-level profiler (cProfile) cannot be handed back through sys.setprofile.
+            sys.setprofile(saved if callable(saved) else None)
 
 
 _observers: list[OpObserver] = []

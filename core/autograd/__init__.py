@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import functional, graph
+from . import functional, graph, profiler
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .engine import check_root_grad, run_backward
 from .function import Function, FunctionCtx
@@ -34,6 +34,7 @@ __all__ = [
     "is_grad_enabled",
     "is_inference_mode_enabled",
     "no_grad",
+    "profiler",
     "set_detect_anomaly",
     "set_grad_enabled",
 ]
