@@ -49,12 +49,30 @@ def test_collectives_at_world_size_one(nccl_world):
     assert b.tolist() == [1, 1]
     assert dist.host_staging_counts()["cpu"] - before >= 15  # CPU tensors are not NCCL's: staged
     assert {"allReduce", "allGather", "reduceScatter", "broadcast", "reduce"} <= set(_Comm.calls)
+    objs = [None]
+    dist.all_gather_object(objs, {"k": [1, "two"]})  # host bytes through the device engine
+    lst = [None]
+    dist.broadcast_object_list(lst, src=0)
+    assert objs == [{"k": [1, "two"]}] and lst == [None]
 
 
 def test_nccl_refuses_what_it_cannot_do(nccl_world):
     with pytest.raises(RuntimeError, match=r"^the 'nccl' engine does not support ReduceOp.BXOR$"):
         dist.all_reduce(ember.ones(2, dtype=ember.int64), op=dist.ReduceOp.BXOR)
-    with pytest.raises(RuntimeError, match="object collectives need an engine that reads host memory"):
-        dist.all_gather_object([None], 1)
     with pytest.raises(NotImplementedError, match="new_group is not supported by the 'nccl' engine"):
         dist.new_group([0])
+
+
+def test_ddp_runs_on_the_nccl_engine(nccl_world):
+    from ember import nn
+    from ember.nn.parallel import DistributedDataParallel as DDP
+
+    ember.manual_seed(0)
+    model = DDP(nn.Linear(3, 2))
+    x = ember.randn(4, 3)
+    model(x).pow(2).sum().backward()
+    ref = nn.Linear(3, 2)
+    ref.load_state_dict({k[len("module.") :]: v for k, v in model.state_dict().items()})
+    ref(x).pow(2).sum().backward()
+    assert ember.allclose(model.module.weight.grad, ref.weight.grad)
+    assert "allReduce" in _Comm.calls

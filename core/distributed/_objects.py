@@ -2,7 +2,8 @@
 
 Objects travel as ``ember.save`` archives and are rebuilt with the weights-only unpickler
 (``core/_unpickler.py``): plain data, tensors and ``add_safe_globals`` types only, so a
-compromised peer cannot make this rank run code (PyTorch's versions unpickle anything).
+compromised peer cannot make this rank run code (PyTorch's versions unpickle anything). The
+bytes are host arrays; an engine on device memory (NCCL) copies them over and back.
 """
 
 from __future__ import annotations
@@ -41,17 +42,11 @@ def _exchange_sizes(pg: Any, n: int) -> list[int]:
     return [int(x) for x in every]
 
 
-def _host_engine_check(pg: Any) -> None:
-    if not pg.engine.native("cpu"):  # an engine without host buffers (NCCL) stages through tensors
-        raise RuntimeError(f"object collectives need an engine that reads host memory; {pg} does not")
-
-
 def all_gather_object(object_list: list[Any], obj: Any, group: Any = None) -> None:
     """``object_list[i]`` becomes rank i's ``obj`` on every rank."""
     pg = _group(group)
     if pg is None:
         return
-    _host_engine_check(pg)
     if len(object_list) != pg.size():
         raise RuntimeError(f"object_list must have world size {pg.size()} entries, got {len(object_list)}")
     raw = _dumps(obj)
@@ -88,7 +83,6 @@ def broadcast_object_list(
     pg = _group(group)
     if pg is None:
         return
-    _host_engine_check(pg)
     root = _root(pg, src, "broadcast_object_list")
     raw = _dumps(list(object_list)) if pg.rank() == root else np.zeros(0, np.uint8)
     n = np.array([raw.size], np.int64)
