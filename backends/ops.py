@@ -182,6 +182,34 @@ _COMPOSITE_LIST = [
     _op("conv2d", "composite", 2, "stride padding dilation groups", "cross-correlation, NCHW, no bias"),
     _op("max_pool2d", "composite", 1, "kernel stride padding dilation ceil_mode", "(values, flat indices)"),
     _op("avg_pool2d", "composite", 1, "kernel stride padding ceil_mode count_include_pad", "window means"),
+    _op(
+        "conv2d_input_grad",
+        "composite",
+        2,
+        "in_hw stride padding dilation groups",
+        "gradient of conv2d in x for output gradient g and weight w: (N, C, *in_hw)",
+    ),
+    _op(
+        "conv2d_weight_grad",
+        "composite",
+        2,
+        "w_shape stride padding dilation groups",
+        "gradient of conv2d in its weight for input x and output gradient g: w_shape",
+    ),
+    _op(
+        "max_pool2d_backward",
+        "composite",
+        2,
+        "in_hw accumulate",
+        "g placed at the flat (h*W + w) indices of max_pool2d in (N, C, *in_hw) zeros; summed if accumulate",
+    ),
+    _op(
+        "avg_pool2d_backward",
+        "composite",
+        1,
+        "in_hw kernel stride padding",
+        "each input cell gets the sum of g (already divided by the divisors) over the windows holding it",
+    ),
     # optimizer updates: in place, return None (the optimizers' per-op formula is the decomposition)
     _op(
         "sgd_update",

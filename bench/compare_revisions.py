@@ -4,7 +4,7 @@ Checks out ``BASE`` (and ``HEAD``, default: the working tree) into temporary git
 and times, in alternating child processes so that machine noise hits both alike: W1 (``a + b``
 on 16 float32, no grad: the per-op dispatch cost), the MLP training step and the CNN
 training step of ``bench_training.py`` and ``bench_cnn.py``, with PyTorch's CPU build beside
-them when importable. Prints the best time of each and the ratio HEAD/BASE. Nothing is
+them when importable (measured in every round too, so its column sees the same noise). Prints the best time of each and the ratio HEAD/BASE. Nothing is
 written to the repository.
 """
 
@@ -76,14 +76,22 @@ def main() -> int:
     paths = {"base": _tree(args.base, tmp), "head": _tree(args.head, tmp)}
     best: dict[str, dict[str, float]] = {"base": {}, "head": {}, "torch": {}}
     try:
+        have_torch = True
         for _ in range(args.rounds):
-            for who in ("base", "head"):
-                for case, t in _measure(paths[who], "ember").items():
+            for who in ("base", "head", "torch"):
+                if who == "torch" and not have_torch:
+                    continue
+                try:
+                    got = _measure(
+                        paths[who] if who != "torch" else None, "torch" if who == "torch" else "ember"
+                    )
+                except subprocess.CalledProcessError:
+                    if who != "torch":
+                        raise
+                    have_torch = False  # no PyTorch here: its columns stay empty
+                    continue
+                for case, t in got.items():
                     best[who][case] = min(t, best[who].get(case, t))
-        try:
-            best["torch"] = _measure(None, "torch")
-        except subprocess.CalledProcessError:
-            best["torch"] = {}
     finally:  # the checkouts go with their temporary folder
         for path in paths.values():
             src = os.path.realpath(os.path.join(path, "ember", ".."))

@@ -53,6 +53,22 @@ SIGNATURES: dict[str, tuple[str, str]] = {
         "avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad)",
         "no divisor_override",
     ),
+    "conv2d_input_grad": (
+        "conv2d_input_grad(g, weight, in_hw, stride, padding, dilation, groups)",
+        "the backward of conv2d in its input (torch: convolution_backward's grad_input)",
+    ),
+    "conv2d_weight_grad": (
+        "conv2d_weight_grad(x, g, w_shape, stride, padding, dilation, groups)",
+        "the backward of conv2d in its weight (torch: convolution_backward's grad_weight)",
+    ),
+    "max_pool2d_backward": (
+        "max_pool2d_backward(g, indices, in_hw, accumulate)",
+        "takes max_pool2d's indices, not its input; accumulate: windows overlap",
+    ),
+    "avg_pool2d_backward": (
+        "avg_pool2d_backward(g, in_hw, kernel, stride, padding)",
+        "g already divided by the divisors (no ceil_mode, count_include_pad or divisor_override)",
+    ),
     "sgd_update": (
         "sgd_update(param, grad, buf, lr, momentum, dampening, weight_decay, nesterov, maximize, first_step)",
         "one tensor's step, in place on param and buf (None without momentum); returns None",

@@ -68,6 +68,27 @@ def _index_put(e: Any, dev: str) -> Any:
     return x.index_put_((_t(e, dev, IDX),), _t(e, dev, _x(4, 3)), accumulate=True)
 
 
+def _conv_grad(which: int) -> Callable[[Any, str], Any]:
+    """conv2d's gradient in x (0) or w (1), grouped and strided."""
+
+    def call(e: Any, dev: str) -> Any:
+        x = _t(e, dev, _x(2, 4, 7, 6), requires_grad=True)
+        w = _t(e, dev, _x(6, 2, 3, 2), requires_grad=True)
+        out = F.conv2d(x, w, stride=(2, 1), padding=1, groups=2)
+        return e.autograd.grad(out, (x, w)[which], _t(e, dev, _x(*out.shape)))[0]
+
+    return call
+
+
+def _pool_grad(pool: Callable[[Any], Any]) -> Callable[[Any, str], Any]:
+    def call(e: Any, dev: str) -> Any:
+        x = _t(e, dev, _x(2, 3, 7, 7), requires_grad=True)
+        out = pool(x)
+        return e.autograd.grad(out, x, _t(e, dev, _x(*out.shape)))[0]
+
+    return call
+
+
 def _scatter_reduce(reduce: str) -> Callable[[Any, str], Any]:
     def call(e: Any, dev: str) -> Any:
         x, i, s = SCATTER
@@ -104,6 +125,10 @@ CALLS: dict[str, tuple[Callable[[Any, str], Any], float]] = {
     "conv2d": (lambda e, d: F.conv2d(_t(e, d, _x(2, 3, 6, 6)), _t(e, d, _x(4, 3, 3, 3)), padding=1), 1e-13),
     "max_pool2d": (lambda e, d: F.max_pool2d(_t(e, d, _x(2, 3, 6, 6)), 2), 0),
     "avg_pool2d": (lambda e, d: F.avg_pool2d(_t(e, d, _x(2, 3, 6, 6)), 2), 1e-15),
+    "conv2d_input_grad": (_conv_grad(0), 1e-13),
+    "conv2d_weight_grad": (_conv_grad(1), 1e-13),
+    "max_pool2d_backward": (_pool_grad(lambda x: F.max_pool2d(x, 3, 2, 1)), 1e-15),
+    "avg_pool2d_backward": (_pool_grad(lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True)), 1e-15),
     "sgd_update": (_sgd, 1e-15),
     "adam_update": (_adam, 1e-14),
     "atan": (_unary(lambda e, x: x.atan(), WIDE), 1e-15),

@@ -407,6 +407,17 @@ KERNELS.update(
     }
 )
 
+from .grad_kernels import avg_pool2d_backward, conv2d_input_grad, conv2d_weight_grad, max_pool2d_backward
+
+KERNELS.update(
+    {
+        "conv2d_input_grad": conv2d_input_grad,
+        "conv2d_weight_grad": conv2d_weight_grad,
+        "max_pool2d_backward": max_pool2d_backward,
+        "avg_pool2d_backward": avg_pool2d_backward,
+    }
+)
+
 from .optim_kernels import OPTIM_KERNELS
 
 KERNELS.update(OPTIM_KERNELS)

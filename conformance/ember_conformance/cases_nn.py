@@ -139,6 +139,124 @@ def _pool_samples(dtype: str, rng: np.random.Generator, avg: bool) -> list[Sampl
     return out
 
 
+def _taps(xshape: tuple, wshape: tuple, gshape: tuple, stride, padding, dilation, groups: int):  # type: ignore[no-untyped-def]
+    """Yield (input channels, output channels, tap (i, j), padded row/col slices) per group and tap."""
+    cg, og = wshape[1], wshape[0] // groups
+    oh, ow = gshape[2:]
+    for grp in range(groups):
+        for i in range(wshape[2]):
+            for j in range(wshape[3]):
+                hs, ws = i * dilation[0], j * dilation[1]
+                rows = slice(hs, hs + stride[0] * (oh - 1) + 1, stride[0])
+                cols = slice(ws, ws + stride[1] * (ow - 1) + 1, stride[1])
+                yield slice(grp * cg, (grp + 1) * cg), slice(grp * og, (grp + 1) * og), i, j, rows, cols
+
+
+def _padded_zeros(n: int, c: int, hw, padding, need, dtype) -> np.ndarray:  # type: ignore[no-untyped-def]
+    hp = max(hw[0] + 2 * padding[0], need[0])
+    wp = max(hw[1] + 2 * padding[1], need[1])
+    return np.zeros((n, c, hp, wp), dtype)
+
+
+def _conv_input_grad(
+    g: np.ndarray, w: np.ndarray, in_hw, stride, padding, dilation, groups: int
+) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """The adjoint of ``_conv2d`` in x: each tap's products added back at its input cells."""
+    n, _, oh, ow = g.shape
+    need = [(o - 1) * s + d * (k - 1) + 1 for o, s, d, k in zip((oh, ow), stride, dilation, w.shape[2:])]
+    dx = _padded_zeros(n, w.shape[1] * groups, in_hw, padding, need, np.result_type(g, w))
+    for cs, os_, i, j, rows, cols in _taps((), w.shape, g.shape, stride, padding, dilation, groups):
+        dx[:, cs, rows, cols] += np.einsum("nohw,oc->nchw", g[:, os_], w[os_, :, i, j])
+    return dx[:, :, padding[0] : padding[0] + in_hw[0], padding[1] : padding[1] + in_hw[1]]
+
+
+def _conv_weight_grad(
+    x: np.ndarray, g: np.ndarray, w_shape, stride, padding, dilation, groups: int
+) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """The adjoint of ``_conv2d`` in w: each tap's input cells times the gradient, summed."""
+    xp = np.pad(x, ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
+    dw = np.zeros(w_shape, np.result_type(x, g))
+    for cs, os_, i, j, rows, cols in _taps(x.shape, w_shape, g.shape, stride, padding, dilation, groups):
+        dw[os_, :, i, j] = np.einsum("nohw,nchw->oc", g[:, os_], xp[:, cs, rows, cols])
+    return dw
+
+
+def _grad_conv_samples(dtype: str, rng: np.random.Generator, weight: bool) -> list[Sample]:
+    """The forward samples' geometry, with an output gradient of the matching shape."""
+    out = []
+    for s in _conv_samples(dtype, rng):
+        x, w, stride, padding, dilation, groups = s.args
+        hw = [
+            _out_size(x.value.shape[2 + a], w.value.shape[2 + a], stride[a], padding[a], dilation[a], False)
+            for a in range(2)
+        ]
+        gshape = (x.value.shape[0], w.value.shape[0], *hw)
+        g = values(rng, gshape, dtype, "small")
+        gt = strided(g) if s.label == "strided-input" else contig(g)
+        if weight:
+            args = (x, gt, w.value.shape, stride, padding, dilation, groups)
+        else:
+            args = (gt, w, x.value.shape[2:], stride, padding, dilation, groups)
+        out.append(Sample(s.label, args))
+    # stride 2 over 7x5: the last row and column are in no window and get no gradient
+    x, w = values(rng, (1, 2, 7, 5), dtype, "small"), values(rng, (3, 2, 2, 2), dtype, "small")
+    g = contig(values(rng, (1, 3, 3, 2), dtype, "small"))
+    geo = ((2, 2), (0, 0), (1, 1), 1)
+    out.append(
+        Sample("uncovered-edge", (contig(x), g, w.shape, *geo) if weight else (g, contig(w), (7, 5), *geo))
+    )
+    return out
+
+
+def _max_backward(g: np.ndarray, idx: np.ndarray, in_hw, accumulate: bool) -> np.ndarray:  # type: ignore[no-untyped-def]
+    out = np.zeros(g.shape[:2] + tuple(in_hw), np.float64)
+    for n in range(g.shape[0]):
+        for c in range(g.shape[1]):
+            for pos, v in zip(idx[n, c].reshape(-1), g[n, c].reshape(-1).astype(np.float64)):
+                out[n, c].reshape(-1)[pos] += v
+    return out.astype(g.dtype)
+
+
+def _max_backward_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
+    out = []
+    for s in _pool_samples(dtype, rng, False):
+        x, k, stride, padding, dilation, ceil = s.args
+        _, idx = _max_pool2d(x.value, k, stride, padding, dilation, ceil)
+        if idx is None:
+            continue
+        overlap = any(stride[i] < dilation[i] * (k[i] - 1) + 1 for i in range(2))
+        g = values(rng, idx.shape, dtype, "small")
+        out.append(Sample(s.label, (contig(g), contig(idx), x.value.shape[2:], overlap)))
+    x = values(rng, (2, 2, 5, 5), dtype)
+    _, idx = _max_pool2d(x, (3, 3), (1, 1), (1, 1), (1, 1), False)  # overlapping windows
+    g = values(rng, idx.shape, dtype, "small")  # type: ignore[union-attr]
+    out.append(Sample("overlap-strided-grad", (strided(g), contig(idx), (5, 5), True)))  # type: ignore[arg-type]
+    return out
+
+
+def _avg_backward(g: np.ndarray, in_hw, kernel, stride, padding) -> np.ndarray:  # type: ignore[no-untyped-def]
+    n, c, oh, ow = g.shape
+    need = [(o - 1) * s + k for o, s, k in zip((oh, ow), stride, kernel)]
+    dx = _padded_zeros(n, c, in_hw, padding, need, g.dtype)
+    for a in range(oh):
+        for b in range(ow):
+            r, q = a * stride[0], b * stride[1]
+            dx[:, :, r : r + kernel[0], q : q + kernel[1]] += g[:, :, a : a + 1, b : b + 1]
+    return dx[:, :, padding[0] : padding[0] + in_hw[0], padding[1] : padding[1] + in_hw[1]]
+
+
+def _avg_backward_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
+    out = []
+    for s in _pool_samples(dtype, rng, True):
+        x, k, stride, padding, ceil, _ = s.args
+        oh = _out_size(x.value.shape[2], k[0], stride[0], padding[0], 1, ceil)
+        ow = _out_size(x.value.shape[3], k[1], stride[1], padding[1], 1, ceil)
+        g = values(rng, x.value.shape[:2] + (oh, ow), dtype, "small")
+        gt = strided(g) if s.label == "strided-input" else contig(g)
+        out.append(Sample(s.label, (gt, x.value.shape[2:], k, stride, padding)))
+    return out
+
+
 def _sort_out(dtype: str) -> tuple[str, str]:
     return dtype, "int64"
 
@@ -167,6 +285,40 @@ RECORDS = [
         _avg_pool2d,
         FLOATS,
         "real floating; PyTorch's divisor rules",
+        tol_scale=2.0,
+    ),
+    OpCase(
+        "conv2d_input_grad",
+        lambda d, r: _grad_conv_samples(d, r, False),
+        _conv_input_grad,
+        FLOATS,
+        "real floating; the adjoint of conv2d in its input (col2im)",
+        tol_scale=4.0,
+        magnitude=lambda g, w, *p: _conv_input_grad(np.abs(g), np.abs(w), *p),
+    ),
+    OpCase(
+        "conv2d_weight_grad",
+        lambda d, r: _grad_conv_samples(d, r, True),
+        _conv_weight_grad,
+        FLOATS,
+        "real floating; the adjoint of conv2d in its weight",
+        tol_scale=4.0,
+        magnitude=lambda x, g, *p: _conv_weight_grad(np.abs(x), np.abs(g), *p),
+    ),
+    OpCase(
+        "max_pool2d_backward",
+        _max_backward_samples,
+        _max_backward,
+        FLOATS,
+        "real floating; the gradient placed at max_pool2d's flat indices, summed where windows overlap",
+        tol_scale=2.0,
+    ),
+    OpCase(
+        "avg_pool2d_backward",
+        _avg_backward_samples,
+        _avg_backward,
+        FLOATS,
+        "real floating; each window's gradient added to its cells (padding cut off)",
         tol_scale=2.0,
     ),
 ]

@@ -3,8 +3,11 @@
 ``conv2d(x, w)``, its adjoint in ``x`` (``conv_input_grad(g, w)``, i.e. the transposed
 convolution) and its adjoint in ``w`` (``conv_weight_grad(x, g)``) each record one node;
 each rule is written with these three ops, so gradients of any order work on every backend.
-Forward values come from the backend's ``conv2d`` kernel when it registers one, else from
-``im2col`` (an ``as_strided`` view) and one matmul per group.
+Values come from the backend's ``conv2d``, ``conv2d_input_grad`` and ``conv2d_weight_grad``
+kernels when it registers them, else from their decompositions here: ``im2col`` (an
+``as_strided`` view) and one matmul per group, the input gradient as a convolution of the
+dilated, padded gradient with the flipped weights, the weight gradient as a convolution with
+the batch as channels.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any
 
 from ..._creation import zeros
 from ..._dispatch import call, has_kernel
+from ..._ops._composite import decomposition
 from ..._tensor import Tensor, wrap
 from ...autograd.graph import record
 from ._util import NoRecord, recording
@@ -92,6 +96,18 @@ def _rev(n: int, like: Tensor) -> Tensor:
 def _input_grad_data(
     g: Tensor, w: Tensor, in_hw: Pair, stride: Pair, padding: Pair, dilation: Pair, groups: int
 ) -> Tensor:
+    if not has_kernel(g._be, "conv2d_input_grad"):
+        return _input_grad_decomposed(g, w, in_hw, stride, padding, dilation, groups)
+    data = call(g._be, "conv2d_input_grad", g._data, w._data, in_hw, stride, padding, dilation, groups)
+    shape = (g._shape[0], w._shape[1] * groups, *in_hw)
+    return wrap(data, g._be, g._device, g.dtype, shape)
+
+
+@decomposition("conv2d_input_grad")
+def _input_grad_decomposed(
+    g: Tensor, w: Tensor, in_hw: Pair, stride: Pair, padding: Pair, dilation: Pair, groups: int
+) -> Tensor:
+    """A stride-1 convolution of the dilated, padded gradient with the flipped weights."""
     o, cg, kh, kw = w._shape
     with NoRecord():
         g, w = g.detach(), w.detach()
@@ -108,6 +124,16 @@ def _input_grad_data(
 
 
 def _weight_grad_data(
+    x: Tensor, g: Tensor, w_shape: tuple, stride: Pair, padding: Pair, dilation: Pair, groups: int
+) -> Tensor:
+    if not has_kernel(x._be, "conv2d_weight_grad"):
+        return _weight_grad_decomposed(x, g, w_shape, stride, padding, dilation, groups)
+    data = call(x._be, "conv2d_weight_grad", x._data, g._data, w_shape, stride, padding, dilation, groups)
+    return wrap(data, x._be, x._device, x.dtype, tuple(w_shape))
+
+
+@decomposition("conv2d_weight_grad")
+def _weight_grad_decomposed(
     x: Tensor, g: Tensor, w_shape: tuple, stride: Pair, padding: Pair, dilation: Pair, groups: int
 ) -> Tensor:
     """dW[o, c] = sum_n x[n, c] ⋆ g[n, o]: one convolution with the batch as channels.

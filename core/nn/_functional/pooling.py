@@ -11,6 +11,7 @@ from typing import Any
 
 from ..._creation import arange, ones, tensor, zeros
 from ..._dispatch import call, has_kernel
+from ..._ops._composite import decomposition
 from ..._ops.select import where
 from ..._public import op, public
 from ..._tensor import Tensor, wrap
@@ -103,16 +104,27 @@ def _max_data(x: Tensor, k: tuple, s: tuple, p: tuple, d: tuple, out: tuple, cei
 
 def _max_rule(n: Any, g: Tensor) -> tuple:
     shape, idx, overlap = n.ctx
+    # Under create_graph the decomposition's own nodes carry the higher-order gradients.
+    if not recording(g) and has_kernel(g._be, "max_pool2d_backward"):
+        data = call(g._be, "max_pool2d_backward", g._data, idx._data, shape[2:], overlap)
+        return (wrap(data, g._be, g._device, g.dtype, shape),)
+    return (_max_backward(g, idx, shape[2:], overlap),)
+
+
+@decomposition("max_pool2d_backward")
+def _max_backward(g: Tensor, idx: Tensor, in_hw: tuple, accumulate: bool) -> Tensor:
+    """A scatter of ``g`` to the argmax positions (a plain indexed write for disjoint windows)."""
+    shape = g._shape[:2] + tuple(in_hw)
     nc, plane = shape[0] * shape[1], shape[2] * shape[3]
-    if overlap:  # windows share elements: several outputs may send gradient to one input
+    if accumulate:  # windows share elements: several outputs may send gradient to one input
         base = zeros((nc, plane), dtype=g.dtype, device=g._device)
         gx = base.scatter_add(1, idx.reshape(nc, -1), g.reshape(nc, -1))
-        return (gx.reshape(shape),)
+        return gx.reshape(shape)
     # Disjoint windows: each input gets at most one gradient, a plain write at flat positions.
     offsets = arange(nc, device=g._device).reshape(-1, 1) * plane
     flat = (idx.reshape(nc, -1) + offsets).reshape(-1)
     base = zeros(nc * plane, dtype=g.dtype, device=g._device)
-    return (base.index_put((flat,), g.reshape(-1)).reshape(shape),)
+    return base.index_put((flat,), g.reshape(-1)).reshape(shape)
 
 
 def max_pool2d(
@@ -193,10 +205,23 @@ def _avg_data(
 
 def _avg_rule(n: Any, g: Tensor) -> tuple:
     shape, k, s, p, div = n.ctx
-    nc = shape[0] * shape[1]
-    gs = (g / div).reshape(nc, 1, g._shape[-2], g._shape[-1])
-    w = ones((1, 1) + k, dtype=g.dtype, device=g._device)
-    return (conv_input_grad(gs, w, shape[2:], s, p, (1, 1), 1).reshape(shape),)
+    gs = g / div
+    if not recording(g) and has_kernel(g._be, "avg_pool2d_backward"):
+        data = call(g._be, "avg_pool2d_backward", gs._data, shape[2:], k, s, p)
+        return (wrap(data, g._be, g._device, g.dtype, shape),)
+    return (_avg_backward(gs, shape[2:], k, s, p),)
+
+
+@decomposition("avg_pool2d_backward")
+def _avg_backward(g: Tensor, in_hw: tuple, k: tuple, s: tuple, p: tuple) -> Tensor:
+    """A transposed convolution of the (divided) gradient with a kernel of ones, per plane.
+
+    Its own nodes carry higher-order gradients: the result is linear in ``g``.
+    """
+    n, c = g._shape[:2]
+    gs = g.reshape(n * c, 1, g._shape[-2], g._shape[-1])
+    w = ones((1, 1) + tuple(k), dtype=g.dtype, device=g._device)
+    return conv_input_grad(gs, w, tuple(in_hw), s, p, (1, 1), 1).reshape(n, c, *in_hw)
 
 
 def avg_pool2d(
