@@ -43,7 +43,7 @@ _CPU_PROMOTE = "stack cat index_copy"
 
 _CUDA_LOWER = """
 conv1d conv2d nn.functional.conv3d conv_transpose1d conv_transpose2d nn.functional.prelu
-addmm addmv addr matmul mm linalg.vecdot nn.functional.linear addbmm baddbmm bmm
+addmm addmv addr matmul mm mv linalg.vecdot nn.functional.linear addbmm baddbmm bmm
 chain_matmul linalg.multi_dot nn.functional.scaled_dot_product_attention
 """
 
@@ -62,7 +62,7 @@ nn.functional.ctc_loss
 """
 
 _CUDA_PROMOTE = """
-addcdiv addcmul atan2 nn.functional.bilinear cross dot nn.functional.grid_sample index_put
+addcdiv addcmul atan2 nn.functional.bilinear cross dot vdot nn.functional.grid_sample index_put
 scatter_add tensordot cat stack index_copy
 """
 
