@@ -18,17 +18,14 @@ from ._collectives import (
     barrier,
     broadcast,
     gather,
-    irecv,
-    isend,
-    recv,
     reduce,
     reduce_scatter,
     reduce_scatter_tensor,
     scatter,
-    send,
 )
 from ._engines import Engine, available_engines, register_engine
 from ._objects import all_gather_object, broadcast_object_list, gather_object
+from ._p2p import irecv, isend, recv, send
 from ._pg import (
     Backend,
     GroupMember,

@@ -1,4 +1,4 @@
-"""Collectives and point-to-point on Tensors, with PyTorch's signatures and checks.
+"""Collectives on Tensors, with PyTorch's signatures and checks (point-to-point: ``_p2p``).
 
 Each call validates its arguments on this rank, turns tensors into engine buffers
 (``_buffers.Buf``), starts the engine's non-blocking operation and returns a ``Work`` (with
@@ -27,14 +27,10 @@ __all__ = [
     "barrier",
     "broadcast",
     "gather",
-    "irecv",
-    "isend",
-    "recv",
     "reduce",
     "reduce_scatter",
     "reduce_scatter_tensor",
     "scatter",
-    "send",
 ]
 
 
@@ -126,60 +122,6 @@ def _same(ts: Any, ref: Any, what: str) -> None:
             raise RuntimeError(
                 f"{what}: invalid tensor type at index {i} (expected {ref.dtype}, got {t.dtype})"
             )
-
-
-# -- point to point ----------------------------------------------------------------------------
-def isend(tensor: Any, dst: int, group: Any = None, tag: int = 0) -> Work | None:
-    """Start sending ``tensor`` to global rank ``dst``."""
-    _tensor(tensor, "tensor")
-    pg = _group(group)
-    if pg is None:
-        return None
-    d = pg.group_rank(dst)
-    if d == pg.rank():
-        raise ValueError(
-            "Invalid destination rank: destination rank should not be the same as the rank of the current process."
-        )
-    b = Buf(tensor, pg.engine)
-    return Work(pg, f"send to rank {dst}", [pg.engine.send(b.a, d, tag)], None)
-
-
-def irecv(tensor: Any, src: int | None = None, group: Any = None, tag: int = 0) -> Work | None:
-    """Start receiving into ``tensor`` from global rank ``src`` (any rank when None);
-    ``wait()`` then ``result()`` gives the sender."""
-    _tensor(tensor, "tensor")
-    pg = _group(group)
-    if pg is None:
-        return None
-    s = None if src is None else pg.group_rank(src)
-    if s is not None and s == pg.rank():
-        raise ValueError(
-            "Invalid source rank: source rank should not be the same as the rank of the current process."
-        )
-    b = Buf(tensor, pg.engine)
-    req = pg.engine.recv(b.a, s, tag)
-
-    def finish() -> int:
-        b.commit()
-        return pg.ranks[req.source()] if s is None else int(src)  # type: ignore[arg-type]
-
-    who = "any rank" if src is None else f"rank {src}"
-    return Work(pg, f"recv from {who}", [req], finish)
-
-
-def send(tensor: Any, dst: int, group: Any = None, tag: int = 0) -> None:
-    w = isend(tensor, dst, group, tag)
-    if w is not None:
-        w.wait()
-
-
-def recv(tensor: Any, src: int | None = None, group: Any = None, tag: int = 0) -> int:
-    """Receive into ``tensor``; returns the sender's global rank (-1 when not a member)."""
-    w = irecv(tensor, src, group, tag)
-    if w is None:
-        return -1
-    w.wait()
-    return int(w.result())
 
 
 # -- collectives -------------------------------------------------------------------------------
