@@ -7,8 +7,6 @@ and then use the collectives below on tensors of any backend. See docs/distribut
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from ._collectives import (
     ReduceOp,
     all_gather,
@@ -26,6 +24,9 @@ from ._collectives import (
 from ._engines import Engine, available_engines, register_engine
 from ._objects import all_gather_object, broadcast_object_list, gather_object
 from ._p2p import irecv, isend, recv, send
+from ._pg import (
+    DEFAULT_TIMEOUT as default_pg_timeout,
+)
 from ._pg import (
     Backend,
     GroupMember,
@@ -59,6 +60,7 @@ __all__ = [
     "barrier",
     "broadcast",
     "broadcast_object_list",
+    "default_pg_timeout",
     "destroy_process_group",
     "gather",
     "gather_object",
@@ -81,7 +83,6 @@ __all__ = [
     "register_engine",
     "scatter",
     "send",
-    "timedelta",
 ]
 
 
