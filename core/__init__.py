@@ -72,6 +72,7 @@ _methods.bind()
 
 # These subpackages need the Tensor methods bound above.
 from . import (
+    amp,
     jit,
     nn,
     onnx,
@@ -84,6 +85,18 @@ from . import (
 # Every op's public names, generated from the PUBLIC tables beside the ops (_public.py).
 from ._namespace import *
 from ._namespace import __all__ as _op_names
+from .amp import (
+    autocast,
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
+    clear_autocast_cache,
+    get_autocast_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
 
 float = float32
 double = float64
@@ -119,12 +132,17 @@ __all__ = [
     "Size",
     "Tensor",
     "accelerator",
+    "amp",
+    "autocast",
+    "autocast_decrement_nesting",
+    "autocast_increment_nesting",
     "autograd",
     "backends",
     "bfloat16",
     "bool",
     "cdouble",
     "cfloat",
+    "clear_autocast_cache",
     "complex128",
     "complex64",
     "cuda",
@@ -139,15 +157,18 @@ __all__ = [
     "float16",
     "float32",
     "float64",
+    "get_autocast_dtype",
     "half",
     "iinfo",
     "inference_mode",
     "int",
-    "jit",
     "int16",
     "int32",
     "int64",
     "int8",
+    "is_autocast_cache_enabled",
+    "is_autocast_enabled",
+    "jit",
     "linalg",
     "long",
     "nn",
@@ -157,6 +178,9 @@ __all__ = [
     "profiler",
     "return_types",
     "serialization",
+    "set_autocast_cache_enabled",
+    "set_autocast_dtype",
+    "set_autocast_enabled",
     "set_grad_enabled",
     "short",
     "special",

@@ -97,6 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo.add_argument("--epochs", type=int, default=20, help="training epochs (default 20)")
     demo.add_argument("--checkpoint", default=None, help="where to save the state_dict (default: a temp dir)")
     demo.add_argument("--export", default=None, metavar="FILE", help="also write the trained model as ONNX")
+    demo.add_argument("--amp", action="store_true", help="train in mixed precision (autocast + GradScaler)")
     args = p.parse_args(argv)
     if args.cmd == "info":
         return _info(args)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from ember.backends import registry
 
-__all__ = ["device_count", "is_available", "manual_seed", "manual_seed_all", "synchronize"]
+from .amp.legacy import cuda_amp as amp
+
+__all__ = ["amp", "device_count", "is_available", "manual_seed", "manual_seed_all", "synchronize"]
 
 
 def is_available() -> bool:

@@ -5,6 +5,8 @@ The digits (8x8 images, bundled with scikit-learn, no download) need the optiona
 device: ``ember demo --device opencl`` (or ``EMBER_DEVICE=opencl ember demo``).
 ``ember demo --export demo.onnx`` also writes the trained model as ONNX (needs ``onnx``), with
 a dynamic batch axis: input ``images`` (N, 1, 8, 8), output ``logits`` (N, 10).
+``ember demo --amp`` trains in mixed precision (``ember.amp.autocast``: bfloat16 on cpu,
+float16 elsewhere, with a GradScaler).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import time
 from typing import Any
 
 import ember
+import ember.amp
 from ember import nn
 from ember.utils.data import DataLoader, TensorDataset
 
@@ -59,15 +62,25 @@ def _bar(done: int, total: int, width: int = 24) -> str:
     return "[" + "#" * filled + "." * (width - filled) + "]"
 
 
-def _train_epoch(model: nn.Module, loader: DataLoader, opt: Any, epoch: int, epochs: int) -> float:
+def _train_epoch(
+    model: nn.Module, loader: DataLoader, opt: Any, epoch: int, epochs: int, scaler: Any = None
+) -> float:
+    """One epoch; with ``scaler`` (an ``ember.amp.GradScaler``), forward runs under autocast."""
     loss_fn = nn.CrossEntropyLoss()
     total, seen = 0.0, 0
     n = len(loader)
     for i, (xb, yb) in enumerate(loader, 1):
-        loss = loss_fn(model(xb), yb)
+        region = ember.amp.autocast(xb.device.type) if scaler is not None else contextlib.nullcontext()
+        with region:
+            loss = loss_fn(model(xb), yb)
         opt.zero_grad()
-        loss.backward()
-        opt.step()
+        if scaler is None:
+            loss.backward()
+            opt.step()
+        else:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
         total += loss.item() * len(yb)
         seen += len(yb)
         sys.stdout.write(f"\repoch {epoch}/{epochs} {_bar(i, n)} {i}/{n} loss {total / seen:.4f}")
@@ -97,6 +110,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--epochs", type=int, default=20, help="training epochs (default 20)")
     p.add_argument("--checkpoint", default=None, help="where to save the state_dict (default: a temp dir)")
     p.add_argument("--export", default=None, metavar="FILE", help="also write the trained model as ONNX")
+    p.add_argument("--amp", action="store_true", help="train in mixed precision (autocast + GradScaler)")
 
 
 def _single_threaded_blas() -> Any:
@@ -129,9 +143,12 @@ def _run(args: argparse.Namespace) -> int:
         shuffle=True,
         generator=ember.Generator().manual_seed(1),
     )
-    print(f"ember demo: {len(y_train)} train / {len(y_test)} test digits (8x8) on {device}")
+    scaler = ember.amp.GradScaler(ember.device(device).type) if getattr(args, "amp", False) else None
+    low = ember.amp.get_autocast_dtype(ember.device(device).type)
+    precision = f" in mixed precision ({low})" if scaler else ""
+    print(f"ember demo: {len(y_train)} train / {len(y_test)} test digits (8x8) on {device}{precision}")
     for epoch in range(1, args.epochs + 1):
-        _train_epoch(model, loader, opt, epoch, args.epochs)
+        _train_epoch(model, loader, opt, epoch, args.epochs, scaler)
         sched.step()
         print(f"  test accuracy {accuracy(model, x_test, y_test):.4f}")
     acc = accuracy(model, x_test, y_test)

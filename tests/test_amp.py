@@ -252,3 +252,11 @@ def test_regions_are_per_thread() -> None:
     from ember._autocast_hook import hook
 
     assert hook[0] is None  # uninstalled once no thread has a region
+
+
+def test_demo_trains_in_mixed_precision(capsys) -> None:
+    pytest.importorskip("sklearn")
+    from ember.demo import main
+
+    assert main(["--epochs", "2", "--amp"]) == 0
+    assert "in mixed precision (ember.bfloat16)" in capsys.readouterr().out

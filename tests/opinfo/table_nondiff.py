@@ -19,6 +19,12 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
     ),
     **_all("histogram", "histc histogram histogramdd"),
     **_all(
+        "autocast",
+        "autocast_decrement_nesting autocast_increment_nesting clear_autocast_cache get_autocast_dtype "
+        "is_autocast_cache_enabled is_autocast_enabled set_autocast_cache_enabled set_autocast_dtype "
+        "set_autocast_enabled",
+    ),
+    **_all(
         "step", "floor_divide Tensor.floor_divide_ heaviside Tensor.heaviside_ nextafter Tensor.nextafter_"
     ),
     **_all(
