@@ -13,7 +13,7 @@ from ember.backends import dtypes as D
 from ._device import resolve
 from ._dispatch import call, from_host
 from ._dtype import get_default_dtype
-from ._ops._args import check_dtype, check_number, check_tensor, int_tuple, must_be
+from ._ops._args import check_dtype, check_number, check_tensor, int_tuple, invalid_combination, must_be
 from ._public import op, public
 from ._tensor import Tensor, wrap
 
@@ -458,13 +458,15 @@ def arange(
     requires_grad: bool = False,
 ) -> Tensor:
     """Values ``start, start+step, ...`` below ``end``: ``ember.arange(5)``."""
+    if dtype is not None and not isinstance(dtype, DType):
+        given = (start,) if end is None else (start, end) if step == 1 else (start, end, step)
+        raise invalid_combination("arange", given, {"dtype": dtype})
     if end is None:
         check_number("arange", "end", start, 1)
         start, end = 0, start
     else:
         for pos, (name, v) in enumerate((("start", start), ("end", end), ("step", step)), 1):
             check_number("arange", name, v, pos)
-    check_dtype("arange", "dtype", dtype)
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     start, end, step = vals
     if dtype is D.bool_:
@@ -501,6 +503,8 @@ def linspace(
     requires_grad: bool = False,
 ) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    if isinstance(steps, bool) or not isinstance(steps, int):
+        raise invalid_combination("linspace", (start, end, steps))
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dtype = dtype or get_default_dtype()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 from ember.backends import device, registry
@@ -19,6 +20,8 @@ PUBLIC = public(
 )
 __all__ = [*PUBLIC, "canonical", "resolve"]
 
+# PyTorch's device-string grammar: letters and underscores, then an optional ``:index``
+_DEVICE_STRING = re.compile(r"^[A-Za-z_]+(:(0|[1-9][0-9]*))?$")
 _interned: dict[tuple[str, int], device] = {}
 _by_input: dict[Any, tuple[device, LoadedBackend]] = {}
 _default: list[Any] = [os.environ.get("EMBER_DEVICE") or "cpu"]
@@ -48,8 +51,19 @@ def resolve(dev: Any) -> tuple[device, LoadedBackend]:
         raise TypeError(
             f"a bare device index ({dev}) is ambiguous in ember; pass a device string such as 'cuda:{dev}'"
         )
+    if isinstance(dev, str) and not _DEVICE_STRING.match(dev):
+        raise RuntimeError(f"Invalid device string: '{dev}'")
     d = dev if isinstance(dev, device) else device(dev)
-    lb = registry.get(d.type)
+    try:
+        lb = registry.get(d.type)
+    except RuntimeError as e:
+        if not str(e).startswith("Unknown device type"):
+            raise
+        # PyTorch's wording, with the device types installed here in place of its fixed list
+        raise RuntimeError(
+            f"Expected one of {', '.join(registry.available())} device type at start of device "
+            f"string: {d.type}"
+        ) from None
     index = 0 if d.index is None else d.index
     count = lb.backend.device_count()
     if index >= count:

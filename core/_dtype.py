@@ -40,8 +40,10 @@ def get_default_dtype() -> DType:
 
 def set_default_dtype(d: DType) -> None:
     """Set the default floating dtype; only float32, float64, float16 and bfloat16 qualify."""
-    if not isinstance(d, DType) or d.category != FLOAT:
-        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    if not isinstance(d, DType):
+        raise TypeError("invalid dtype object: only floating-point types are supported as the default type")
+    if d.category != FLOAT:
+        raise TypeError("only floating-point types are supported as the default type")
     _state["float"] = d
     SCALAR_RESULT_CACHE.clear()
     _state["complex"] = _d.complex128 if d is _d.float64 else _d.complex64

@@ -56,6 +56,11 @@ def broadcast_shapes(*shapes: Any) -> Size:
 
 def promote_types(type1: DType, type2: DType) -> DType:
     """The smallest dtype both ``type1`` and ``type2`` convert to without losing category."""
+    for pos, (name, t) in enumerate((("type1", type1), ("type2", type2)), 1):
+        if not isinstance(t, DType):
+            raise TypeError(
+                f"promote_types(): argument '{name}' (position {pos}) must be ember.dtype, not {type(t).__name__}"
+            )
     return _promote(type1, type2)
 
 

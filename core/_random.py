@@ -20,6 +20,7 @@ from ember.backends import dtypes as D
 from ._device import resolve
 from ._dispatch import call
 from ._dtype import get_default_dtype, pt_name
+from ._ops._args import invalid_combination
 from ._public import op, public
 from ._tensor import Tensor, wrap
 
@@ -216,6 +217,8 @@ def randint(
     device: Any = None,
 ) -> Tensor:
     """Integers uniform in ``[low, high)``: ``ember.randint(10, (3,))``."""
+    if size is None and high is None:
+        raise invalid_combination("randint", (low,))
     if size is None:
         low, high, size = 0, low, high
     elif high is None:

@@ -21,6 +21,7 @@ __all__ = [
     "check_number",
     "check_tensor",
     "int_tuple",
+    "invalid_combination",
     "must_be",
     "tensor_args",
     "typename",
@@ -40,6 +41,17 @@ def must_be(fn: str, arg: str, kind: str, value: Any, pos: int | None = None) ->
     """``fn(): argument 'arg' (position N) must be KIND, not TYPE``."""
     where = f" (position {pos})" if pos is not None else ""
     return TypeError(f"{fn}(): argument '{arg}'{where} must be {kind}, not {typename(value)}")
+
+
+def invalid_combination(fn: str, args: Sequence[Any], kwargs: dict[str, Any] | None = None) -> TypeError:
+    """PyTorch's error for arguments that match none of an op's overloads. Its first line is
+    PyTorch's; the overload list that follows in PyTorch is its own signature catalogue, so
+    ember points at its docs instead."""
+    got = [typename(a) for a in args] + [f"{k}={typename(v)}" for k, v in (kwargs or {}).items()]
+    return TypeError(
+        f"{fn}() received an invalid combination of arguments - got ({', '.join(got)}), but expected one of:\n"
+        f" * the signatures in help(ember.{fn})"
+    )
 
 
 def check_tensor(fn: str, arg: str, x: Any, pos: int | None = None) -> None:

@@ -116,7 +116,22 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:
 @autocast_op("polar")
 def polar(abs: Tensor, angle: Tensor) -> Tensor:
     """``abs * (cos(angle) + 1j * sin(angle))``."""
-
+    ints = isinstance(abs, Tensor) and isinstance(angle, Tensor) and abs.dtype.category < 2
+    if ints or (isinstance(angle, Tensor) and angle.dtype.category < 2):
+        raise RuntimeError(
+            "Expected both inputs to be Half, Float or Double tensors but got "
+            f"{pt_name(abs.dtype)} and {pt_name(angle.dtype)}"
+        )
+    floats = (
+        isinstance(abs, Tensor)
+        and isinstance(angle, Tensor)
+        and abs.dtype.category == angle.dtype.category == 2
+    )
+    if floats and abs.dtype is not angle.dtype:
+        raise RuntimeError(
+            f"Expected object of scalar type {pt_name(abs.dtype)} but got scalar type "
+            f"{pt_name(angle.dtype)} for second argument"
+        )
     return complex(abs * cos(angle), abs * sin(angle))
 
 

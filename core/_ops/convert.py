@@ -234,7 +234,11 @@ def check_partial_overlap(t: Tensor, other: Any) -> None:
 def inplace(op: Callable[..., Tensor]) -> Callable[..., Tensor]:
     """The ``op_`` form of an out-of-place op: compute, then write into ``self``."""
 
+    refuse_complex = getattr(op, "__name__", "") == "abs"
+
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        if refuse_complex and self.dtype.is_complex:  # |z| is real: PyTorch will not write it back
+            raise RuntimeError("In-place abs is not supported for complex tensors.")
         check_inplace(self)
         for a in args:
             if isinstance(a, Tensor):

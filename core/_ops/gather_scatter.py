@@ -18,6 +18,7 @@ from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
+from ._args import invalid_combination
 from ._common import norm_dim, same_device
 from .pointwise_binary import _scalar_for
 from .select import where
@@ -214,6 +215,8 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
             )
         value = value.to(input.dtype)
     else:
+        if not isinstance(value, (bool, int, float, complex)):
+            raise invalid_combination("masked_fill", (mask, value))  # the method's form: no self
         value = _fill_scalar(value, input.dtype)
     return relabel(where(mask, value, input), "MaskedFillBackward0")
 
@@ -235,11 +238,6 @@ _C_NAMES = {
 def _fill_scalar(value: Any, dtype: Any) -> Any:
     """A Python fill value converted to ``dtype`` as PyTorch's masked_fill does: the result keeps
     the tensor's dtype (1.5 into int64 is 1), and a complex value has no real type to go to."""
-    if not isinstance(value, (bool, int, float, complex)):
-        raise TypeError(
-            f"masked_fill() received an invalid combination of arguments - got (Tensor, {type(value).__name__}), "
-            "but expected one of:"
-        )
     if dtype.is_complex:
         return value
     if isinstance(value, complex):

@@ -106,9 +106,9 @@ def _parse(x: Tensor, key: Any) -> tuple[tuple[Any, ...], tuple[int, ...], dict[
             shape.append(x._shape[d])
             d += 1
         elif isinstance(k, slice):
-            if k.step is not None and _int(k.step) == 0:
+            if k.step is not None and _opt(k.step) == 0:
                 raise ValueError("slice step cannot be zero")
-            if k.step is not None and _int(k.step) < 0:
+            if k.step is not None and _opt(k.step) < 0:
                 raise ValueError("step must be greater than zero")
             s = slice(*slice(_opt(k.start), _opt(k.stop), _opt(k.step)).indices(x._shape[d]))
             slice_key.append(s)
@@ -171,6 +171,8 @@ def _empty_index(x: Tensor) -> Tensor:
 
 
 def _opt(v: Any) -> Any:
+    if v is not None and not isinstance(v, int) and not hasattr(v, "__index__"):
+        raise TypeError("slice indices must be integers or None or have an __index__ method")
     return None if v is None else _int(v)
 
 
@@ -181,6 +183,8 @@ def _int(v: Any) -> int:
         return v
     if hasattr(v, "__index__"):
         return v.__index__()
+    if isinstance(v, str):  # PyTorch tries a str key as data for an index tensor
+        raise TypeError("new(): invalid data type 'str'")
     raise IndexError(
         "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
         f"(got {type(v).__name__})"
@@ -331,6 +335,11 @@ def _check_inplace(x: Tensor) -> None:
 
 def setitem(x: Tensor, key: Any, value: Any) -> None:
     """``x[key] = value``: writes through to ``x`` (and any tensor it is a view of)."""
+    if _grad.enabled and x._requires_grad and x.grad_fn is None and _slices_first(key):
+        # PyTorch writes through the view that the ints and slices select first
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place operation."
+        )
     _check_inplace(x)
     slice_key, shape, adv = _parse(x, key)
     view = basic_slice(x.detach(), slice_key, shape)
@@ -343,6 +352,12 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     x._vc[0] += 1
     if _grad.enabled:
         record_setitem(x, key, value)
+
+
+def _slices_first(key: Any) -> bool:
+    """Does ``key`` hold an int or a slice (so PyTorch indexes a view before writing)?"""
+    parts = key if isinstance(key, tuple) else (key,)
+    return any(isinstance(k, slice) or (isinstance(k, int) and not isinstance(k, bool)) for k in parts)
 
 
 def _is_mask(key: Any) -> bool:

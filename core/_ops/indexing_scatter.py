@@ -165,6 +165,11 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     x, d, idx = _vector("index_copy_", input, dim, index)
     _copy_bounds(x, d, idx)
     src = source.reshape(1) if source.ndim == 0 else source
+    n_src = src._shape[d] if d < src.ndim else 1
+    if idx.numel() != n_src:
+        raise IndexError(
+            f"index_copy_(): Number of indices ({idx.numel()}) should be equal to source.size(dim) ({n_src})"
+        )
     if src.dtype is not x.dtype:
         raise RuntimeError(
             f"index_copy_(): self and source expected to have the same dtype, but got "
@@ -213,7 +218,7 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """A 1-D tensor of the elements of ``input`` where ``mask`` (broadcast) is True."""
     if mask.dtype is not D.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
-    shape = broadcast_shape(input._shape, mask._shape)
+    shape = broadcast_shape(mask._shape, input._shape)  # PyTorch's order, for its error text
     x = input.expand(shape) if input._shape != shape else input
     m = mask.expand(shape) if mask._shape != shape else mask
     if not shape:

@@ -8,6 +8,7 @@ from ember.backends import dtypes as D
 
 from .._autocast_hook import autocast_op
 from .._dispatch import call
+from .._dtype import pt_name
 from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
@@ -181,11 +182,16 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
     if input._shape != other._shape:
         _dot_error(input, other)
+    if input.dtype is not other.dtype:
+        raise RuntimeError(
+            f"dot : expected both vectors to have same dtype, but found {pt_name(input.dtype)} and "
+            f"{pt_name(other.dtype)}"
+        )
     return matmul(input, other)
 
 
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     """Matrix-vector product."""
     if input.ndim != 2 or vec.ndim != 1:
-        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {vec.ndim}")
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
     return matmul(input, vec)

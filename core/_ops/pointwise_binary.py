@@ -21,6 +21,7 @@ from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
+from ._args import invalid_combination
 from ._common import broadcast_shape, same_device, sum_to
 from ._composite import NoRecord
 from .pointwise_unary import log, trunc
@@ -432,6 +433,8 @@ def remainder(input: Any, other: Any) -> Tensor:
 @autocast_op("pow")
 def pow(input: Any, exponent: Any) -> Tensor:
     """``input ** exponent``; integer tensors to negative integer powers raise."""
+    if not isinstance(exponent, (Tensor, bool, int, float, complex)) and not hasattr(exponent, "dtype"):
+        raise UnsupportedOperand(str(invalid_combination("pow", (input, exponent))))
     if isinstance(input, Tensor) and input.dtype.category == 1 and isinstance(exponent, int) and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     if isinstance(exponent, (int, float)) and not isinstance(exponent, bool) and isinstance(input, Tensor):

@@ -14,6 +14,7 @@ from .._dtype import get_default_dtype, pt_name
 from .._ops.shape import broadcast_tensors
 from .._public import op, public
 from .._tensor import Tensor
+from ._args import must_be
 from ._composite import NoRecord
 from ._operands import promoted_pair as _pair
 from .pointwise_special import _false
@@ -243,6 +244,9 @@ def nan_to_num(
     input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
 ) -> Tensor:
     """Replace NaN by ``nan`` and infinities by ``posinf``/``neginf`` (the dtype's extremes by default)."""
+    for name, v in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            raise must_be("nan_to_num", name, "float", v)
     if input.dtype.category < 2:
         return input.clone()
     big = _finfo_max(D.to_real(input.dtype))

@@ -22,6 +22,7 @@ from .._public import op, public
 from .._tensor import Tensor
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
+from ._args import invalid_combination
 from ._common import broadcast_shape, sum_to
 from ._composite import NoRecord, composed, not_implemented_for, run_composite
 from ._operands import as_float as _float
@@ -89,7 +90,7 @@ def composite_unary(name: str, node: str | None, rule: Callable[..., Any] | None
                 f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
             )
         if name not in ("atan", "asin", "acos"):
-            not_implemented_for(name, input, "complex")
+            not_implemented_for(f"{name}_vml_cpu", input, "complex")
         x = _float(input)
         out = run_composite(name, (x,), (), x.dtype)
         if _grad.enabled and x.requires_grad:
@@ -349,6 +350,8 @@ def xlogy(input: Any, other: Any) -> Tensor:
 
 def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     """``input + weight * (end - input)``, in PyTorch's two-sided form for accuracy."""
+    if not isinstance(weight, (Tensor, bool, int, float, complex)):
+        raise invalid_combination("lerp", (input, end, weight))
     if isinstance(end, Tensor) and end.dtype is not input.dtype:
         raise RuntimeError(
             f"expected dtype {c_name(input.dtype)} for `end` but got dtype {c_name(end.dtype)}"

@@ -15,7 +15,7 @@ from .._dispatch import call, has_kernel, to_host
 from .._dtype import pt_name
 from .._public import op, public
 from .._tensor import Tensor, wrap
-from ._args import check_bool
+from ._args import check_bool, invalid_combination
 from ._common import norm_dim
 from ._composite import not_implemented_for
 from .join import cat, stack
@@ -58,6 +58,8 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     n = max(int(input.amax().item()) + 1 if input.numel() else 0, minlength)
     idx = input.to(D.int64)
+    if weights is not None and (weights.ndim != 1 or weights._shape[0] != input._shape[0]):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
     if weights is None:
         return zeros(n, dtype=D.int64, device=input._device).scatter_add(0, idx, idx * 0 + 1)
     wd = weights.dtype if weights.dtype in (D.float32, D.float64) else D.float64
@@ -228,6 +230,8 @@ def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right:
 
 def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
     """True where an element of ``elements`` occurs in ``test_elements``."""
+    if isinstance(elements, str) or isinstance(test_elements, str):
+        raise invalid_combination("isin", (elements, test_elements))
 
     like = elements if isinstance(elements, Tensor) else test_elements
     e = elements if isinstance(elements, Tensor) else tensor(elements, device=like._device)

@@ -13,6 +13,7 @@ from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
+from ._args import invalid_combination
 from ._common import broadcast_shape, same_device, sum_to
 from ._composite import NoRecord
 from .pointwise_binary import _scalar_for, maximum, minimum, result_type
@@ -44,7 +45,9 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
         from .search import nonzero  # cycle: ember._ops.search
 
         return nonzero(condition, as_tuple=True)
-    if not isinstance(condition, Tensor) or condition.dtype is not D.bool_:
+    if not isinstance(condition, Tensor):
+        raise invalid_combination("where", (condition, input, other))
+    if condition.dtype is not D.bool_:
         got = pt_name(condition.dtype) if isinstance(condition, Tensor) else type(condition).__name__
         raise RuntimeError(
             f"where expected condition to be a boolean tensor, but got a tensor with dtype {got}"
@@ -96,6 +99,10 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
     """Limit values to ``[min, max]``; the result dtype promotes with the bounds (PyTorch 1.13+)."""
     if min is None and max is None:
         raise RuntimeError("ember.clamp: At least one of 'min' or 'max' must not be None")
+    for bound in (min, max):
+        if bound is not None and not isinstance(bound, (Tensor, bool, int, float)):
+            given = {k: v for k, v in (("min", min), ("max", max)) if v is not None}
+            raise invalid_combination("clamp", (input,), given)
     if input.dtype.is_complex:
         raise NotImplementedError("clamp is not supported for complex types")
     with NoRecord():

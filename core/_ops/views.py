@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ember.backends import DType
 from ember.backends import dtypes as D
 
 from .._creation import arange, zeros
@@ -17,7 +18,7 @@ from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
-from ._args import int_tuple
+from ._args import int_tuple, invalid_combination
 from ._common import norm_dim, numel, sum_to
 from .inplace import mark_detached
 
@@ -65,10 +66,11 @@ def make_view(
     return v
 
 
-def _shape_arg(shape: Sequence[Any]) -> tuple[int, ...]:
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = shape[0]
-    return tuple(int(s) for s in shape)
+def _shape_arg(shape: Sequence[Any], fn: str = "view", arg: str = "size") -> tuple[int, ...]:
+    seq = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+    if all(type(s) is int for s in seq):  # the common case: no per-element checks
+        return tuple(seq)
+    return int_tuple(fn, arg, shape)
 
 
 def infer_shape(shape: tuple[int, ...], n: int) -> tuple[int, ...]:
@@ -103,6 +105,8 @@ def _view_dtype(input: Tensor, dtype: Any) -> Tensor:
 def view(input: Tensor, *shape: Any) -> Tensor:
     """A view with a new shape; raises when the layout would need a copy."""
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
+        if not isinstance(shape[0], DType) and not hasattr(shape[0], "__index__"):
+            raise invalid_combination("view", shape)  # Tensor.view's form: no self
         return _view_dtype(input, shape[0])
     new = infer_shape(_shape_arg(shape), input.numel())
     data = call(input._be, "reshape", input._data, new)
@@ -116,7 +120,7 @@ def view(input: Tensor, *shape: Any) -> Tensor:
 
 def reshape(input: Tensor, *shape: Any) -> Tensor:
     """``view`` when the layout allows, otherwise a copy."""
-    new = infer_shape(_shape_arg(shape), input.numel())
+    new = infer_shape(_shape_arg(shape, "reshape", "shape"), input.numel())
     data = call(input._be, "reshape", input._data, new)
     if data is not None:
         return make_view(input, data, new, "ViewBackward0", _reshape_rule, input._shape)
@@ -133,7 +137,7 @@ def _permute_rule(n: Any, g: Tensor) -> tuple:
 
 def permute(input: Tensor, *dims: Any) -> Tensor:
     """Reorder dimensions: ``x.permute(2, 0, 1)``."""
-    ds = tuple(norm_dim(d, input.ndim) for d in _shape_arg(dims))
+    ds = tuple(norm_dim(d, input.ndim) for d in _shape_arg(dims, "permute", "dims"))
     if len(ds) != input.ndim:
         raise RuntimeError(
             f"permute(sparse_coo): number of dimensions in the tensor input does not match the length "
@@ -170,7 +174,7 @@ def _expand_rule(n: Any, g: Tensor) -> tuple:
 
 def expand(input: Tensor, *sizes: Any) -> Tensor:
     """Broadcast size-1 dimensions to ``sizes`` without copying (-1 keeps a size)."""
-    target = _shape_arg(sizes)
+    target = _shape_arg(sizes, "expand", "size")
     n, m = len(target), input.ndim
     if n < m:
         raise RuntimeError(
@@ -214,6 +218,8 @@ def squeeze(input: Tensor, dim: Any = None) -> Tensor:
     if dim is None:
         dims = {i for i, s in enumerate(input._shape) if s == 1}
     else:
+        if not isinstance(dim, (int, tuple, list)):
+            raise invalid_combination("squeeze", (input, dim))
         ds = (dim,) if isinstance(dim, int) else tuple(dim)
         dims = {norm_dim(d, input.ndim) for d in ds}
         dims = {d for d in dims if input._shape and input._shape[d] == 1}
@@ -265,6 +271,8 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
             f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {d} "
             f"({size}) in the input tensor"
         )
+    if sizes.count(-1) > 1:
+        raise RuntimeError("unflatten got an unexpected error:\nonly one dimension can be inferred")
     inner = infer_shape(sizes, size)
     return reshape(input, input._shape[:d] + inner + input._shape[d + 1 :])
 

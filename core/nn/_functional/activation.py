@@ -219,6 +219,8 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
 def _hardtanh(input: Tensor, min_val: float, max_val: float) -> Tensor:
     with no_grad():
         out = clamp(input, min_val, max_val)
+        if out.dtype is not input.dtype:  # integer input stays integer, as in PyTorch
+            out = out.to(input.dtype)
     return _smooth("HardtanhBackward0", _hardtanh_rule, out, input, (input, min_val, max_val))
 
 
