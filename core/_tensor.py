@@ -16,6 +16,7 @@ from ember.backends import DType, device
 from ember.backends.registry import LoadedBackend
 from ember.backends.registry import is_contiguous as _is_contiguous
 
+from ._dispatch import to_host
 from ._state import state as _mode
 
 if TYPE_CHECKING:
@@ -178,17 +179,17 @@ class Tensor(_Base):
         return self._be.backend.to_numpy(self._data)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        a = self._be.backend.to_numpy(self._data)
+        a = to_host(self._be, self._data)
         return a.astype(dtype) if dtype is not None else a
 
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
-        return self._be.backend.to_numpy(self._data).reshape(()).item()
+        return to_host(self._be, self._data).reshape(()).item()
 
     def tolist(self) -> Any:
-        return self._be.backend.to_numpy(self._data).tolist()
+        return to_host(self._be, self._data).tolist()
 
     def __bool__(self) -> bool:
         if self.numel() != 1:

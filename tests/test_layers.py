@@ -1,6 +1,6 @@
 """The frontend's layers, read from the source with ``ast``: imports point one way.
 
-contract (``ember.backends``) <- tensor core <- dispatch <- ops <- API (autograd, nn, optim,
+contract (``ember.backends``) <- dispatch <- tensor core <- ops <- API (autograd, nn, optim,
 linalg, ...) <- cli. A module-level import from a lower layer into a higher one fails, and so
 does a cycle in the module-level import graph. Function-level imports are not edges: each one
 that breaks a cycle on purpose says which with a ``# cycle: <module>`` comment. Imports under
@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CORE = ROOT / "core"
 BACKENDS = ROOT / "backends"
 
-LAYERS = ("contract", "tensor core", "dispatch", "ops", "api", "cli")
+LAYERS = ("contract", "dispatch", "tensor core", "ops", "api", "cli")
 
 # First match wins; a module matches a pattern that is its name or a dotted prefix of it.
 _RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
