@@ -169,12 +169,13 @@ class Categorical(Distribution):
         return self._nan()
 
     def sample(self, sample_shape: Any = ()) -> Any:
-        sample_shape = ember.Size(sample_shape)
-        n = math.prod(sample_shape)
+        """Inverse-CDF draws: one uniform per sample, counted against the cumulative probabilities."""
+        shape = tuple(self._extended_shape(sample_shape))
         with ember.no_grad():
-            probs_2d = self.probs.reshape(-1, self._num_events)
-            samples_2d = ember.multinomial(probs_2d, n, True).T
-            return samples_2d.reshape(tuple(self._extended_shape(sample_shape)))
+            cdf = self.probs.cumsum(-1)
+            u = ember.rand(shape, dtype=cdf.dtype, device=cdf.device) * cdf[..., -1:].squeeze(-1)
+            idx = (u.unsqueeze(-1) >= cdf).sum(-1)
+            return idx.clamp(max=self._num_events - 1)
 
     def log_prob(self, value: Any) -> Any:
         if self._validate_args:

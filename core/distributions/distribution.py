@@ -85,7 +85,7 @@ class Distribution:
 
     @property
     def mean(self) -> Any:
-        raise NotImplementedError(f"{self.__class__} does not implement mean")
+        raise NotImplementedError
 
     @property
     def mode(self) -> Any:
@@ -93,7 +93,7 @@ class Distribution:
 
     @property
     def variance(self) -> Any:
-        raise NotImplementedError(f"{self.__class__} does not implement variance")
+        raise NotImplementedError
 
     @property
     def stddev(self) -> Any:

@@ -1,0 +1,139 @@
+"""ember.distributions against torch.distributions on the same parameters: closed forms.
+
+log_prob, cdf, icdf, entropy, mean, variance, stddev, mode and KL must agree to float64
+rounding; validation errors must have PyTorch's type and message. Draws and their gradients
+are compared in ``test_distributions_sampling_torch.py``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import ember
+import ember.distributions as ED
+import numpy as np
+import pytest
+from _distribution_cases import CASES, KL_PAIRS
+
+torch = pytest.importorskip("torch")
+TD = torch.distributions
+scipy_stats = pytest.importorskip("scipy.stats")
+
+
+def _tt(v):
+    return torch.tensor(v, dtype=torch.float64)
+
+
+def _et(v):
+    return ember.tensor(v, dtype=ember.float64)
+
+
+def _np(t):
+    return np.asarray(t.detach().tolist() if hasattr(t, "detach") else t, dtype=np.float64)
+
+
+def _same(e, t, rtol=1e-9, atol=1e-10):
+    got, want = _np(e), _np(t)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def _pair(build):
+    return build(ED, _et), build(TD, _tt)
+
+
+def _call(obj, name, *args):
+    """An attribute or method's value, or the exception type it raised."""
+    try:
+        attr = getattr(obj, name)
+        return attr(*args) if callable(attr) else attr
+    except NotImplementedError:
+        return NotImplementedError
+
+
+@pytest.mark.parametrize(("case", "build"), CASES, ids=[c[0] for c in CASES])
+def test_closed_forms_match(case, build):
+    e, t = _pair(build)
+    assert tuple(e.batch_shape) == tuple(t.batch_shape)
+    assert tuple(e.event_shape) == tuple(t.event_shape)
+    assert e.has_rsample == t.has_rsample
+    value_t = t.sample((4,))
+    value_e = _et(value_t.tolist())
+    checks = [("log_prob", value_e, value_t), ("entropy",), ("mean",), ("variance",), ("stddev",), ("mode",)]
+    if not t.support.is_discrete and t.event_shape == ():
+        checks += [
+            ("cdf", value_e, value_t),
+            ("icdf", _et([[0.1], [0.5], [0.9]]), _tt([[0.1], [0.5], [0.9]])),
+        ]
+    for name, *args in checks:
+        want = _call(t, name, *args[1:] if args else ())
+        got = _call(e, name, *args[:1] if args else ())
+        if want is NotImplementedError:
+            assert got is NotImplementedError, name
+        else:
+            # PyTorch's Multinomial entropy takes lgamma of an int64 tensor, in float32.
+            _same(got, want, rtol=1e-6 if (case, name) == ("multinomial", "entropy") else 1e-9)
+
+
+@pytest.mark.parametrize(("case", "p", "q"), KL_PAIRS, ids=[c[0] for c in KL_PAIRS])
+def test_kl_divergence_matches(case, p, q):
+    got = ED.kl_divergence(p(ED, _et), q(ED, _et))
+    want = TD.kl_divergence(p(TD, _tt), q(TD, _tt))
+    _same(got, want)
+
+
+def _msg(fn):
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 - the type is compared too
+        return type(exc), str(exc).replace("torch.", "ember.")
+    return None
+
+
+ERRORS = [
+    ("loc_nan", lambda D, T: D.Normal(T([0.0, math.nan]), T([1.0, 1.0]))),
+    ("scale_negative", lambda D, T: D.Normal(T([0.0, 1.0]), T([1.0, -1.0]))),
+    ("sample_nan", lambda D, T: D.Normal(0.0, T([1.0, 1.0])).log_prob(T([math.nan]))),
+    ("bernoulli_support", lambda D, T: D.Bernoulli(probs=T([0.5])).log_prob(T([0.3]))),
+    ("both_params", lambda D, T: D.Bernoulli(probs=0.2, logits=0.1)),
+    ("no_params", lambda D, T: D.Categorical()),
+    ("uniform_order", lambda D, T: D.Uniform(T([1.0]), T([0.0]))),
+    ("scalar_probs", lambda D, T: D.Categorical(T(0.5))),
+    ("event_shape", lambda D, T: D.Dirichlet(T([1.0, 1.0])).log_prob(T([0.5, 0.25, 0.25]))),
+    ("broadcast", lambda D, T: D.Normal(T([0.0, 1.0]), 1.0).log_prob(T([0.0, 1.0, 2.0]))),
+    ("not_tensor", lambda D, T: D.Normal(0.0, 1.0).log_prob(0.5)),
+    ("mvn_two", lambda D, T: D.MultivariateNormal(T([0.0]), T([[1.0]]), scale_tril=T([[1.0]]))),
+    ("mvn_pd", lambda D, T: D.MultivariateNormal(T([0.0, 0.0]), T([[1.0, 2.0], [2.0, 1.0]]))),
+    ("dirichlet_simplex", lambda D, T: D.Dirichlet(T([1.0, 2.0])).log_prob(T([0.5, 0.6]))),
+    ("independent_ndims", lambda D, T: D.Independent(D.Normal(T([0.0]), T([1.0])), 2)),
+    ("multinomial_count", lambda D, T: D.Multinomial(2.5, T([0.5, 0.5]))),
+    ("binomial_entropy", lambda D, T: D.Binomial(T([2.0, 3.0]), T([0.5, 0.5])).entropy()),
+    ("kl_missing", lambda D, T: D.kl_divergence(D.Normal(0.0, 1.0), D.Cauchy(0.0, 1.0))),
+    ("gamma_param", lambda D, T: D.Gamma(T([1.0]), T([0.0]))),
+    ("categorical_value", lambda D, T: D.Categorical(T([0.5, 0.5])).log_prob(T(2.0))),
+]
+
+
+@pytest.mark.parametrize(("case", "fn"), ERRORS, ids=[c[0] for c in ERRORS])
+def test_errors_match_pytorch(case, fn):
+    want = _msg(lambda: fn(TD, _tt))
+    got = _msg(lambda: fn(ED, _et))
+    assert want is not None
+    assert got == want
+
+
+def test_validation_default_switch_matches():
+    for D, T in ((TD, _tt), (ED, _et)):
+        D.Distribution.set_default_validate_args(False)
+        try:
+            D.Normal(T([0.0]), T([-1.0]))  # accepted unchecked
+        finally:
+            D.Distribution.set_default_validate_args(True)
+        with pytest.raises(ValueError):
+            D.Normal(T([0.0]), T([-1.0]))
+
+
+def test_reprs_match():
+    for _, build in CASES:
+        e, t = _pair(build)
+        assert repr(e) == repr(t).replace("torch.Size", "ember.Size").replace("tensor(", "tensor(")
