@@ -148,6 +148,7 @@ __all__ = [
     "cuda",
     "default_generator",
     "device",
+    "distributed",
     "double",
     "dtype",
     "enable_grad",

@@ -80,6 +80,10 @@ def _example(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "run":
+        from ember.distributed.run import main as run_main  # heavy: only for `ember run`
+
+        return run_main(argv[1:])
     if argv and argv[0] == "conformance":
         return _conformance(argv[1:])
     p = argparse.ArgumentParser(
@@ -92,6 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ex = sub.add_parser("example", help="run a tiny computation with a gradient on a device")
     ex.add_argument("--device", default=None, help="device string, e.g. cpu, opencl, cuda:0")
     sub.add_parser("conformance", help="run the conformance suite (pip install ./conformance)")
+    sub.add_parser("run", help="launch a distributed script over mpiexec (ember run --help)")
     demo = sub.add_parser("demo", help="train a small CNN on scikit-learn's digits, save and reload it")
     demo.add_argument("--device", default=None, help="device string (default: $EMBER_DEVICE or cpu)")
     demo.add_argument("--epochs", type=int, default=20, help="training epochs (default 20)")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import functional, init, modules, parameter, utils
+from . import functional, init, modules, parallel, parameter, utils
 from .modules import (
     CELU,
     ELU,
@@ -293,6 +293,7 @@ __all__ = [
     "functional",
     "init",
     "modules",
+    "parallel",
     "parameter",
     "utils",
 ]
