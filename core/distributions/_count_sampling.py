@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import ember
+from . import _ember as ember
 
 __all__ = ["binomial", "poisson"]
 

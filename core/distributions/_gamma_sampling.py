@@ -17,8 +17,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import ember
 from ember.autograd import Function
+
+from . import _ember as ember
 
 __all__ = ["standard_gamma", "standard_gamma_grad"]
 

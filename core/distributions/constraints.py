@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import ember
+from . import _ember as ember
 
 __all__ = [
     "Constraint",

@@ -6,8 +6,7 @@ import math
 from numbers import Number
 from typing import Any, ClassVar
 
-import ember
-
+from . import _ember as ember
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all, standard_normal

@@ -6,8 +6,7 @@ import math
 from numbers import Number
 from typing import Any, ClassVar
 
-import ember
-
+from . import _ember as ember
 from . import constraints
 from ._count_sampling import binomial, poisson
 from .continuous import ExponentialFamily, expand_params

@@ -6,8 +6,7 @@ import math
 from numbers import Number
 from typing import Any, ClassVar
 
-import ember
-
+from . import _ember as ember
 from . import constraints
 from .continuous import ExponentialFamily
 from .distribution import Distribution
@@ -94,10 +93,10 @@ class Bernoulli(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
-        return -ember.nn.functional.binary_cross_entropy_with_logits(logits, value, reduction="none")
+        return -ember.functional.binary_cross_entropy_with_logits(logits, value, reduction="none")
 
     def entropy(self) -> Any:
-        return ember.nn.functional.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+        return ember.functional.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
 
     def enumerate_support(self, expand: bool = True) -> Any:
         values = ember.arange(2, dtype=self._param.dtype, device=self._param.device)
@@ -239,7 +238,7 @@ class OneHotCategorical(Distribution):
     @property
     def mode(self) -> Any:
         probs = self._categorical.probs
-        return ember.nn.functional.one_hot(probs.argmax(dim=-1), probs.shape[-1]).to(probs.dtype)
+        return ember.functional.one_hot(probs.argmax(dim=-1), probs.shape[-1]).to(probs.dtype)
 
     @property
     def variance(self) -> Any:
@@ -249,7 +248,7 @@ class OneHotCategorical(Distribution):
     def sample(self, sample_shape: Any = ()) -> Any:
         probs = self._categorical.probs
         indices = self._categorical.sample(sample_shape)
-        return ember.nn.functional.one_hot(indices, self._categorical._num_events).to(probs.dtype)
+        return ember.functional.one_hot(indices, self._categorical._num_events).to(probs.dtype)
 
     def log_prob(self, value: Any) -> Any:
         if self._validate_args:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-import ember
-
+from . import _ember as ember
 from . import constraints
 from .utils import lazy_property
 

@@ -6,8 +6,7 @@ import math
 from numbers import Number
 from typing import Any, ClassVar
 
-import ember
-
+from . import _ember as ember
 from . import constraints
 from ._gamma_sampling import standard_gamma
 from .continuous import ExponentialFamily, _init_pair, expand_params
@@ -134,7 +133,7 @@ class Dirichlet(ExponentialFamily):
         cm1 = (self.concentration - 1).clamp(min=0.0)
         mode = cm1 / cm1.sum(-1, True)
         mask = (self.concentration < 1).all(dim=-1)
-        onehot = ember.nn.functional.one_hot(mode.argmax(dim=-1), mode.shape[-1]).to(mode.dtype)
+        onehot = ember.functional.one_hot(mode.argmax(dim=-1), mode.shape[-1]).to(mode.dtype)
         return ember.where(mask.unsqueeze(-1), onehot, mode)
 
     @property

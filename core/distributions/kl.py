@@ -7,8 +7,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-import ember
-
+from . import _ember as ember
 from .continuous import Cauchy, Exponential, Laplace, Normal, Uniform
 from .counts import Binomial, Poisson
 from .discrete import Bernoulli, Categorical, OneHotCategorical
@@ -88,7 +87,7 @@ _EULER = 0.57721566490153286060
 
 @register_kl(Bernoulli, Bernoulli)
 def _bernoulli_bernoulli(p: Any, q: Any) -> Any:
-    sp = ember.nn.functional.softplus
+    sp = ember.functional.softplus
     t1 = p.probs * (sp(-q.logits) - sp(-p.logits))
     t1 = _set(_set(t1, q.probs == 0, math.inf), p.probs == 0, 0.0)
     t2 = (1 - p.probs) * (sp(q.logits) - sp(p.logits))

@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
-import ember
-
+from . import _ember as ember
 from . import constraints
 from .distribution import Distribution
 from .utils import lazy_property, standard_normal

@@ -5,8 +5,7 @@ from __future__ import annotations
 from numbers import Number
 from typing import Any, ClassVar
 
-import ember
-
+from . import _ember as ember
 from . import constraints
 from .continuous import Normal
 from .distribution import Distribution

@@ -11,8 +11,7 @@ import math
 from numbers import Number
 from typing import Any
 
-import ember
-
+from . import _ember as ember
 from . import constraints
 from .utils import clamp_probs
 
@@ -354,7 +353,7 @@ class SigmoidTransform(Transform):
         return y.log() - (-y).log1p()
 
     def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
-        softplus = ember.nn.functional.softplus
+        softplus = ember.functional.softplus
         return -softplus(-x) - softplus(x)
 
 
@@ -378,7 +377,7 @@ class TanhTransform(Transform):
         return ember.atanh(y)
 
     def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
-        return 2.0 * (math.log(2.0) - x - ember.nn.functional.softplus(-2.0 * x))
+        return 2.0 * (math.log(2.0) - x - ember.functional.softplus(-2.0 * x))
 
 
 class AffineTransform(Transform):

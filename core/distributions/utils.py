@@ -5,7 +5,7 @@ from __future__ import annotations
 from numbers import Number
 from typing import Any
 
-import ember
+from . import _ember as ember
 
 __all__ = [
     "broadcast_all",
