@@ -53,11 +53,11 @@ class profile:
                 stacklevel=2,
             )
             use_device = "cuda"
-        activities: list[Any] = [ProfilerActivity.CPU] if use_cpu else []
+        activities: list[Any] = [ProfilerActivity["CPU"]] if use_cpu else []
         if use_device:
             activities.append(use_device.split(":")[0])
         self._inner = _profile(
-            activities=activities or [ProfilerActivity.CPU],
+            activities=activities or [ProfilerActivity["CPU"]],
             record_shapes=record_shapes,
             profile_memory=profile_memory,
             with_stack=with_stack,

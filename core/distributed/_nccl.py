@@ -9,7 +9,9 @@ arrays are copied to the GPU and back (the frontend counts that staging).
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["NCCLEngine"]
@@ -198,15 +200,13 @@ class NCCLEngine:
 
         def go(dm: Any, dr: Any) -> None:
             p, n, t = self._args(dm)
-            steps = []
+            steps: list[Callable[[], Any]] = []
             if self.rank == root:
                 flat = dr.reshape(self.size, -1)
                 for r in range(self.size):
                     q = flat[r].data.ptr
                     steps.append(
-                        (lambda q=q, r=r: self.comm.recv(q, n, t, r, s))
-                        if gather
-                        else (lambda q=q, r=r: self.comm.send(q, n, t, r, s))
+                        functools.partial(self.comm.recv if gather else self.comm.send, q, n, t, r, s)
                     )
             steps.append(
                 (lambda: self.comm.send(p, n, t, root, s))
@@ -232,12 +232,12 @@ class NCCLEngine:
         def go(ds: Any, dr: Any) -> None:
             t = self.types[str(ds.dtype)]
             so = ro = 0
-            steps = []
+            steps: list[Callable[[], Any]] = []
             for r in range(self.size):
                 sp = ds[so:].data.ptr if scounts[r] else ds.data.ptr
                 rp = dr[ro:].data.ptr if rcounts[r] else dr.data.ptr
-                steps.append(lambda sp=sp, r=r: self.comm.send(sp, scounts[r], t, r, s))
-                steps.append(lambda rp=rp, r=r: self.comm.recv(rp, rcounts[r], t, r, s))
+                steps.append(functools.partial(self.comm.send, sp, scounts[r], t, r, s))
+                steps.append(functools.partial(self.comm.recv, rp, rcounts[r], t, r, s))
                 so, ro = so + scounts[r], ro + rcounts[r]
             self._grouped(steps)
 

@@ -167,7 +167,7 @@ class profile:
                 "`use_cuda` is deprecated, use `activities` argument instead", FutureWarning, stacklevel=2
             )
             if use_cuda:
-                acts.add(ProfilerActivity.CUDA)
+                acts.add(ProfilerActivity["CUDA"])
         self.activities = acts
         names = {_backend_name(a) for a in acts}
         self._cpu = "cpu" in names

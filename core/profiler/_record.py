@@ -116,9 +116,9 @@ class _Ops(OpObserver):
         if self.open:
             ev = self.open.pop()
             self.rec.close(ev)
-            device = getattr(result, "device", None)
-            if getattr(device, "type", None):
-                ev.backend = device.type
+            kind = getattr(getattr(result, "device", None), "type", None)
+            if kind:
+                ev.backend = kind
 
 
 def _user_stack() -> list[str]:

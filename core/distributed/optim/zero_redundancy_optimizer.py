@@ -37,7 +37,7 @@ class ZeroRedundancyOptimizer(Optimizer):
         if overlap_with_ddp:
             raise NotImplementedError("ZeroRedundancyOptimizer(overlap_with_ddp=True) is not supported")
         super().__init__(params, defaults)
-        self.process_group = process_group or dist.GroupMember.WORLD
+        self.process_group: Any = process_group or dist.GroupMember.WORLD
         if self.process_group is None:
             raise ValueError(
                 "Default process group has not been initialized, please make sure to call init_process_group."

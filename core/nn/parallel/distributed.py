@@ -66,7 +66,7 @@ class DistributedDataParallel(Module):
         self.dim = dim
         self.broadcast_buffers = broadcast_buffers
         self.find_unused_parameters = find_unused_parameters
-        self.process_group = process_group or dist.GroupMember.WORLD
+        self.process_group: Any = process_group or dist.GroupMember.WORLD
         if self.process_group is None:
             raise ValueError(
                 "Default process group has not been initialized, please make sure to call init_process_group."
