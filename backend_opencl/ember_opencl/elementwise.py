@@ -325,6 +325,8 @@ def arange(start: Any, step: Any, n: int, dtype: DType, index: int) -> CLArray:
     from .backend import check_dtype
 
     check_dtype(dtype)
+    if kind(dtype) == "c":  # PyTorch has no complex arange either
+        raise TypeError(f"arange: backend 'opencl' has no {dtype.name} kernel")
     dev = runtime.device(index)
     out = empty(dev, (n,), dtype)
     if n == 0:
