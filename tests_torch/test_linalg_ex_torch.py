@@ -121,7 +121,7 @@ def test_check_errors_raises_pytorchs_error(name: str, data: Any, rest: tuple) -
         getattr(torch.linalg, name)(torch.tensor(data), *(torch.tensor(r) for r in rest), check_errors=True)
     with pytest.raises(RuntimeError) as e_err:
         getattr(ember.linalg, name)(ember.tensor(data), *(ember.tensor(r) for r in rest), check_errors=True)
-    assert str(e_err.value) == str(t_err.value)
+    assert str(e_err.value) == str(t_err.value).replace("torch.", "ember.")
     t_is_linalg = isinstance(t_err.value, torch.linalg.LinAlgError)
     assert isinstance(e_err.value, ember.linalg.LinAlgError) == t_is_linalg
 
@@ -160,8 +160,8 @@ def test_ldl_factor_errors_as_pytorch() -> None:
             torch.linalg.ldl_factor_ex(torch.tensor(bad))
         with pytest.raises(RuntimeError) as e_err:
             ldl_factor_ex(ember.tensor(bad))
-        assert str(e_err.value) == str(t_err.value)
-    with pytest.raises(RuntimeError, match=r"^torch\.linalg\.ldl_factor: Unknown error code: 1\.$"):
+        assert str(e_err.value) == str(t_err.value).replace("torch.", "ember.")
+    with pytest.raises(RuntimeError, match=r"^ember\.linalg\.ldl_factor: Unknown error code: 1\.$"):
         ldl_factor(ember.zeros(2, 2, 2))
     with pytest.raises(RuntimeError, match="torch.linalg.ldl_factor"):
         torch.linalg.ldl_factor(torch.zeros(2, 2, 2))  # PyTorch words it as an internal assert

@@ -65,7 +65,7 @@ def test_view_dtype_matches_torch(src: str, dst: str) -> None:
         want = _outcome(lambda tv=tv: tv.view(_pair(dst)[1]))
         got = _outcome(lambda ev=ev: ev.view(_pair(dst)[0]))
         if isinstance(want, Exception):
-            assert type(got) is type(want) and str(got) == str(want), label
+            assert type(got) is type(want) and str(got) == str(want).replace("torch.", "ember."), label
             continue
         assert not isinstance(got, Exception), (label, got)
         assert got.dtype is _pair(dst)[0], label
@@ -218,7 +218,7 @@ def test_conj_of_conj_errors_match_torch() -> None:
     ):
         want = _outcome(lambda make=make: make(torch, t.conj()))
         got = _outcome(lambda make=make: make(ember, e.conj()))
-        assert type(got) is type(want) and str(got) == str(want)
+        assert type(got) is type(want) and str(got) == str(want).replace("torch.", "ember.")
 
 
 def test_conj_grads_match_torch() -> None:
