@@ -8,7 +8,7 @@ import numpy as np
 from ember.backends import ALL_DTYPES, CONTRACT_VERSION, DType
 
 from . import parallel
-from .dtypes import to_np
+from .dtypes import ensure_bfloat16, to_np
 
 __all__ = ["CPUBackend"]
 
@@ -48,6 +48,8 @@ class CPUBackend:
         return np.empty(shape, to_np(dtype))
 
     def from_numpy(self, array: np.ndarray, index: int) -> np.ndarray:
+        if array.dtype.kind == "V":  # a bfloat16 array: its kernels need ml_dtypes registered
+            ensure_bfloat16()
         return array
 
     def to_numpy(self, x: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from ember.backends import writes_out
 
-from .dtypes import HALF, to_np
+from .dtypes import BF16, HALF, to_np
 from .parallel import LARGE, run_ufunc
 from .philox import philox
 
@@ -33,7 +33,6 @@ def _ufunc1(uf: np.ufunc) -> Callable[[np.ndarray], np.ndarray]:
     return k
 
 
-_BF16 = HALF[1]
 _PY_SCALARS = (bool, int, float, complex)
 
 
@@ -42,10 +41,10 @@ def _ufunc2(uf: np.ufunc, mark: bool = True) -> Callable[..., np.ndarray]:
 
     def k(a: Any, b: Any, out: np.ndarray | None = None) -> np.ndarray:
         # ml_dtypes' bfloat16 is not a NEP 50 "weak" partner for Python floats: pin the scalar.
-        if type(b) in _PY_SCALARS and a.dtype == _BF16:
-            b = np.asarray(b, dtype=_BF16)
-        elif type(a) in _PY_SCALARS and b.dtype == _BF16:
-            a = np.asarray(a, dtype=_BF16)
+        if type(b) in _PY_SCALARS and a.dtype in BF16:
+            b = np.asarray(b, dtype=a.dtype)
+        elif type(a) in _PY_SCALARS and b.dtype in BF16:
+            a = np.asarray(a, dtype=b.dtype)
         if out is not None:
             if out.size >= LARGE and out.flags.c_contiguous:
                 return run_ufunc(uf, (a, b), out.shape, out.size, out)
