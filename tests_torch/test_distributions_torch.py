@@ -137,3 +137,59 @@ def test_reprs_match():
     for _, build in CASES:
         e, t = _pair(build)
         assert repr(e) == repr(t).replace("torch.Size", "ember.Size").replace("tensor(", "tensor(")
+
+
+NUMBER_PARAMS = [
+    ("normal", lambda D: D.Normal(0.5, 2.0)),
+    ("gamma", lambda D: D.Gamma(2.0, 3.0)),
+    ("beta", lambda D: D.Beta(2.0, 3.0)),
+    ("bernoulli", lambda D: D.Bernoulli(logits=0.3)),
+    ("poisson", lambda D: D.Poisson(3.0)),
+    ("studentt", lambda D: D.StudentT(4.0)),
+    ("lognormal", lambda D: D.LogNormal(0.0, 0.5)),
+    ("chi2", lambda D: D.Chi2(3.0)),
+]
+
+
+@pytest.mark.parametrize(("case", "build"), NUMBER_PARAMS, ids=[c[0] for c in NUMBER_PARAMS])
+def test_number_parameters_in_the_default_dtype(case, build):
+    """Numbers become 0-dim tensors of the default dtype (float32): shapes, reprs and values."""
+    e, t = build(ED), build(TD)
+    assert tuple(e.batch_shape) == tuple(t.batch_shape) == ()
+    assert repr(e) == repr(t)
+    x = t.sample((3,))
+    got = e.log_prob(ember.tensor(x.tolist()))
+    assert got.dtype == ember.float32
+    _same(got, t.log_prob(x), rtol=1e-5, atol=1e-6)
+    if _call(t, "entropy") is not NotImplementedError:
+        _same(e.entropy(), t.entropy(), rtol=1e-5, atol=1e-6)
+        _same(e.perplexity(), t.perplexity(), rtol=1e-5, atol=1e-6)
+
+
+ENUMERABLE = [
+    c for c in CASES if c[0] in {"bernoulli_probs", "categorical", "onehot", "binomial_logits", "independent"}
+]
+
+
+@pytest.mark.parametrize(("case", "build"), ENUMERABLE, ids=[c[0] for c in ENUMERABLE])
+def test_enumerate_support_matches(case, build):
+    e, t = _pair(build)
+    assert e.has_enumerate_support == t.has_enumerate_support
+    for expand in (True, False):
+        want = _call(t, "enumerate_support", expand)
+        got = _call(e, "enumerate_support", expand)
+        if want is NotImplementedError:
+            assert got is NotImplementedError
+            continue
+        _same(got, want)
+        _same(e.log_prob(got), t.log_prob(want))
+
+
+def test_expanded_distributions_match():
+    for _, build in CASES:
+        e, t = _pair(build)
+        batch = (3, *t.batch_shape)
+        te, ee = t.expand(batch), e.expand(batch)
+        assert tuple(ee.batch_shape) == tuple(te.batch_shape)
+        x = te.sample()
+        _same(ee.log_prob(_et(x.tolist())), te.log_prob(x))
