@@ -1,8 +1,9 @@
 """Run ember's benchmarks: ``python bench/run.py [--device opencl] [--quick]``.
 
 Cases (DESIGN.md, Performance): per-op dispatch overhead of ``a + b`` on 16 float32
-elements, ``a*b+c`` on 16M float32 elements, float32 matmul 1024² and 2048², and the
-autograd overhead of a 100-op chain forward and backward, each beside NumPy and PyTorch's
+elements (without and with a graph node), ``import`` plus a first op in a new process,
+``a*b+c`` on 16M float32 elements, float32 matmul 1024² and 2048², and the autograd
+overhead of a 100-op chain forward and backward, each beside NumPy and PyTorch's
 CPU build (when importable) in the same run. Writes bench/results/<device>.json.
 """
 
@@ -10,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -34,6 +37,36 @@ def dispatch(rep: Report, dev: str, torch: object) -> None:
     if torch is not None:
         ta, tb = torch.ones(16), torch.ones(16)
         rep.add(case, "torch", best_time(lambda: ta + tb))
+
+
+def dispatch_grad(rep: Report, dev: str, torch: object) -> None:
+    """``a + b`` recording a graph node: the per-op cost of autograd bookkeeping."""
+    case = "add 16 float32 with grad"
+    a, b = ember.ones(16, device=dev, requires_grad=True), ember.ones(16, device=dev)
+    rep.add(case, f"ember[{dev}]", best_time(lambda: a + b))
+    if torch is not None:
+        ta, tb = torch.ones(16, requires_grad=True), torch.ones(16)
+        rep.add(case, "torch", best_time(lambda: ta + tb))
+
+
+def _process_time(code: str, rounds: int = 3) -> float:
+    """Best wall time of a fresh interpreter running ``code`` (what a user waits for)."""
+    best = float("inf")
+    for _ in range(rounds):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def cold_start(rep: Report, dev: str, torch: object) -> None:
+    """``import`` plus one small op in a new process, beside a bare interpreter's start."""
+    case = "import + first op (new process)"
+    rep.add(case, "python -c pass", _process_time("pass"))
+    code = f"import ember; ember.ones(3, device={dev!r}) + 1"
+    rep.add(case, f"ember[{dev}]", _process_time(code))
+    if torch is not None:
+        rep.add(case, "torch", _process_time("import torch; torch.ones(3) + 1"))
 
 
 def elementwise(rep: Report, dev: str, torch: object, n: int) -> None:
@@ -117,6 +150,8 @@ def main() -> int:
     rep = Report(dev.replace(":", "_"))
     print(f"ember on {dev}; torch {torch.__version__ if torch else 'not installed'}")
     dispatch(rep, dev, torch)
+    dispatch_grad(rep, dev, torch)
+    cold_start(rep, dev, torch)
     for n in (1 << 20,) if args.quick else (1 << 20, 1 << 24):
         elementwise(rep, dev, torch, n)
     for n in (256,) if args.quick else (1024, 2048):
