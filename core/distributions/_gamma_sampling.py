@@ -53,20 +53,38 @@ def _draw(alpha: Any) -> Any:
     return out.clamp(min=ember.finfo(dt).tiny)
 
 
-def standard_gamma_grad(alpha: Any, x: Any) -> Any:
-    """``d x / d alpha`` for Gamma(alpha, 1) draws ``x`` held at their CDF value (float64 inside)."""
-    a = alpha.to(ember.float64)
-    xd = x.to(ember.float64)
+_CHUNK_ELEMENTS = 1 << 22  # series terms held at once (32 MiB of float64)
+
+
+def _series_grad(a: Any, xd: Any) -> Any:
+    """``dx/dalpha`` for flat float64 ``a`` and ``xd``: the series, with enough terms for the largest draw."""
     logx = ember.log(xd)
-    hi = float((xd - a).max()) if xd.numel() else 0.0
-    top = float(xd.max()) if xd.numel() else 0.0
-    n_terms = int(max(hi, 0.0) + 12 * math.sqrt(max(top, 1.0)) + 40)
-    n = ember.arange(n_terms, dtype=ember.float64, device=x.device)
+    beyond = float((xd - a).max())
+    top = float(xd.max())
+    n_terms = int(max(beyond, 0.0) + 12 * math.sqrt(max(top, 1.0)) + 40)
+    n = ember.arange(n_terms, dtype=ember.float64, device=xd.device)
     an = a.unsqueeze(-1) + n + 1  # alpha + n + 1
     # r_n = x**(n+1) Gamma(alpha) / Gamma(alpha+n+1): term n of P divided by the density.
     log_r = (n + 1) * logx.unsqueeze(-1) - ember.lgamma(an) + ember.lgamma(a).unsqueeze(-1)
     terms = ember.exp(log_r) * (logx.unsqueeze(-1) - ember.digamma(an))
-    return (-terms.sum(-1)).to(x.dtype)
+    return -terms.sum(-1)
+
+
+def standard_gamma_grad(alpha: Any, x: Any) -> Any:
+    """``d x / d alpha`` for Gamma(alpha, 1) draws ``x`` held at their CDF value (float64 inside).
+
+    The series needs about ``12 sqrt(x)`` terms, so the draws go through in chunks that keep
+    ``elements * terms`` bounded (a shape of 1e5 needs ~4000 terms per draw).
+    """
+    a = alpha.to(ember.float64).reshape(-1)
+    xd = x.to(ember.float64).reshape(-1)
+    if xd.numel() == 0:
+        return ember.zeros_like(x)
+    terms = int(max(float((xd - a).max()), 0.0) + 12 * math.sqrt(max(float(xd.max()), 1.0)) + 40)
+    step = max(1, _CHUNK_ELEMENTS // terms)
+    parts = [_series_grad(a[i : i + step], xd[i : i + step]) for i in range(0, xd.numel(), step)]
+    out = parts[0] if len(parts) == 1 else ember.cat(parts)
+    return out.reshape(tuple(x.shape)).to(x.dtype)
 
 
 class _StandardGamma(Function):
