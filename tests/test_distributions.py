@@ -46,8 +46,27 @@ BUILDERS = {
     "independent": lambda: D.Independent(D.Normal(_t([[0.0, 1.0], [2.0, 3.0]]), _t([1.0, 2.0])), 1),
     "transformed": lambda: D.TransformedDistribution(D.Normal(_t([0.0, 1.0]), 1.0), [D.TanhTransform()]),
     "relaxed": lambda: D.RelaxedBernoulli(_t(0.5), probs=_t([0.2, 0.7])),
+    "halfnormal": lambda: D.HalfNormal(_t([1.0, 2.0])),
+    "halfcauchy": lambda: D.HalfCauchy(_t([1.0, 2.0])),
+    "gumbel": lambda: D.Gumbel(_t([0.0, 1.0]), _t([1.0, 2.0])),
+    "geometric": lambda: D.Geometric(_t([0.2, 0.7])),
+    "relaxed_onehot": lambda: D.RelaxedOneHotCategorical(
+        _t(0.5), logits=_t([[0.0, 1.0, 2.0], [1.0, 1.0, 1.0]])
+    ),
+    "mixture": lambda: D.MixtureSameFamily(
+        D.Categorical(_t([[0.3, 0.7], [0.5, 0.5]])),
+        D.Independent(D.Normal(_t([[[0.0], [1.0]], [[2.0], [3.0]]]), 1.0), 1).expand((2, 2)),
+    ),
 }
-EVENT = {"dirichlet": (3,), "onehot": (3,), "multinomial": (3,), "mvn": (2,), "independent": (2,)}
+EVENT = {
+    "dirichlet": (3,),
+    "onehot": (3,),
+    "multinomial": (3,),
+    "mvn": (2,),
+    "independent": (2,),
+    "relaxed_onehot": (3,),
+    "mixture": (1,),
+}
 
 
 @pytest.mark.parametrize("name", sorted(BUILDERS))
@@ -161,6 +180,9 @@ RSAMPLE = {
     "mvn": lambda p: D.MultivariateNormal(p, ember.eye(2)),
     "transformed": lambda p: D.TransformedDistribution(D.Normal(p, 1.0), [D.SigmoidTransform()]),
     "relaxed": lambda p: D.RelaxedBernoulli(_t(0.3), logits=p),
+    "relaxed_onehot": lambda p: D.RelaxedOneHotCategorical(_t(0.3), logits=p),
+    "halfnormal": lambda p: D.HalfNormal(p.exp()),
+    "gumbel": lambda p: D.Gumbel(p, 1.0),
 }
 
 

@@ -66,6 +66,29 @@ CASES: list[tuple[str, Any]] = [
     ("transformed_exp_affine", _sigmoid_exp),
     ("transformed_sigmoid", _sigmoid),
     ("relaxed_bernoulli", lambda D, T: D.RelaxedBernoulli(T(0.5), probs=T([0.3, 0.8]))),
+    ("halfnormal", lambda D, T: D.HalfNormal(T([0.5, 2.0]))),
+    ("halfcauchy", lambda D, T: D.HalfCauchy(T([0.5, 2.0]))),
+    ("gumbel", lambda D, T: D.Gumbel(T([0.0, 1.0]), T([1.0, 0.5]))),
+    ("geometric", lambda D, T: D.Geometric(T([0.2, 0.7]))),
+    ("geometric_logits", lambda D, T: D.Geometric(logits=T([-1.0, 0.5]))),
+    (
+        "relaxed_onehot",
+        lambda D, T: D.RelaxedOneHotCategorical(T(0.7), probs=T([[0.2, 0.3, 0.5], [0.6, 0.2, 0.2]])),
+    ),
+    (
+        "mixture",
+        lambda D, T: D.MixtureSameFamily(
+            D.Categorical(T([[0.2, 0.3, 0.5], [0.6, 0.2, 0.2]])),
+            D.Normal(T([[-2.0, 0.0, 3.0], [1.0, 1.5, -1.0]]), T([1.0, 0.5, 2.0])),
+        ),
+    ),
+    (
+        "mixture_mvn",
+        lambda D, T: D.MixtureSameFamily(
+            D.Categorical(T([0.3, 0.7])),
+            D.Independent(D.Normal(T([[0.0, 1.0], [2.0, -1.0]]), T([1.0, 0.5])), 1),
+        ),
+    ),
 ]
 
 # (id, p, q): the registered KL pairs checked against PyTorch's values.
@@ -176,6 +199,19 @@ KL_PAIRS: list[tuple[str, Any, Any]] = [
         lambda D, T: D.Uniform(T([0.2, -0.1]), T([0.7, 0.5])),
         lambda D, T: D.Normal(T([0.0, 1.0]), T([3.0, 0.5])),
     ),
+    ("geometric", lambda D, T: D.Geometric(T([0.2, 0.7])), lambda D, T: D.Geometric(T([0.5, 0.1]))),
+    (
+        "gumbel",
+        lambda D, T: D.Gumbel(T([0.0, 1.0]), T([1.0, 2.0])),
+        lambda D, T: D.Gumbel(T([1.0, 0.0]), T([0.5, 1.0])),
+    ),
+    ("halfnormal", lambda D, T: D.HalfNormal(T([1.0, 2.0])), lambda D, T: D.HalfNormal(T([0.5, 3.0]))),
+    ("exponential_gumbel", lambda D, T: D.Exponential(T([1.5])), lambda D, T: D.Gumbel(T([0.5]), T([2.0]))),
+    ("gamma_gumbel", lambda D, T: D.Gamma(T([2.0]), T([1.5])), lambda D, T: D.Gumbel(T([0.5]), T([2.0]))),
+    ("gumbel_normal", lambda D, T: D.Gumbel(T([0.5]), T([2.0])), lambda D, T: D.Normal(T([1.0]), T([1.5]))),
+    ("normal_gumbel", lambda D, T: D.Normal(T([1.0]), T([1.5])), lambda D, T: D.Gumbel(T([0.5]), T([2.0]))),
+    ("uniform_gumbel", lambda D, T: D.Uniform(T([0.0]), T([2.0])), lambda D, T: D.Gumbel(T([0.5]), T([2.0]))),
+    ("gumbel_uniform", lambda D, T: D.Gumbel(T([0.5]), T([2.0])), lambda D, T: D.Uniform(T([0.0]), T([2.0]))),
     (
         "transformed",
         lambda D, T: D.TransformedDistribution(D.Normal(T([0.0]), T([1.0])), [D.ExpTransform()]),

@@ -111,6 +111,18 @@ ERRORS = [
     ("kl_missing", lambda D, T: D.kl_divergence(D.Normal(0.0, 1.0), D.Cauchy(0.0, 1.0))),
     ("gamma_param", lambda D, T: D.Gamma(T([1.0]), T([0.0]))),
     ("categorical_value", lambda D, T: D.Categorical(T([0.5, 0.5])).log_prob(T(2.0))),
+    ("geometric_zero", lambda D, T: D.Geometric(T([0.0, 0.5]))),
+    ("mixture_type", lambda D, T: D.MixtureSameFamily(D.Normal(0.0, 1.0), D.Normal(T([0.0]), 1.0))),
+    (
+        "mixture_count",
+        lambda D, T: D.MixtureSameFamily(D.Categorical(T([0.5, 0.5])), D.Normal(T([0.0, 1.0, 2.0]), 1.0)),
+    ),
+    (
+        "mixture_support",
+        lambda D, T: D.MixtureSameFamily(D.Categorical(T([0.5, 0.5])), D.Gamma(T([1.0, 2.0]), 1.0)).log_prob(
+            T(-1.0)
+        ),
+    ),
 ]
 
 

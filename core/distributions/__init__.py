@@ -6,14 +6,21 @@ reproducible. See ``docs/distributions.md``.
 
 from __future__ import annotations
 
-from . import constraints, transforms
+from . import (
+    _kl_extra,  # noqa: F401 - registers the Geometric/Gumbel/HalfNormal KL pairs
+    constraints,
+    transforms,
+)
 from .continuous import Cauchy, Exponential, ExponentialFamily, Laplace, Normal, Uniform
-from .counts import Binomial, Multinomial, Poisson
+from .counts import Binomial, Geometric, Multinomial, Poisson
 from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .distribution import Distribution
+from .folded import Gumbel, HalfCauchy, HalfNormal
 from .gamma import Beta, Chi2, Dirichlet, Gamma, StudentT
 from .kl import kl_divergence, register_kl
+from .mixture import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
+from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
 from .transformed import (
     Independent,
     LogitRelaxedBernoulli,
@@ -22,6 +29,7 @@ from .transformed import (
     TransformedDistribution,
 )
 from .transforms import (
+    AbsTransform,
     AffineTransform,
     ComposeTransform,
     ExpTransform,
@@ -32,6 +40,7 @@ from .transforms import (
 )
 
 __all__ = [
+    "AbsTransform",
     "AffineTransform",
     "Bernoulli",
     "Beta",
@@ -42,14 +51,20 @@ __all__ = [
     "ComposeTransform",
     "Dirichlet",
     "Distribution",
+    "ExpRelaxedCategorical",
     "ExpTransform",
     "Exponential",
     "ExponentialFamily",
     "Gamma",
+    "Geometric",
+    "Gumbel",
+    "HalfCauchy",
+    "HalfNormal",
     "Independent",
     "Laplace",
     "LogNormal",
     "LogitRelaxedBernoulli",
+    "MixtureSameFamily",
     "Multinomial",
     "MultivariateNormal",
     "Normal",
@@ -57,6 +72,7 @@ __all__ = [
     "Poisson",
     "PowerTransform",
     "RelaxedBernoulli",
+    "RelaxedOneHotCategorical",
     "SigmoidTransform",
     "StudentT",
     "TanhTransform",

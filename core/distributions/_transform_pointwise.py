@@ -11,7 +11,14 @@ from . import constraints
 from ._transform_base import Transform, sum_rightmost
 from .utils import clamp_probs
 
-__all__ = ["AffineTransform", "ExpTransform", "PowerTransform", "SigmoidTransform", "TanhTransform"]
+__all__ = [
+    "AbsTransform",
+    "AffineTransform",
+    "ExpTransform",
+    "PowerTransform",
+    "SigmoidTransform",
+    "TanhTransform",
+]
 
 
 class ExpTransform(Transform):
@@ -196,3 +203,21 @@ class AffineTransform(Transform):
 
     def inverse_shape(self, shape: Any) -> Any:
         return ember.Size(ember.broadcast_shapes(tuple(shape), self._param_shape()))
+
+
+class AbsTransform(Transform):
+    """``y = |x|``: not injective, so ``inv`` returns the non-negative preimage."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AbsTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Any) -> Any:
+        return x.abs()
+
+    def _inverse(self, y: Any) -> Any:
+        return y

@@ -14,7 +14,7 @@ from .discrete import Categorical, either_param, expand_probs_logits
 from .distribution import Distribution
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
-__all__ = ["Binomial", "Multinomial", "Poisson"]
+__all__ = ["Binomial", "Geometric", "Multinomial", "Poisson"]
 
 
 class Poisson(ExponentialFamily):
@@ -226,3 +226,78 @@ class Multinomial(Distribution):
         log_factorial_xs = ember.lgamma(value + 1).sum(-1)
         logits = ember.where((value == 0) & (logits == -math.inf), ember.zeros_like(logits), logits)
         return log_factorial_n - log_factorial_xs + (logits * value).sum(-1)
+
+
+class Geometric(Distribution):
+    """Failures before the first success in Bernoulli(``probs``) trials (support 0, 1, 2, ...)."""
+
+    arg_constraints: ClassVar[dict[str, Any]] = {
+        "probs": constraints.unit_interval,
+        "logits": constraints.real,
+    }
+    support = constraints.nonnegative_integer
+
+    def __init__(self, probs: Any = None, logits: Any = None, validate_args: bool | None = None) -> None:
+        either_param(probs, logits)
+        if probs is not None:
+            (self.probs,) = broadcast_all(probs)
+        else:
+            (self.logits,) = broadcast_all(logits)
+        given = probs if probs is not None else logits
+        super().__init__(() if isinstance(given, Number) else given.size(), validate_args=validate_args)
+        if self._validate_args and probs is not None:
+            value = self.probs
+            valid = value > 0
+            if not bool(valid.all()):
+                raise ValueError(
+                    f"Expected parameter probs ({type(value).__name__} of shape {tuple(value.shape)}) "
+                    f"of distribution {self!r} to be positive but found invalid values:\n{value[~valid]}"
+                )
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Geometric:
+        new = self._get_checked_instance(Geometric, _instance)
+        for name in ("probs", "logits"):
+            if name in self.__dict__:
+                setattr(new, name, self.__dict__[name].expand(tuple(batch_shape)))
+        Distribution.__init__(new, ember.Size(batch_shape), validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @lazy_property
+    def logits(self) -> Any:
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self) -> Any:
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def mean(self) -> Any:
+        return 1.0 / self.probs - 1.0
+
+    @property
+    def mode(self) -> Any:
+        return ember.zeros_like(self.probs)
+
+    @property
+    def variance(self) -> Any:
+        return (1.0 / self.probs - 1.0) / self.probs
+
+    def sample(self, sample_shape: Any = ()) -> Any:
+        """Inversion: ``floor(log U / log(1 - p))`` with ``U`` in ``[tiny, 1)``."""
+        shape = tuple(self._extended_shape(sample_shape))
+        tiny = ember.finfo(self.probs.dtype).tiny
+        with ember.no_grad():
+            u = ember.empty(shape, dtype=self.probs.dtype, device=self.probs.device).uniform_(tiny, 1)
+            return (u.log() / (-self.probs).log1p()).floor()
+
+    def log_prob(self, value: Any) -> Any:
+        if self._validate_args:
+            self._validate_sample(value)
+        value, probs = broadcast_all(value, self.probs)
+        probs = ember.where((probs == 1) & (value == 0), ember.zeros_like(probs), probs)
+        return value * (-probs).log1p() + self.probs.log()
+
+    def entropy(self) -> Any:
+        bce = ember.functional.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+        return bce / self.probs

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ._transform_base import ComposeTransform, Transform, identity_transform, sum_rightmost
 from ._transform_pointwise import (
+    AbsTransform,
     AffineTransform,
     ExpTransform,
     PowerTransform,
@@ -17,6 +18,7 @@ from ._transform_pointwise import (
 )
 
 __all__ = [
+    "AbsTransform",
     "AffineTransform",
     "ComposeTransform",
     "ExpTransform",
