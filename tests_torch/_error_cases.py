@@ -642,6 +642,13 @@ CASES: dict[str, Callable[[Any], Any]] = {
     "gelu str": lambda L: F(L).gelu("a"),
     "elu str": lambda L: F(L).elu("a"),
     "softplus str": lambda L: F(L).softplus("a"),
+    "add int alpha float tensor": lambda L: L.add(
+        L.ones(2, dtype=L.int64), L.ones(2, dtype=L.int64), alpha=L.tensor(0.5)
+    ),
+    "add alpha tensor is fine": lambda L: L.add(L.ones(2), L.ones(2), alpha=L.tensor(0.5)),
+    "add alpha two-element tensor": lambda L: L.add(L.ones(2), L.ones(2), alpha=L.ones(2)),
+    "add int bool alpha": lambda L: L.add(L.ones(2, dtype=L.int64), L.ones(2, dtype=L.int64), alpha=True),
+    "add bool alpha int is fine": lambda L: L.add(L.ones(2, dtype=L.bool), L.ones(2, dtype=L.bool), alpha=2),
     "relu int is fine": lambda L: F(L).relu(L.ones(2, dtype=L.long)),
     "hardtanh int is fine": lambda L: F(L).hardtanh(L.ones(2, dtype=L.long)),
 }

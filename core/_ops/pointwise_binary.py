@@ -21,7 +21,7 @@ from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
-from ._args import invalid_combination
+from ._args import check_number, invalid_combination
 from ._common import broadcast_shape, same_device, sum_to
 from ._composite import NoRecord
 from .pointwise_unary import log, trunc
@@ -323,16 +323,20 @@ _pow = _differentiable("pow", "PowBackward1", _pow_rule)
 
 def _check_alpha(fn: str, input: Any, other: Any, alpha: Any) -> None:
     """PyTorch's checks of ``alpha``: a number, integral for integral operands."""
-    if not isinstance(alpha, (bool, int, float, complex)):
-        raise TypeError(f"{fn}(): argument 'alpha' must be Number, not {type(alpha).__name__}")
-    if isinstance(alpha, float) and result_type(input, other).category < 2:
+    check_number(fn, "alpha", alpha)  # a Python number, or a one-element tensor as in PyTorch
+    if isinstance(alpha, bool) and result_type(input, other) is not D.bool_:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    floating = isinstance(alpha, float) or (isinstance(alpha, Tensor) and alpha.dtype.category >= 2)
+    if floating and result_type(input, other).category < 2:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``input + alpha * other``, broadcasting. Example: ``ember.add(x, 1)``."""
-    if alpha != 1:
+    if type(alpha) is not int or alpha != 1:  # a tensor alpha is checked, never truth-tested
         _check_alpha("add", input, other, alpha)
+        if isinstance(alpha, (int, float)) and result_type(input, other) is D.bool_:
+            alpha = bool(alpha)  # bool operands stay bool: alpha only says whether other counts
         other = mul(other, alpha)
     return _add(input, other)
 
@@ -349,7 +353,7 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
             "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
             "trying to invert a mask, use the `~` or `logical_not()` operator instead."
         )
-    if alpha != 1:
+    if type(alpha) is not int or alpha != 1:  # a tensor alpha is checked, never truth-tested
         _check_alpha("sub", input, other, alpha)
         other = mul(other, alpha)
     return _sub(input, other)
