@@ -73,10 +73,7 @@ class Chi2(Gamma):
     arg_constraints: ClassVar[dict[str, Any]] = {"df": constraints.positive}
 
     def __init__(self, df: Any, validate_args: bool | None = None) -> None:
-        df_t = ember.as_tensor(df, dtype=ember.get_default_dtype()) if isinstance(df, Number) else df
-        super().__init__(0.5 * df_t, 0.5, validate_args=validate_args)
-        if isinstance(df, Number):
-            Distribution.__init__(self, (), validate_args=False)
+        super().__init__(0.5 * df, 0.5, validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Chi2:
         new = self._get_checked_instance(Chi2, _instance)
