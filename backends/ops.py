@@ -230,6 +230,23 @@ _COMPOSITE_LIST = [
         "m = lerp(m, g, 1 - beta1); v = beta2 * v + (1 - beta2) * g * g; vmax = max(vmax, v) if amsgrad; "
         "param += (-lr / (1 - beta1**step)) * m / (sqrt(v or vmax) / (1 - beta2**step) ** 0.5 + eps)",
     ),
+    # multi-tensor (foreach) updates: one call per parameter group, lists of arrays in place
+    _op(
+        "sgd_update_foreach",
+        "composite",
+        3,
+        "lr momentum dampening weight_decay nesterov maximize first_steps",
+        "sgd_update on each (param, grad, buf) of three equal-length lists (buf entries may be None); "
+        "first_steps: one bool per tensor",
+    ),
+    _op(
+        "adam_update_foreach",
+        "composite",
+        5,
+        "lr beta1 beta2 eps weight_decay amsgrad maximize steps decoupled",
+        "adam_update on each (param, grad, m, v, vmax) of five equal-length lists (vmax entries None "
+        "unless amsgrad); steps: one float per tensor",
+    ),
     # special functions, scans, scatter_reduce, complex parts, linear algebra (ember.special, .linalg)
     _op("atan", "composite", 1, "", "arctangent"),
     _op("atan2", "composite", 2, "", "angle of (b, a) in (-pi, pi], quadrant-aware"),

@@ -3,7 +3,9 @@
 Two kinds: composites whose frontend function decomposes them itself when the backend has no
 kernel (``k[op] is None``; listed below with where that code lives), and composites with a
 standalone decomposition registered by ``@decomposition`` in the ``_decomp_*`` modules (which
-``run_composite`` uses and the conformance suite tests like a kernel). A composite in neither
+``run_composite`` uses and the conformance suite tests like a kernel). (The backwards of
+conv2d and the pooling ops register theirs with ``@decomposition`` beside their frontend
+functions in ``nn/_functional/conv.py`` and ``pooling.py``.) A composite in neither
 runs on the CPU and is reported as a fallback (``ember info``, the conformance suite).
 ``tests/test_composite_decompositions.py`` runs each declared one on a primitives-only backend with the
 fallback policy ``error``, so this list cannot claim a decomposition that is not there.
@@ -47,6 +49,8 @@ INLINE = (
     "avg_pool2d",  # nn/_functional/pooling.py
     "sgd_update",  # optim/optimizer.py: the optimizer's per-op formula
     "adam_update",  # optim/optimizer.py
+    "sgd_update_foreach",  # optim/optimizer.py: the per-tensor update for each parameter
+    "adam_update_foreach",  # optim/optimizer.py
     "cumprod",  # _ops/reduction_scan.py: a doubling scan
     "cummax",  # _ops/reduction_scan.py
     "cummin",  # _ops/reduction_scan.py

@@ -80,6 +80,20 @@ SIGNATURES: dict[str, tuple[str, str]] = {
         ),
         "one tensor's step in place; decoupled: AdamW's weight decay; returns None",
     ),
+    "sgd_update_foreach": (
+        (
+            "sgd_update_foreach(params, grads, bufs, lr, momentum, dampening, weight_decay, nesterov, "
+            "maximize, first_steps)"
+        ),
+        "lists of arrays (a parameter group); first_steps: a bool per tensor; returns None",
+    ),
+    "adam_update_foreach": (
+        (
+            "adam_update_foreach(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, lr, beta1, beta2, "
+            "eps, weight_decay, amsgrad, maximize, steps, decoupled)"
+        ),
+        "lists of arrays (a parameter group); steps: a float per tensor; returns None",
+    ),
     "atan": ("atan(x)", ""),
     "atan2": ("atan2(a, b)", "the angle of the point (b, a), as torch.atan2(input, other)"),
     "asin": ("asin(x)", ""),

@@ -1,4 +1,5 @@
-"""Fused optimizer updates: ``sgd_update`` and ``adam_update``, in place with NumPy ``out=``.
+"""Fused optimizer updates: ``sgd_update`` and ``adam_update``, in place with NumPy ``out=``,
+and their multi-tensor forms (``*_foreach``: a parameter group in one call).
 
 Each kernel follows PyTorch's single-tensor implementation operation by operation (same
 order, same float32 roundings of the Python scalars), so a fused step gives the numbers
@@ -15,7 +16,7 @@ import numpy as np
 
 from .hostmem import cache
 
-__all__ = ["OPTIM_KERNELS", "adam_update", "sgd_update"]
+__all__ = ["OPTIM_KERNELS", "adam_update", "adam_update_foreach", "sgd_update", "sgd_update_foreach"]
 
 
 def _effective_grad(param: np.ndarray, grad: np.ndarray, weight_decay: float, maximize: bool) -> np.ndarray:
@@ -127,4 +128,47 @@ def adam_update(
     np.add(param, np.divide(upd, denom, out=upd), out=param)
 
 
-OPTIM_KERNELS: dict[str, Callable[..., Any]] = {"sgd_update": sgd_update, "adam_update": adam_update}
+def sgd_update_foreach(
+    params: list[np.ndarray],
+    grads: list[np.ndarray],
+    bufs: list[np.ndarray | None],
+    lr: float,
+    momentum: float,
+    dampening: float,
+    weight_decay: float,
+    nesterov: bool,
+    maximize: bool,
+    first_steps: tuple[bool, ...],
+) -> None:
+    """``sgd_update`` on every tensor of a parameter group: one call from the optimizer."""
+    for p, g, b, first in zip(params, grads, bufs, first_steps):
+        sgd_update(p, g, b, lr, momentum, dampening, weight_decay, nesterov, maximize, first)
+
+
+def adam_update_foreach(
+    params: list[np.ndarray],
+    grads: list[np.ndarray],
+    exp_avgs: list[np.ndarray],
+    exp_avg_sqs: list[np.ndarray],
+    max_exp_avg_sqs: list[np.ndarray | None],
+    lr: float,
+    beta1: float,
+    beta2: float,
+    eps: float,
+    weight_decay: float,
+    amsgrad: bool,
+    maximize: bool,
+    steps: tuple[float, ...],
+    decoupled: bool,
+) -> None:
+    """``adam_update`` on every tensor of a parameter group: one call from the optimizer."""
+    for p, g, m, v, vmax, step in zip(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps):
+        adam_update(p, g, m, v, vmax, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, step, decoupled)
+
+
+OPTIM_KERNELS: dict[str, Callable[..., Any]] = {
+    "sgd_update": sgd_update,
+    "adam_update": adam_update,
+    "sgd_update_foreach": sgd_update_foreach,
+    "adam_update_foreach": adam_update_foreach,
+}

@@ -1,4 +1,5 @@
-"""Records for the fused optimizer updates (``sgd_update``, ``adam_update``).
+"""Records for the fused optimizer updates (``sgd_update``, ``adam_update``, and their
+multi-tensor ``*_foreach`` forms over a list of differently shaped tensors).
 
 Both write in place and return None; the record's ``call`` returns the written arrays
 (param and state buffers) so the harness compares them with a float64 NumPy reference of
@@ -114,6 +115,68 @@ def _adam_ref(p, g, m, v, vmax, lr, b1, b2, eps, wd, amsgrad, maximize, step, de
     return (p, m, v, vmax)
 
 
+_SHAPES = ((3, 5), (7,), (2, 3, 4))  # a foreach sample's tensors: one parameter group
+
+
+def _sgd_foreach_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
+    """Three tensors of different shapes and layouts; the middle one on its first step."""
+    out = []
+    for label, (mom, damp, wd, nest, maxi, first) in _sgd_params():
+        if first:
+            continue
+        ps, gs, bs = ([_lay(values(rng, s, dtype), i) for i, s in enumerate(_SHAPES)] for _ in range(3))
+        bufs = bs if mom != 0 else [None] * 3
+        firsts = (False, mom != 0, False)
+        out.append(Sample(label, (ps, gs, bufs, 0.1, mom, damp, wd, nest, maxi, firsts)))
+    return out
+
+
+def _sgd_foreach_call(kernel, ps, gs, bufs, lr, mom, damp, wd, nest, maxi, firsts):  # type: ignore[no-untyped-def]
+    for i in range(STEPS):
+        kernel(ps, gs, bufs, lr, mom, damp, wd, nest, maxi, tuple(f and i == 0 for f in firsts))
+    return tuple(a for p, b in zip(ps, bufs) for a in (p, b if b is not None else p))
+
+
+def _sgd_foreach_ref(ps, gs, bufs, lr, mom, damp, wd, nest, maxi, firsts):  # type: ignore[no-untyped-def]
+    return tuple(
+        a
+        for p, g, b, f in zip(ps, gs, bufs, firsts)
+        for a in _sgd_ref(p, g, b, lr, mom, damp, wd, nest, maxi, f)
+    )
+
+
+def _adam_foreach_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
+    """Three tensors at different steps (a parameter added to the group later)."""
+    out = []
+    for label, (wd, ams, maxi, _step, dec) in _adam_params():
+        if _step != 1.0:
+            continue
+        lists = [[_lay(values(rng, s, dtype), i) for i, s in enumerate(_SHAPES)] for _ in range(3)]
+        vs = [_lay(np.abs(values(rng, s, dtype)), i) for i, s in enumerate(_SHAPES)]
+        vmax = (
+            [_lay(np.abs(values(rng, s, dtype)) + 0.5, i) for i, s in enumerate(_SHAPES)]
+            if ams
+            else [None] * 3
+        )
+        args = (*lists, vs, vmax, 0.01, 0.9, 0.999, 1e-3, wd, ams, maxi, (1.0, 4.0, 2.0), dec)
+        out.append(Sample(label, args))
+    return out
+
+
+def _adam_foreach_call(kernel, ps, gs, ms, vs, vmax, lr, b1, b2, eps, wd, ams, maxi, steps, dec):  # type: ignore[no-untyped-def]
+    for i in range(STEPS):
+        kernel(ps, gs, ms, vs, vmax, lr, b1, b2, eps, wd, ams, maxi, tuple(s + i for s in steps), dec)
+    return tuple(a for p, m, v, x in zip(ps, ms, vs, vmax) for a in (p, m, v, x if x is not None else v))
+
+
+def _adam_foreach_ref(ps, gs, ms, vs, vmax, lr, b1, b2, eps, wd, ams, maxi, steps, dec):  # type: ignore[no-untyped-def]
+    return tuple(
+        a
+        for p, g, m, v, x, s in zip(ps, gs, ms, vs, vmax, steps)
+        for a in _adam_ref(p, g, m, v, x if ams else v, lr, b1, b2, eps, wd, ams, maxi, s, dec)
+    )
+
+
 def _four(dtype: str) -> tuple[str, ...]:
     return (dtype,) * 4
 
@@ -138,5 +201,25 @@ RECORDS = [
         out_dtype=_four,
         tol_scale=8.0,
         call=_adam_call,
+    ),
+    OpCase(
+        "sgd_update_foreach",
+        _sgd_foreach_samples,
+        _sgd_foreach_ref,
+        FLOAT,
+        "optimizer state is float32/float64; lists of tensors of one group",
+        out_dtype=lambda d: (d,) * 6,
+        tol_scale=4.0,
+        call=_sgd_foreach_call,
+    ),
+    OpCase(
+        "adam_update_foreach",
+        _adam_foreach_samples,
+        _adam_foreach_ref,
+        FLOAT,
+        "optimizer state is float32/float64; lists of tensors of one group",
+        out_dtype=lambda d: (d,) * 12,
+        tol_scale=8.0,
+        call=_adam_foreach_call,
     ),
 ]

@@ -8,7 +8,16 @@ from .._creation import zeros_like
 from .._ops.pointwise_binary import maximum
 from .._tensor import Tensor
 from ._functional import addcdiv_, addcmul_, lerp_
-from .optimizer import Optimizer, check_range, fused_kernel, init_step, run_fused
+from .optimizer import (
+    Optimizer,
+    check_fused,
+    check_range,
+    fused_kernel,
+    init_step,
+    run_foreach,
+    run_fused,
+    state_fits,
+)
 
 __all__ = ["Adam", "AdamW"]
 
@@ -38,7 +47,8 @@ class Adam(Optimizer):
         p = p - lr / (1 - beta1**t) * m / denom
 
     The backend's fused ``adam_update`` kernel runs the same formula in one call when it has
-    one (see ``fused_kernel``).
+    one (see ``fused_kernel``); its ``adam_update_foreach`` runs a whole parameter group in one
+    call with ``foreach=True`` (the numbers are the same either way).
 
     Example: ``opt = ember.optim.Adam([w], lr=0.1)``.
     """
@@ -62,6 +72,7 @@ class Adam(Optimizer):
         decoupled_weight_decay: bool = False,
     ) -> None:
         _check_adam(lr, betas, eps, weight_decay)
+        check_fused(fused, foreach, differentiable)
         defaults = {
             "lr": lr,
             "betas": betas,
@@ -77,12 +88,43 @@ class Adam(Optimizer):
         }
         super().__init__(params, defaults)
 
+    _foreach_op = "adam_update_foreach"
+
+    def _foreach(self, params: list[Tensor], group: dict[str, Any]) -> list[Tensor]:
+        amsgrad = group["amsgrad"]
+        lists: tuple[list[Any], ...] = ([], [], [], [], [])
+        steps = []
+        for p in params:
+            state = self.state.get(p)
+            if state is None:
+                state = self.state[p] = {}
+            if not state:
+                self._init_state(p, state, amsgrad)
+            step = init_step(state)
+            bufs = (state["exp_avg"], state["exp_avg_sq"], state.get("max_exp_avg_sq") if amsgrad else None)
+            if (amsgrad and bufs[2] is None) or not all(state_fits(p, b) for b in bufs):
+                self._update_ops(p, p.grad, state, group, step)  # type: ignore[arg-type]
+                continue
+            for lst, t in zip(lists, (p, p.grad, *bufs)):
+                lst.append(t)
+            steps.append(step)
+        if steps:
+            beta1, beta2 = group["betas"]
+            params_ = (group["lr"], beta1, beta2, group["eps"], group["weight_decay"], amsgrad)
+            extra = (group["maximize"], tuple(steps), group["decoupled_weight_decay"])
+            run_foreach(lists[0][0]._be, self._foreach_op, lists, (*params_, *extra))
+        return []
+
+    @staticmethod
+    def _init_state(p: Tensor, state: dict[str, Any], amsgrad: bool) -> None:
+        state["exp_avg"] = zeros_like(p)
+        state["exp_avg_sq"] = zeros_like(p)
+        if amsgrad:
+            state["max_exp_avg_sq"] = zeros_like(p)
+
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         if not state:
-            state["exp_avg"] = zeros_like(p)
-            state["exp_avg_sq"] = zeros_like(p)
-            if group["amsgrad"]:
-                state["max_exp_avg_sq"] = zeros_like(p)
+            self._init_state(p, state, group["amsgrad"])
         step = init_step(state)
         k = fused_kernel(p, grad, group, "adam_update")
         if k is None or not self._fused(k, p, grad, state, group, step):

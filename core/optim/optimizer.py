@@ -16,7 +16,17 @@ from .._dispatch import call, has_kernel
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 
-__all__ = ["Optimizer", "check_range", "fused_kernel", "init_step", "required", "run_fused"]
+__all__ = [
+    "Optimizer",
+    "check_fused",
+    "check_range",
+    "fused_kernel",
+    "init_step",
+    "required",
+    "run_foreach",
+    "run_fused",
+    "state_fits",
+]
 
 
 class _Required:
@@ -196,19 +206,51 @@ class Optimizer:
                 self._step_group(group)
         return loss
 
+    # The multi-tensor kernel of this optimizer's update (``ember.backends.ops``), if any.
+    _foreach_op: str | None = None
+
     def _step_group(self, group: dict[str, Any]) -> None:
+        params = group["params"]
+        # foreach=None runs per tensor, as PyTorch does on the CPU (the numbers are the same).
+        if self._foreach_op is not None and group.get("foreach") and not group.get("differentiable"):
+            params = self._step_foreach(group)
+        for p in params:
+            grad = p.grad
+            if grad is not None:
+                self._step_one(p, grad, group)
+
+    def _step_one(self, p: Tensor, grad: Tensor, group: dict[str, Any]) -> None:
+        state = self.state.get(p)
+        if state is None:  # stored only once filled: SGD without momentum keeps none, as PyTorch
+            state = {}
+            self._update(p, grad, state, group)
+            if state:
+                self.state[p] = state
+        else:
+            self._update(p, grad, state, group)
+
+    def _step_foreach(self, group: dict[str, Any]) -> list[Tensor]:
+        """Update the group's eligible tensors with one ``_foreach_op`` call per backend and
+        device; returns the parameters left for the per-tensor path."""
+        op = self._foreach_op
+        batches: dict[tuple[int, Any], list[Tensor]] = {}
+        rest = []
         for p in group["params"]:
             grad = p.grad
             if grad is None:
                 continue
-            state = self.state.get(p)
-            if state is None:  # stored only once filled: SGD without momentum keeps none, as PyTorch
-                state = {}
-                self._update(p, grad, state, group)
-                if state:
-                    self.state[p] = state
+            if has_kernel(p._be, op) and _fusable(p, grad):  # type: ignore[arg-type]
+                batches.setdefault((id(p._be), p._device), []).append(p)
             else:
-                self._update(p, grad, state, group)
+                rest.append(p)
+        for batch in batches.values():
+            rest.extend(self._foreach(batch, group))
+        return rest
+
+    def _foreach(self, params: list[Tensor], group: dict[str, Any]) -> list[Tensor]:
+        """One multi-tensor kernel call for ``params`` (one backend and device, each with a
+        fusable gradient); returns those it could not take (their state did not fit)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _foreach")
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         raise NotImplementedError(f"{type(self).__name__} must implement _update")
@@ -279,6 +321,14 @@ def _cast_state(p: Tensor, name: str, value: Any) -> Any:
     return value.to(device=p.device)
 
 
+def check_fused(fused: bool | None, foreach: bool | None, differentiable: bool) -> None:
+    """PyTorch's constructor checks of the ``fused`` flag."""
+    if fused and foreach:
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+    if fused and differentiable:
+        raise RuntimeError("`fused` does not support `differentiable`")
+
+
 def check_range(name: str, value: Any, low: float = 0.0) -> None:
     """PyTorch's constructor checks: ``Invalid learning rate: -1``."""
     if not isinstance(value, Tensor) and value < low:
@@ -319,13 +369,41 @@ def fused_kernel(p: Tensor, grad: Tensor, group: dict[str, Any], op: str) -> Any
     """
     if not has_kernel(p._be, op) or group.get("differentiable") or group.get("foreach"):
         return None
+    return op if _fusable(p, grad) else None
+
+
+def _fusable(p: Tensor, grad: Tensor) -> bool:
+    """A plain float32/float64 parameter whose gradient matches it and keeps no graph; on a
+    ``contiguous_only`` backend both contiguous (a copy would lose the write)."""
     if grad.requires_grad or type(p) not in _plain_types() or type(grad) is not Tensor:
-        return None
+        return False
     if p.dtype.name not in _FUSABLE or grad.dtype is not p.dtype or grad._shape != p._shape:
-        return None
+        return False
     if grad._be is not p._be or grad._device != p._device:
-        return None
-    return op
+        return False
+    return not getattr(p._be.backend, "contiguous_only", False) or (
+        p.is_contiguous() and grad.is_contiguous()
+    )
+
+
+def state_fits(p: Tensor, t: Tensor | None) -> bool:
+    """Whether state tensor ``t`` (None: absent) can be written by a fused kernel beside ``p``."""
+    if t is None:
+        return True
+    if t.dtype is not p.dtype or t._shape != p._shape or t._be is not p._be or t._device != p._device:
+        return False
+    return not getattr(p._be.backend, "contiguous_only", False) or t.is_contiguous()
+
+
+def run_foreach(be: Any, op: str, lists: tuple[list[Tensor | None], ...], params: tuple[Any, ...]) -> None:
+    """Run multi-tensor kernel ``op`` on ``lists`` (params, grads, state...) and mark every
+    written tensor (all lists but the gradients) as modified."""
+    call(be, op, *([None if t is None else t._data for t in ts] for ts in lists), *params)
+    for i, ts in enumerate(lists):
+        if i != 1:
+            for t in ts:
+                if t is not None:
+                    t._vc[0] += 1
 
 
 def run_fused(p: Tensor, k: str, tensors: tuple[Tensor | None, ...], params: tuple[Any, ...]) -> bool:

@@ -6,7 +6,7 @@ from typing import Any
 
 from .._creation import empty_like
 from .._tensor import Tensor
-from .optimizer import Optimizer, check_range, fused_kernel, run_fused
+from .optimizer import Optimizer, check_fused, check_range, fused_kernel, run_foreach, run_fused, state_fits
 
 __all__ = ["SGD"]
 
@@ -23,7 +23,8 @@ class SGD(Optimizer):
         p = p - lr * g
 
     The backend's fused ``sgd_update`` kernel runs the same formula in one call when it has
-    one (see ``fused_kernel``).
+    one (see ``fused_kernel``); its ``sgd_update_foreach`` runs a whole parameter group in one
+    call with ``foreach=True`` (the numbers are the same either way).
 
     Example: ``opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)``.
     """
@@ -47,6 +48,7 @@ class SGD(Optimizer):
         check_range("weight_decay value", weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        check_fused(fused, foreach, differentiable)
         defaults = {
             "lr": lr,
             "momentum": momentum,
@@ -59,6 +61,33 @@ class SGD(Optimizer):
             "fused": fused,
         }
         super().__init__(params, defaults)
+
+    _foreach_op = "sgd_update_foreach"
+
+    def _foreach(self, params: list[Tensor], group: dict[str, Any]) -> list[Tensor]:
+        momentum = group["momentum"]
+        ps, grads, bufs, firsts, rest = [], [], [], [], []
+        for p in params:
+            state = self.state.get(p)
+            buf = state.get("momentum_buffer") if state is not None and momentum != 0 else None
+            if not state_fits(p, buf):
+                rest.append(p)
+                continue
+            first = momentum != 0 and buf is None
+            if first:
+                buf = empty_like(p)
+                self.state[p] = {"momentum_buffer": buf} if state is None else state
+                self.state[p]["momentum_buffer"] = buf
+            ps.append(p)
+            grads.append(p.grad)
+            bufs.append(buf)
+            firsts.append(first)
+        if ps:
+            params_ = (group["lr"], momentum, group["dampening"], group["weight_decay"], group["nesterov"])
+            run_foreach(
+                ps[0]._be, self._foreach_op, (ps, grads, bufs), (*params_, group["maximize"], tuple(firsts))
+            )
+        return rest
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         k = fused_kernel(p, grad, group, "sgd_update")
