@@ -205,3 +205,34 @@ def test_expanded_distributions_match():
         assert tuple(ee.batch_shape) == tuple(te.batch_shape)
         x = te.sample()
         _same(ee.log_prob(_et(x.tolist())), te.log_prob(x))
+
+
+def _leaf_maker(lib, dtype, leaves):
+    """A tensor maker whose tensors are leaves that require grad, recorded in ``leaves``."""
+
+    def make(v):
+        t = lib.tensor(v, dtype=dtype, requires_grad=True)
+        leaves.append(t)
+        return t
+
+    return make
+
+
+@pytest.mark.parametrize(("case", "build"), CASES, ids=[c[0] for c in CASES])
+def test_parameter_gradients_of_log_prob_and_entropy(case, build):
+    """d/dparams of sum(log_prob(x)) + sum(entropy) match PyTorch's (the composed ops' derivative rules)."""
+    le, lt = [], []
+    e, t = build(ED, _leaf_maker(ember, ember.float64, le)), build(TD, _leaf_maker(torch, torch.float64, lt))
+    x = t.sample((3,))
+    loss_t = t.log_prob(x).sum()
+    loss_e = e.log_prob(_et(x.tolist())).sum()
+    if _call(t, "entropy") is not NotImplementedError:
+        loss_t = loss_t + t.entropy().sum()
+        loss_e = loss_e + e.entropy().sum()
+    want = torch.autograd.grad(loss_t, lt, allow_unused=True)
+    got = ember.autograd.grad(loss_e, le, allow_unused=True)
+    for g, w in zip(got, want):
+        if w is None:
+            assert g is None or not bool(g.abs().sum() > 0)
+        else:
+            _same(g, w, rtol=1e-7, atol=1e-9)

@@ -12,7 +12,7 @@ from ._count_sampling import binomial, poisson
 from .continuous import ExponentialFamily, expand_params
 from .discrete import Categorical, either_param, expand_probs_logits
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits, xlogy
 
 __all__ = ["Binomial", "Geometric", "Multinomial", "Poisson"]
 
@@ -51,7 +51,7 @@ class Poisson(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         rate, value = broadcast_all(self.rate, value)
-        return ember.xlogy(value, rate) - rate - (value + 1).lgamma()
+        return xlogy(value, rate) - rate - (value + 1).lgamma()
 
 
 def _clamp_by_zero(x: Any) -> Any:

@@ -11,7 +11,7 @@ from . import constraints
 from ._gamma_sampling import standard_gamma
 from .continuous import ExponentialFamily, _init_pair, expand_params
 from .distribution import Distribution
-from .utils import broadcast_all, standard_normal
+from .utils import broadcast_all, standard_normal, xlogy
 
 __all__ = ["Beta", "Chi2", "Dirichlet", "Gamma", "StudentT"]
 
@@ -55,7 +55,7 @@ class Gamma(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         c, r = self.concentration, self.rate
-        return ember.xlogy(c, r) + ember.xlogy(c - 1, value) - r * value - ember.lgamma(c)
+        return xlogy(c, r) + xlogy(c - 1, value) - r * value - ember.lgamma(c)
 
     def entropy(self) -> Any:
         c = self.concentration
@@ -119,7 +119,7 @@ class Dirichlet(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         c = self.concentration
-        return ember.xlogy(c - 1.0, value).sum(-1) + ember.lgamma(c.sum(-1)) - ember.lgamma(c).sum(-1)
+        return xlogy(c - 1.0, value).sum(-1) + ember.lgamma(c.sum(-1)) - ember.lgamma(c).sum(-1)
 
     @property
     def mean(self) -> Any:

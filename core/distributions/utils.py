@@ -14,6 +14,7 @@ __all__ = [
     "logits_to_probs",
     "probs_to_logits",
     "standard_normal",
+    "xlogy",
 ]
 
 
@@ -70,3 +71,16 @@ class lazy_property:
             value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value
+
+
+def xlogy(x: Any, y: Any) -> Any:
+    """``x * log(y)``, 0 where ``x == 0`` and ``y <= 0``, with PyTorch's gradient ``log(y)`` in ``x``.
+
+    ``ember.xlogy`` picks 0 with ``where`` at ``x == 0``, so its gradient in ``x`` is 0 there,
+    where PyTorch's is ``log(y)``: a Gamma or Dirichlet with concentration exactly 1 would get
+    a wrong gradient. This form multiplies by a masked log instead.
+    """
+    y = ember.as_tensor(y) if not isinstance(y, ember.Tensor) else y
+    masked = (x == 0) & (y <= 0)
+    safe_y = ember.where(masked, ember.ones_like(y), y)  # no 0 * inf in the gradient of log
+    return x * ember.where(masked, ember.zeros_like(y), ember.log(safe_y))
