@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any
 
+from ember.backends import DType
 from ember.backends import dtypes as D
 
 from .. import _creation
@@ -17,7 +18,7 @@ from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
-from ._args import check_bool, tensor_args
+from ._args import check_bool, invalid_combination, must_be, tensor_args
 from ._common import broadcast_shape, norm_dim, norm_dims, numel, sum_to
 from ._composite import NoRecord
 from .join import cat
@@ -86,6 +87,17 @@ def _reduce(op: str, x: Tensor, dims: tuple[int, ...], keepdim: bool, dtype: Any
     return wrap(call(x._be, op, data, dims, keepdim), x._be, x._device, dtype, shape)
 
 
+def _dims(fn: str, input: Tensor, dim: Any, dtype: Any = None) -> tuple[int, ...]:
+    """``norm_dims`` for the reductions PyTorch overloads (dims or names, with a dtype): a dim
+    or dtype of the wrong type matches no overload, and PyTorch says so."""
+    if dtype is not None and not isinstance(dtype, DType):
+        raise invalid_combination(fn, (input,) if dim is None else (input, dim), {"dtype": dtype})
+    try:
+        return norm_dims(dim, input.ndim)
+    except TypeError:
+        raise invalid_combination(fn, (input, dim)) from None
+
+
 def _sum_dtype(x: Tensor, dtype: Any) -> Any:
     if dtype is not None:
         return dtype
@@ -103,7 +115,7 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
     """Sum over ``dim`` (int or tuple; all dims when None). Integers sum in int64."""
     if keepdim is not False and keepdim is not True:
         check_bool("sum", "keepdim", keepdim)
-    dims = norm_dims(dim, input.ndim)
+    dims = _dims("sum", input, dim, dtype)
     out = _reduce("sum", input, dims, keepdim, _sum_dtype(input, dtype))
     if _grad.enabled and input._requires_grad:
         node = "SumBackward0" if dim is None else "SumBackward1"
@@ -119,6 +131,7 @@ def _mean_rule(n: Any, g: Tensor) -> tuple:
 @tensor_args("mean", "input")
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Arithmetic mean over ``dim``; needs a floating or complex dtype."""
+    _dims("mean", input, dim, dtype)
     dt = dtype or input.dtype
     if dt.category < 2:
         raise RuntimeError(
@@ -166,7 +179,7 @@ def _inverse(order: list[int]) -> list[int]:
 @autocast_op("prod")
 def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Product over ``dim`` (one int, or all dims when None)."""
-    dims = norm_dims(dim, input.ndim)
+    dims = _dims("prod", input, dim, dtype)
     out = _reduce("prod", input, dims, keepdim, _sum_dtype(input, dtype))
     if _grad.enabled and input._requires_grad:
         record(
@@ -216,6 +229,8 @@ def _extreme(op: str, node: str, input: Tensor, dim: Any, keepdim: bool, name: s
     if input.dtype.is_complex:
         kernel = {"amax": "max_values_cpu", "amin": "min_values_cpu"}[op] if not name else f"{name}_all"
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{pt_name(input.dtype)}'")
+    if dim is not None and not isinstance(dim, (int, tuple, list)):
+        raise must_be(name or op, "dim", "tuple of ints", dim, 2)
     if not _is_all(dim):  # before norm_dims: PyTorch reports an empty dim ahead of a repeated one
         _check_given_dims(name or op, input, dim)
     dims = norm_dims(dim, input.ndim)
@@ -255,7 +270,7 @@ def _arg(op: str, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
         d = None
         shape: tuple[int, ...] = (1,) * input.ndim if keepdim else ()
     else:
-        d = norm_dim(dim, input.ndim)
+        d = norm_dim(dim, input.ndim, op, "dim", 2)
         _check_nonempty(op, input, (d,) if input._shape else (), False)
         shape = _out_shape(input._shape, (d,), keepdim) if input._shape else ()
         if not input._shape:

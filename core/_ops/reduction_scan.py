@@ -42,7 +42,7 @@ def _cumsum_rule(n: Any, g: Tensor) -> tuple:
 @autocast_op("cumsum")
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Inclusive prefix sums along ``dim``; integers accumulate in int64."""
-    d = norm_dim(dim, input.ndim)
+    d = norm_dim(dim, input.ndim, "cumsum", "dim", 2)
     dt = _sum_dtype(input, dtype)
     x = input if input.dtype is dt else input.to(dt)
     if not x._shape:
