@@ -13,7 +13,7 @@ from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record
-from ._args import tensor_args
+from ._args import check_tensor, tensor_args
 from ._common import broadcast_shape, numel, same_device, sum_to
 from ._composite import NoRecord
 
@@ -150,12 +150,17 @@ def _fmt(t: Tensor) -> str:
 
 
 @autocast_op("mm")
-@tensor_args("mm", "input", "mat2")
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """Product of two 2-D matrices."""
-    if input.ndim != 2:
+    try:
+        ranks = input.ndim, mat2.ndim
+    except AttributeError:
+        check_tensor("mm", "input", input, 1)
+        check_tensor("mm", "mat2", mat2, 2)
+        raise
+    if ranks[0] != 2:
         raise RuntimeError("self must be a matrix")
-    if mat2.ndim != 2:
+    if ranks[1] != 2:
         raise RuntimeError("mat2 must be a matrix")
     return matmul(input, mat2)
 

@@ -20,7 +20,7 @@ from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
-from ._args import tensor_args
+from ._args import must_be
 from ._composite import NoRecord
 
 PUBLIC = public(
@@ -151,10 +151,13 @@ floor = _real_only(_unary("floor", "FloorBackward0", _zero_rule, int_identity=Tr
 _neg = _unary("neg", "NegBackward0", lambda n, g: (-g,), float_only=False, saves="")
 
 
-@tensor_args("neg", "input")
 def neg(input: Tensor) -> Tensor:
     """``-input``; bool tensors refuse, as in PyTorch."""
-    if input.dtype is D.bool_:
+    try:
+        is_bool = input.dtype is D.bool_
+    except AttributeError:
+        raise must_be("neg", "input", "Tensor", input, 1) from None
+    if is_bool:
         raise RuntimeError(
             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
             "to invert a mask, use the `~` or `logical_not()` operator instead."
@@ -176,11 +179,14 @@ def _abs_rule(n: Any, g: Tensor) -> tuple:
     return (g * sign(x),)
 
 
-@tensor_args("abs", "input")
 def abs(input: Tensor) -> Tensor:
     """``|input|``; complex inputs give their real dtype."""
     x = input
-    if x.dtype is D.bool_:
+    try:
+        is_bool = x.dtype is D.bool_
+    except AttributeError:
+        raise must_be("abs", "input", "Tensor", x, 1) from None
+    if is_bool:
         raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
     out_dtype = D.to_real(x.dtype)
     out = wrap(call(x._be, "abs", x._data), x._be, x._device, out_dtype, x._shape)

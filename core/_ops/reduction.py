@@ -18,7 +18,7 @@ from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
-from ._args import check_bool, invalid_combination, must_be, tensor_args
+from ._args import check_bool, check_tensor, invalid_combination, must_be
 from ._common import broadcast_shape, norm_dim, norm_dims, numel, sum_to
 from ._composite import NoRecord
 from .join import cat
@@ -94,6 +94,9 @@ def _dims(fn: str, input: Tensor, dim: Any, dtype: Any = None) -> tuple[int, ...
         raise invalid_combination(fn, (input,) if dim is None else (input, dim), {"dtype": dtype})
     try:
         return norm_dims(dim, input.ndim)
+    except AttributeError:
+        check_tensor(fn, "input", input, 1)  # not a Tensor: PyTorch's parser error
+        raise
     except TypeError:
         raise invalid_combination(fn, (input, dim)) from None
 
@@ -110,7 +113,6 @@ def _sum_rule(n: Any, g: Tensor) -> tuple:
 
 
 @autocast_op("sum")
-@tensor_args("sum", "input")
 def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Sum over ``dim`` (int or tuple; all dims when None). Integers sum in int64."""
     if keepdim is not False and keepdim is not True:
@@ -128,7 +130,6 @@ def _mean_rule(n: Any, g: Tensor) -> tuple:
     return (_unreduce(g, shape, dims, keepdim) / count,)
 
 
-@tensor_args("mean", "input")
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Arithmetic mean over ``dim``; needs a floating or complex dtype."""
     _dims("mean", input, dim, dtype)

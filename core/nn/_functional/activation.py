@@ -8,7 +8,7 @@ from typing import Any
 from ..._autocast_hook import autocast_op
 from ..._dtype import pt_name
 from ..._ops import pointwise_unary as U
-from ..._ops._args import must_be, tensor_args
+from ..._ops._args import must_be
 from ..._ops.convert import inplace as _inplace_form
 from ..._ops.select import clamp, where
 from ..._public import op, public
@@ -79,9 +79,10 @@ def _relu(input: Tensor) -> Tensor:
     return U.relu(input)
 
 
-@tensor_args("relu", "input")
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """``max(x, 0)`` (NaN stays NaN); one ``ReluBackward0`` node: ``grad * (out > 0)``."""
+    if not isinstance(input, Tensor):
+        raise must_be("relu", "input", "Tensor", input, 1)
     return _apply(_relu, input, inplace, "", "ReluBackward0")
 
 
