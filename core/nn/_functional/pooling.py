@@ -115,14 +115,14 @@ def _max_rule(n: Any, g: Tensor) -> tuple:
 def _max_backward(g: Tensor, idx: Tensor, in_hw: tuple, accumulate: bool) -> Tensor:
     """A scatter of ``g`` to the argmax positions (a plain indexed write for disjoint windows)."""
     shape = g._shape[:2] + tuple(in_hw)
-    nc, plane = shape[0] * shape[1], shape[2] * shape[3]
+    nc, plane, outs = shape[0] * shape[1], shape[2] * shape[3], g._shape[2] * g._shape[3]
     if accumulate:  # windows share elements: several outputs may send gradient to one input
         base = zeros((nc, plane), dtype=g.dtype, device=g._device)
-        gx = base.scatter_add(1, idx.reshape(nc, -1), g.reshape(nc, -1))
+        gx = base.scatter_add(1, idx.reshape(nc, outs), g.reshape(nc, outs))
         return gx.reshape(shape)
     # Disjoint windows: each input gets at most one gradient, a plain write at flat positions.
     offsets = arange(nc, device=g._device).reshape(-1, 1) * plane
-    flat = (idx.reshape(nc, -1) + offsets).reshape(-1)
+    flat = (idx.reshape(nc, outs) + offsets).reshape(-1)
     base = zeros(nc * plane, dtype=g.dtype, device=g._device)
     return base.index_put((flat,), g.reshape(-1)).reshape(shape)
 
