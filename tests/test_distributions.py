@@ -50,6 +50,10 @@ BUILDERS = {
     "halfcauchy": lambda: D.HalfCauchy(_t([1.0, 2.0])),
     "gumbel": lambda: D.Gumbel(_t([0.0, 1.0]), _t([1.0, 2.0])),
     "geometric": lambda: D.Geometric(_t([0.2, 0.7])),
+    "negative_binomial": lambda: D.NegativeBinomial(_t([3.0, 10.0]), _t([0.4, 0.8])),
+    "pareto": lambda: D.Pareto(_t([1.0, 2.0]), _t([3.0, 1.5])),
+    "weibull": lambda: D.Weibull(_t([1.0, 2.0]), _t([0.5, 3.0])),
+    "inverse_gamma": lambda: D.InverseGamma(_t([3.0, 1.5]), _t([2.0, 1.0])),
     "relaxed_onehot": lambda: D.RelaxedOneHotCategorical(
         _t(0.5), logits=_t([[0.0, 1.0, 2.0], [1.0, 1.0, 1.0]])
     ),
@@ -183,6 +187,8 @@ RSAMPLE = {
     "relaxed_onehot": lambda p: D.RelaxedOneHotCategorical(_t(0.3), logits=p),
     "halfnormal": lambda p: D.HalfNormal(p.exp()),
     "gumbel": lambda p: D.Gumbel(p, 1.0),
+    "weibull": lambda p: D.Weibull(p.exp(), 2.0),
+    "inverse_gamma": lambda p: D.InverseGamma(p.exp() + 1, 1.0),
 }
 
 

@@ -82,6 +82,11 @@ CASES: list[tuple[str, Any]] = [
             D.Normal(T([[-2.0, 0.0, 3.0], [1.0, 1.5, -1.0]]), T([1.0, 0.5, 2.0])),
         ),
     ),
+    ("negative_binomial", lambda D, T: D.NegativeBinomial(T([3.0, 10.0, 0.5]), probs=T([0.4, 0.8, 0.2]))),
+    ("negative_binomial_logits", lambda D, T: D.NegativeBinomial(T([2.0]), logits=T([0.3]))),
+    ("pareto", lambda D, T: D.Pareto(T([1.0, 2.0, 0.5]), T([3.0, 1.5, 2.5]))),
+    ("weibull", lambda D, T: D.Weibull(T([1.0, 2.0]), T([0.5, 3.0]))),
+    ("inverse_gamma", lambda D, T: D.InverseGamma(T([3.0, 1.5, 4.0]), T([2.0, 1.0, 0.5]))),
     (
         "mixture_mvn",
         lambda D, T: D.MixtureSameFamily(
@@ -212,6 +217,39 @@ KL_PAIRS: list[tuple[str, Any, Any]] = [
     ("normal_gumbel", lambda D, T: D.Normal(T([1.0]), T([1.5])), lambda D, T: D.Gumbel(T([0.5]), T([2.0]))),
     ("uniform_gumbel", lambda D, T: D.Uniform(T([0.0]), T([2.0])), lambda D, T: D.Gumbel(T([0.5]), T([2.0]))),
     ("gumbel_uniform", lambda D, T: D.Gumbel(T([0.5]), T([2.0])), lambda D, T: D.Uniform(T([0.0]), T([2.0]))),
+    (
+        "pareto",
+        lambda D, T: D.Pareto(T([1.0, 2.0]), T([3.0, 1.5])),
+        lambda D, T: D.Pareto(T([0.5, 3.0]), T([2.0, 1.0])),
+    ),
+    (
+        "pareto_exponential",
+        lambda D, T: D.Pareto(T([1.0, 2.0]), T([3.0, 0.5])),
+        lambda D, T: D.Exponential(T([2.0, 1.0])),
+    ),
+    (
+        "pareto_gamma",
+        lambda D, T: D.Pareto(T([1.0, 2.0]), T([3.0, 0.5])),
+        lambda D, T: D.Gamma(T([2.0, 1.0]), T([1.0, 2.0])),
+    ),
+    (
+        "pareto_normal",
+        lambda D, T: D.Pareto(T([1.0, 2.0]), T([3.0, 1.5])),
+        lambda D, T: D.Normal(T([2.0, 1.0]), T([1.0, 2.0])),
+    ),
+    (
+        "uniform_pareto",
+        lambda D, T: D.Uniform(T([1.5, 0.5]), T([3.0, 2.0])),
+        lambda D, T: D.Pareto(T([1.0, 1.0]), T([2.0, 2.0])),
+    ),
+    ("normal_pareto", lambda D, T: D.Normal(T([1.5]), T([3.0])), lambda D, T: D.Pareto(T([1.0]), T([2.0]))),
+    ("pareto_uniform", lambda D, T: D.Pareto(T([1.5]), T([3.0])), lambda D, T: D.Uniform(T([1.0]), T([2.0]))),
+    (
+        "inverse_gamma",
+        lambda D, T: D.InverseGamma(T([3.0]), T([2.0])),
+        lambda D, T: D.InverseGamma(T([1.0]), T([0.5])),
+    ),
+    ("weibull", lambda D, T: D.Weibull(T([1.0]), T([2.0])), lambda D, T: D.Weibull(T([1.0]), T([2.0]))),
     (
         "transformed",
         lambda D, T: D.TransformedDistribution(D.Normal(T([0.0]), T([1.0])), [D.ExpTransform()]),

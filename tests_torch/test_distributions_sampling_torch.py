@@ -93,6 +93,9 @@ CONTINUOUS = [
         "halfcauchy",
         "gumbel",
         "mixture",
+        "pareto",
+        "weibull",
+        "inverse_gamma",
     }
 ]
 
@@ -101,7 +104,8 @@ CONTINUOUS = [
 def test_samples_follow_the_cdf(case, build):
     """Each batch element's 4000 draws against PyTorch's CDF (KS, p > 1e-4 at this seed)."""
     e, t = _pair(build)
-    t._validate_args = False  # each column's CDF is evaluated at the other columns' draws too
+    for d in (t, getattr(t, "base_dist", t)):
+        d._validate_args = False  # each column's CDF is evaluated at the other columns' draws too
     s = _np(e.sample((4000,)))
     for j in range(s.shape[1]):
         col = s[:, j]
@@ -132,7 +136,12 @@ def _scipy_cdf(case, t, j, x):
 
 @pytest.mark.parametrize(
     ("case", "build"),
-    [c for c in CASES if c[0] in {"poisson", "binomial", "binomial_logits", "geometric", "geometric_logits"}],
+    [
+        c
+        for c in CASES
+        if c[0]
+        in {"poisson", "binomial", "binomial_logits", "geometric", "geometric_logits", "negative_binomial"}
+    ],
     ids=lambda v: v if isinstance(v, str) else "",
 )
 def test_count_draws_match_the_pmf(case, build):
@@ -169,6 +178,11 @@ REPARAM = [
         [[0.5, -1.0], [[1.0, 0.0], [0.5, 2.0]]],
     ),
     ("studentt", lambda D, p: D.StudentT(p[0], p[1], p[2]), [[5.0, 8.0], [0.0, 1.0], [1.0, 2.0]]),
+    ("weibull", lambda D, p: D.Weibull(p[0], p[1]), [[1.0, 2.0], [1.5, 3.0]]),
+    ("inverse_gamma", lambda D, p: D.InverseGamma(p[0], p[1]), [[6.0, 8.0], [2.0, 1.0]]),
+    ("pareto", lambda D, p: D.Pareto(p[0], p[1]), [[1.0, 2.0], [5.0, 7.0]]),
+    ("gumbel", lambda D, p: D.Gumbel(p[0], p[1]), [[0.0, 1.0], [1.0, 2.0]]),
+    ("halfnormal", lambda D, p: D.HalfNormal(p[0]), [[0.5, 2.0]]),
 ]
 
 

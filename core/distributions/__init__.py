@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from . import (
     _kl_extra,  # noqa: F401 - registers the Geometric/Gumbel/HalfNormal KL pairs
+    _kl_pareto,  # noqa: F401 - registers the Pareto KL pairs
     constraints,
     transforms,
 )
 from .continuous import Cauchy, Exponential, ExponentialFamily, Laplace, Normal, Uniform
-from .counts import Binomial, Geometric, Multinomial, Poisson
+from .counts import Binomial, Geometric, Multinomial, NegativeBinomial, Poisson
 from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .distribution import Distribution
 from .folded import Gumbel, HalfCauchy, HalfNormal
@@ -20,6 +21,7 @@ from .gamma import Beta, Chi2, Dirichlet, Gamma, StudentT
 from .kl import kl_divergence, register_kl
 from .mixture import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
+from .positive import InverseGamma, Pareto, Weibull
 from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
 from .transformed import (
     Independent,
@@ -61,14 +63,17 @@ __all__ = [
     "HalfCauchy",
     "HalfNormal",
     "Independent",
+    "InverseGamma",
     "Laplace",
     "LogNormal",
     "LogitRelaxedBernoulli",
     "MixtureSameFamily",
     "Multinomial",
     "MultivariateNormal",
+    "NegativeBinomial",
     "Normal",
     "OneHotCategorical",
+    "Pareto",
     "Poisson",
     "PowerTransform",
     "RelaxedBernoulli",
@@ -79,6 +84,7 @@ __all__ = [
     "Transform",
     "TransformedDistribution",
     "Uniform",
+    "Weibull",
     "constraints",
     "kl_divergence",
     "register_kl",

@@ -9,7 +9,7 @@ from typing import Any
 from . import _ember as ember
 from . import constraints
 from ._transform_base import Transform, sum_rightmost
-from .utils import clamp_probs
+from .utils import broadcast_all, clamp_probs
 
 __all__ = [
     "AbsTransform",
@@ -53,9 +53,7 @@ class PowerTransform(Transform):
 
     def __init__(self, exponent: Any, cache_size: int = 0) -> None:
         super().__init__(cache_size=cache_size)
-        (self.exponent,) = (
-            (exponent,) if isinstance(exponent, ember.Tensor) else (ember.tensor(float(exponent)),)
-        )
+        (self.exponent,) = broadcast_all(exponent)
 
     def with_cache(self, cache_size: int = 1) -> PowerTransform:
         return (
@@ -79,6 +77,11 @@ class PowerTransform(Transform):
 
     def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
         return (self.exponent * y / x).abs().log()
+
+    def forward_shape(self, shape: Any) -> Any:
+        return ember.Size(ember.broadcast_shapes(tuple(shape), tuple(self.exponent.shape)))
+
+    inverse_shape = forward_shape
 
 
 class SigmoidTransform(Transform):

@@ -12,9 +12,10 @@ from ._count_sampling import binomial, poisson
 from .continuous import ExponentialFamily, expand_params
 from .discrete import Categorical, either_param, expand_probs_logits
 from .distribution import Distribution
+from .gamma import Gamma
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits, xlogy
 
-__all__ = ["Binomial", "Geometric", "Multinomial", "Poisson"]
+__all__ = ["Binomial", "Geometric", "Multinomial", "NegativeBinomial", "Poisson"]
 
 
 class Poisson(ExponentialFamily):
@@ -301,3 +302,72 @@ class Geometric(Distribution):
     def entropy(self) -> Any:
         bce = ember.functional.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
         return bce / self.probs
+
+
+class NegativeBinomial(Distribution):
+    """Successes before ``total_count`` failures, success probability ``probs``: a Gamma-Poisson mixture."""
+
+    arg_constraints: ClassVar[dict[str, Any]] = {
+        "total_count": constraints.greater_than_eq(0),
+        "probs": constraints.half_open_interval(0.0, 1.0),
+        "logits": constraints.real,
+    }
+    support = constraints.nonnegative_integer
+
+    def __init__(
+        self, total_count: Any, probs: Any = None, logits: Any = None, validate_args: Any = None
+    ) -> None:
+        either_param(probs, logits)
+        if probs is not None:
+            self.total_count, self.probs = broadcast_all(total_count, probs)
+            self.total_count = self.total_count.type_as(self.probs)
+        else:
+            self.total_count, self.logits = broadcast_all(total_count, logits)
+            self.total_count = self.total_count.type_as(self.logits)
+        self._param = self.probs if probs is not None else self.logits
+        super().__init__(self._param.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> NegativeBinomial:
+        new = self._get_checked_instance(NegativeBinomial, _instance)
+        new.total_count = self.total_count.expand(tuple(batch_shape))
+        expand_probs_logits(self, new, ember.Size(batch_shape), tuple(batch_shape))
+        return new
+
+    @lazy_property
+    def logits(self) -> Any:
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self) -> Any:
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self) -> Any:
+        return self._param.size()
+
+    @property
+    def mean(self) -> Any:
+        return self.total_count * ember.exp(self.logits)
+
+    @property
+    def mode(self) -> Any:
+        return ((self.total_count - 1) * self.logits.exp()).floor().clamp(min=0.0)
+
+    @property
+    def variance(self) -> Any:
+        return self.mean / ember.sigmoid(-self.logits)
+
+    def sample(self, sample_shape: Any = ()) -> Any:
+        with ember.no_grad():
+            rate = Gamma(self.total_count, ember.exp(-self.logits), validate_args=False).sample(sample_shape)
+            return poisson(rate)
+
+    def log_prob(self, value: Any) -> Any:
+        if self._validate_args:
+            self._validate_sample(value)
+        logsigmoid = ember.functional.logsigmoid
+        n = self.total_count
+        log_unnormalized = n * logsigmoid(-self.logits) + value * logsigmoid(self.logits)
+        log_norm = -ember.lgamma(n + value) + ember.lgamma(1.0 + value) + ember.lgamma(n)
+        log_norm = ember.where(n + value == 0.0, ember.zeros_like(log_norm), log_norm)
+        return log_unnormalized - log_norm
