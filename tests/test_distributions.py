@@ -310,3 +310,19 @@ def test_expand_keeps_parameters_and_validation():
                 super().__init__(0.0, 1.0)
 
         Custom().expand((2,))
+
+
+def test_tanh_squashed_policy_uses_the_cache():
+    """SAC's pattern: log_prob of an action rsample just produced reads the cached pre-image,
+    so a saturated action (tanh rounds to 1 in float32) keeps a finite log-density."""
+    mu = _t([0.0, 12.0], requires_grad=True)
+    d = D.TransformedDistribution(D.Normal(mu, 1.0), [D.TanhTransform(cache_size=1)])
+    ember.manual_seed(0)
+    a = d.rsample()
+    assert a[1].item() == 1.0
+    logp = d.log_prob(a)
+    assert bool(ember.isfinite(logp).all())
+    (g,) = ember.autograd.grad(logp.sum(), [mu])
+    assert bool(ember.isfinite(g).all())
+    uncached = D.TransformedDistribution(D.Normal(mu, 1.0), [D.TanhTransform()])
+    assert math.isnan(uncached.log_prob(a.detach())[1].item())  # atanh(1) = inf: PyTorch gives nan too
