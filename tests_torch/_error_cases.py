@@ -658,6 +658,21 @@ CASES: dict[str, Callable[[Any], Any]] = {
     "cumsum float dim": lambda L: L.cumsum(_x(L), 0.5),
     "argmax float dim": lambda L: L.argmax(_x(L), 0.5),
     "softmax dtype str": lambda L: L.softmax(_x(L), 0, dtype="x"),
+    "embedding_bag first offset": lambda L: F(L).embedding_bag(
+        L.tensor([0, 1]), L.ones(3, 2), L.tensor([1, 0])
+    ),
+    "embedding_bag last offset": lambda L: F(L).embedding_bag(
+        L.tensor([0, 1]), L.ones(3, 2), L.tensor([0, 3])
+    ),
+    "embedding_bag decreasing offsets": lambda L: F(L).embedding_bag(
+        L.tensor([0, 1]), L.ones(3, 2), L.tensor([0, 2, 1])
+    ),
+    "add two floats is fine": lambda L: L.add(1.0, 2.0),
+    "mul int and float is fine": lambda L: L.mul(2, 3.5),
+    "add two ints with alpha is fine": lambda L: L.add(1, 2, alpha=2),
+    "add two ints with float alpha": lambda L: L.add(1, 2, alpha=0.5),
+    "add str input": lambda L: L.add("a", 1),
+    "add number and str": lambda L: L.add(1, "a"),
     "relu int is fine": lambda L: F(L).relu(L.ones(2, dtype=L.long)),
     "hardtanh int is fine": lambda L: F(L).hardtanh(L.ones(2, dtype=L.long)),
 }

@@ -13,7 +13,7 @@ from ember.backends import dtypes as D
 from ember.backends.dtypes import promote_types
 
 from .._autocast_hook import autocast_op
-from .._creation import full_like
+from .._creation import full_like, tensor
 from .._dispatch import call, has_kernel
 from .._dtype import SCALAR_RESULT_CACHE as _SCALAR_DT
 from .._dtype import combine, get_default_dtype, pt_name, result_type_scalar
@@ -155,9 +155,14 @@ def _operands(a: Any, b: Any, op: str) -> tuple:
             xa,
             b if tb is float and dt.category == 2 else _scalar_for(b, dt),
         )
-    a = _as_scalar(a)
-    if not isinstance(b, Tensor):
-        raise TypeError(f"{op}: expected at least one Tensor operand")
+    try:
+        a = _as_scalar(a)
+    except UnsupportedOperand:
+        raise UnsupportedOperand(
+            f"{op}(): argument 'input' (position 1) must be Tensor, not {type(a).__name__}"
+        ) from None
+    if not isinstance(b, Tensor):  # two numbers: PyTorch makes the first a 0-d tensor
+        return _operands(tensor(a), b, op)
     dt = result_type_scalar(b.dtype, a)
     xb = b._data if b.dtype is dt else call(b._be, "cast", b._data, dt)
     return b._be, b._device, dt, b._shape, _scalar_for(a, dt), xb
@@ -324,6 +329,8 @@ _pow = _differentiable("pow", "PowBackward1", _pow_rule)
 def _check_alpha(fn: str, input: Any, other: Any, alpha: Any) -> None:
     """PyTorch's checks of ``alpha``: a number, integral for integral operands."""
     check_number(fn, "alpha", alpha)  # a Python number, or a one-element tensor as in PyTorch
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        input = tensor(_as_scalar(input))  # two numbers: the first is a 0-d tensor, as in PyTorch
     if isinstance(alpha, bool) and result_type(input, other) is not D.bool_:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
     floating = isinstance(alpha, float) or (isinstance(alpha, Tensor) and alpha.dtype.category >= 2)
@@ -335,6 +342,8 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``input + alpha * other``, broadcasting. Example: ``ember.add(x, 1)``."""
     if type(alpha) is not int or alpha != 1:  # a tensor alpha is checked, never truth-tested
         _check_alpha("add", input, other, alpha)
+        if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+            input = tensor(_as_scalar(input))
         if isinstance(alpha, (int, float)) and result_type(input, other) is D.bool_:
             alpha = bool(alpha)  # bool operands stay bool: alpha only says whether other counts
         other = mul(other, alpha)

@@ -3,6 +3,7 @@ gumbel softmax, multi-margin loss. Written over the ops with their own rules (co
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from ember.backends import dtypes as D
@@ -304,6 +305,24 @@ def _bag_ids(n: int, offsets: list[int], include_last: bool) -> list[int]:
     return ids
 
 
+def _check_offsets(offs: list[int], n: int) -> None:
+    """PyTorch's refusals of bag offsets that do not start at 0 or run past the input."""
+    if offs and offs[0] != 0:
+        raise RuntimeError(
+            "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+            f"position 0. However, got {offs[0]}\n[ ember.LongTensor{{}} ]"
+        )
+    if offs and offs[-1] > n:
+        raise RuntimeError(
+            f"offsets[-1] can not be greater than input's length {n} but got offsets[-1] of {offs[-1]}"
+        )
+    if any(b < a for a, b in itertools.pairwise(offs)):
+        raise RuntimeError(
+            "Expected i < index_size to be true, but got false.  (Could this error message be improved?  "
+            "If so, please report an enhancement request to PyTorch.)"
+        )
+
+
 def embedding_bag(
     input: Tensor,
     weight: Tensor,
@@ -336,6 +355,7 @@ def embedding_bag(
         if offsets is None:
             raise ValueError("offsets has to be a 1D Tensor but got None")
         offs = [int(v) for v in offsets.tolist()]
+        _check_offsets(offs, input.shape[0])
         flat = input
         ids = _bag_ids(input.shape[0], offs, include_last_offset)
         bags = len(offs) - 1 if include_last_offset else len(offs)
