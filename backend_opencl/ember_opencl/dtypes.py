@@ -1,10 +1,9 @@
 """The rename table between ember dtypes, NumPy dtypes and OpenCL C types.
 
 bool is stored as ``uchar`` holding 0 or 1 (NumPy's bool layout), so host transfer is a
-plain byte copy. float16 and bfloat16 are storage types only: kernels load them as float
-(``vload_half``, a 16-bit shift), compute in float32 and round once on store (round to
-nearest even, NaN stays NaN), as the CPU backend's half loops do, and no device extension
-is needed. complex64/complex128 are ``float2``/``double2`` (real, imaginary), NumPy's
+plain byte copy. float16 and bfloat16 are storage types only (``ushort`` bits): kernels
+load them as float, compute in float32 and round once on store (round to nearest even, NaN
+stays NaN), as the CPU backend's half loops do, so no device extension is needed. complex64/complex128 are ``float2``/``double2`` (real, imaginary), NumPy's
 layout. ``ctype`` is the type kernels compute in, ``stype`` the type in memory; kernels
 read and write through ``load``/``store``. Which dtypes a device gets depends on fp64, so
 the declared set is computed from the device, not fixed here.
@@ -18,10 +17,12 @@ from ember.backends import DTYPES_BY_NAME, DType
 __all__ = [
     "BASE_DTYPES",
     "BF16_SRC",
+    "F16_SRC",
     "FP64",
     "HALF_DTYPES",
     "ctype",
     "from_np",
+    "half_helpers",
     "kind",
     "load",
     "scalar_np",
@@ -45,7 +46,7 @@ _CTYPES = {
     "complex64": "float2",
     "complex128": "double2",
 }
-_STYPES = {"float16": "half", "bfloat16": "ushort"}
+_STYPES = {"float16": "ushort", "bfloat16": "ushort"}
 # Wrapping integer arithmetic (add, sub, mul, neg, pow) is done in an unsigned type at
 # least as wide as int: signed overflow is undefined in C, and char/short operands are
 # promoted to (signed) int, where 65535 * 65535 would overflow.
@@ -55,6 +56,33 @@ _BASE = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat1
 BASE_DTYPES: tuple[DType, ...] = tuple(DTYPES_BY_NAME[n] for n in _BASE)
 FP64: tuple[DType, ...] = (DTYPES_BY_NAME["float64"], DTYPES_BY_NAME["complex128"])
 HALF_DTYPES = (DTYPES_BY_NAME["float16"], DTYPES_BY_NAME["bfloat16"])
+
+# float16 <-> float in integer arithmetic that vectorises (PoCL's vload_half/vstore_half_rte
+# run element by element at a third of float32's bandwidth) and needs no float denormals:
+# round to nearest even, overflow to inf, NaN to a quiet NaN of the same sign (NumPy's).
+F16_SRC = """
+static float ember_h2f(ushort h)
+{
+    uint em = h & 0x7FFFu, u = (em << 13) + 0x38000000u;
+    if (em >= 0x7C00u) u += 0x38000000u;
+    float f = em < 0x400u ? (float)em * 0x1p-24f : as_float(u);
+    return as_float(as_uint(f) | ((uint)(h & 0x8000u) << 16));
+}
+
+static ushort ember_f2h(float x)
+{
+    uint f = as_uint(x), sign = (f >> 16) & 0x8000u, o;
+    f &= 0x7FFFFFFFu;
+    if (f >= 0x47800000u) {
+        o = f > 0x7F800000u ? 0x7E00u : 0x7C00u;
+    } else if (f < 0x38800000u) {
+        o = as_uint(as_float(f) + 0.5f) - 0x3F000000u;
+    } else {
+        o = (f + 0xC8000FFFu + ((f >> 13) & 1u)) >> 13;
+    }
+    return (ushort)(o | sign);
+}
+"""
 
 # float -> bfloat16 bits, round to nearest even; NaN becomes a quiet NaN of the same sign
 # (ml_dtypes' rule, hence the CPU backend's). Kernels storing bfloat16 include it.
@@ -73,6 +101,12 @@ def _np_bf16() -> np.dtype:
     import ml_dtypes
 
     return np.dtype(ml_dtypes.bfloat16)
+
+
+def half_helpers(*dts: DType) -> str:
+    """The conversion functions that kernels touching ``dts`` need."""
+    names = {d.name for d in dts}
+    return (F16_SRC if "float16" in names else "") + (BF16_SRC if "bfloat16" in names else "")
 
 
 def to_np(d: DType) -> np.dtype:
@@ -107,7 +141,7 @@ def stype(d: DType) -> str:
 def load(d: DType, ptr: str, idx: str) -> str:
     """C expression reading element ``idx`` of ``ptr`` (of ``stype(d)``) as ``ctype(d)``."""
     if d.name == "float16":
-        return f"vload_half({idx}, {ptr})"
+        return f"ember_h2f({ptr}[{idx}])"
     if d.name == "bfloat16":
         return f"as_float((uint){ptr}[{idx}] << 16)"
     return f"{ptr}[{idx}]"
@@ -116,7 +150,7 @@ def load(d: DType, ptr: str, idx: str) -> str:
 def store(d: DType, ptr: str, idx: str, value: str) -> str:
     """C statement writing ``value`` (a ``ctype(d)``) to element ``idx``, rounding half types."""
     if d.name == "float16":
-        return f"vstore_half_rte((float)({value}), {idx}, {ptr})"
+        return f"{ptr}[{idx}] = ember_f2h((float)({value}))"
     if d.name == "bfloat16":
         return f"{ptr}[{idx}] = ember_f2bf((float)({value}))"
     return f"{ptr}[{idx}] = {value}"

@@ -18,7 +18,7 @@ from ember.backends import DTYPES_BY_NAME, DType, writes_out
 from . import runtime
 from .cexprs import COMPLEX_BINARY, COMPLEX_COMPARE, COMPLEX_SRC, COMPLEX_UNARY
 from .clarray import CLArray, empty
-from .dtypes import BF16_SRC, HALF_DTYPES, ctype, kind, load, scalar_np, store, stype, utype
+from .dtypes import HALF_DTYPES, ctype, half_helpers, kind, load, scalar_np, store, stype, utype
 from .exprs import BINARY_EXPRS, COMPARE_EXPRS, FLAGGED, HELPERS, UNARY_EXPRS, cast_expr
 from .strided import (
     array_args,
@@ -84,8 +84,8 @@ def store_expr(out: DType, expr: str) -> str:
 
 
 def store_helpers(out: DType) -> str:
-    """Helper functions that storing ``out`` needs (the bfloat16 rounding)."""
-    return BF16_SRC if out.name == "bfloat16" else ""
+    """Helper functions that loading and storing ``out`` need (the half-type conversions)."""
+    return half_helpers(out)
 
 
 def _source(
@@ -109,7 +109,7 @@ def _source(
     np_it = np_index_type(it)
     dtypes += [np_it] * rank + [np_it, None]
     src = EMBER_ELEMENTWISE_SRC.substitute(
-        helpers=store_helpers(out.dtype) + helpers,
+        helpers=half_helpers(out.dtype, *(dt for _, dt, _ in sig)) + helpers,
         params=", ".join(params) + ", ",
         shape=shape_params(rank, it),
         it=it,

@@ -137,7 +137,7 @@ def _preamble(src: str) -> str:
     lines = ["#pragma OPENCL FP_CONTRACT OFF", f"#define EMBER_CHUNK {CHUNK}"]
     if "double" in src:
         lines.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
-    # float16 is storage only (vload_half/vstore_half are core OpenCL): no cl_khr_fp16 pragma.
+    # float16 is storage only (ushort bits, dtypes.F16_SRC): no cl_khr_fp16 pragma.
     return "\n".join(lines + [src])
 
 
