@@ -326,3 +326,22 @@ def test_tanh_squashed_policy_uses_the_cache():
     assert bool(ember.isfinite(g).all())
     uncached = D.TransformedDistribution(D.Normal(mu, 1.0), [D.TanhTransform()])
     assert math.isnan(uncached.log_prob(a.detach())[1].item())  # atanh(1) = inf: PyTorch gives nan too
+
+
+def test_constraint_registries():
+    x = _t([[-2.0, 0.0, 3.0]])
+    for c in (constraints.positive, constraints.interval(-1.0, 2.0), constraints.simplex, constraints.real):
+        y = D.biject_to(c)(x)
+        assert bool(c.check(y).all())
+        _close(D.biject_to(c).inv(y), x, tol=1e-4)
+    assert isinstance(D.transform_to(constraints.simplex), D.SoftmaxTransform)
+    with pytest.raises(NotImplementedError, match="Cannot transform _Boolean constraints"):
+        D.biject_to(constraints.boolean)
+
+    class Odd(constraints.Constraint):
+        pass
+
+    D.transform_to.register(Odd, lambda c: D.ExpTransform())
+    assert isinstance(D.transform_to(Odd()), D.ExpTransform)
+    with pytest.raises(TypeError):
+        D.transform_to.register(int, lambda c: D.ExpTransform())

@@ -224,3 +224,26 @@ class AbsTransform(Transform):
 
     def _inverse(self, y: Any) -> Any:
         return y
+
+
+class SoftplusTransform(Transform):
+    """``y = log(1 + exp(x))``, a smooth map onto the positive numbers."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+    bijective = True
+    sign = +1
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SoftplusTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Any) -> Any:
+        return ember.functional.softplus(x)
+
+    def _inverse(self, y: Any) -> Any:
+        return (-y).expm1().neg().log() + y
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
+        return -ember.functional.softplus(-x)

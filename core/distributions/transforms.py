@@ -14,7 +14,15 @@ from ._transform_pointwise import (
     ExpTransform,
     PowerTransform,
     SigmoidTransform,
+    SoftplusTransform,
     TanhTransform,
+)
+from ._transform_vector import (
+    IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+    SoftmaxTransform,
+    StickBreakingTransform,
 )
 
 __all__ = [
@@ -22,8 +30,14 @@ __all__ = [
     "AffineTransform",
     "ComposeTransform",
     "ExpTransform",
+    "IndependentTransform",
+    "LowerCholeskyTransform",
+    "PositiveDefiniteTransform",
     "PowerTransform",
     "SigmoidTransform",
+    "SoftmaxTransform",
+    "SoftplusTransform",
+    "StickBreakingTransform",
     "TanhTransform",
     "Transform",
     "identity_transform",
