@@ -1,4 +1,4 @@
-"""Is a change slower? ``python bench/compare_revisions.py BASE [HEAD] [--rounds 3]``.
+"""Is a change slower? ``python bench/compare_revisions.py BASE [HEAD] [--rounds 3] [--threads N]``.
 
 Checks out ``BASE`` (and ``HEAD``, default: the working tree) into temporary git worktrees
 and times, in alternating child processes so that machine noise hits both alike: W1 (``a + b``
@@ -56,8 +56,11 @@ def _tree(rev: str | None, tmp: str) -> str:
     return path
 
 
-def _measure(path: str | None, lib: str) -> dict[str, float]:
+def _measure(path: str | None, lib: str, threads: int | None = None) -> dict[str, float]:
     env = dict(os.environ)
+    if threads is not None:  # BLAS, OpenMP (PyTorch) and ember's own intra-op threads alike
+        n = str(threads)
+        env.update(OMP_NUM_THREADS=n, OPENBLAS_NUM_THREADS=n, MKL_NUM_THREADS=n)
     if path is not None:
         env["PYTHONPATH"] = path + os.pathsep + env.get("PYTHONPATH", "")
     out = subprocess.run(
@@ -71,6 +74,7 @@ def main() -> int:
     ap.add_argument("base")
     ap.add_argument("head", nargs="?")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--threads", type=int, help="threads for every library (1: each framework's own cost)")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="ember-compare-")
     paths = {"base": _tree(args.base, tmp), "head": _tree(args.head, tmp)}
@@ -82,9 +86,8 @@ def main() -> int:
                 if who == "torch" and not have_torch:
                     continue
                 try:
-                    got = _measure(
-                        paths[who] if who != "torch" else None, "torch" if who == "torch" else "ember"
-                    )
+                    lib = "torch" if who == "torch" else "ember"
+                    got = _measure(paths[who] if who != "torch" else None, lib, args.threads)
                 except subprocess.CalledProcessError:
                     if who != "torch":
                         raise
