@@ -223,3 +223,27 @@ def test_gamma_implicit_gradient_matches_torch_per_draw():
     want = torch._standard_gamma_grad(alpha, x)
     got = standard_gamma_grad(_et(alpha.tolist()), _et(x.tolist()))
     np.testing.assert_allclose(_np(got), want.numpy(), rtol=2e-3)
+
+
+FINITE = [
+    c
+    for c in CASES
+    if c[0] in {"bernoulli_probs", "bernoulli_logits", "categorical", "categorical_logits", "onehot"}
+]
+
+
+@pytest.mark.parametrize(("case", "build"), FINITE, ids=[c[0] for c in FINITE])
+def test_category_frequencies_match_the_probabilities(case, build):
+    """Chi-square of 10000 draws per batch element against PyTorch's probabilities (p > 1e-4)."""
+    e, t = _pair(build)
+    s = _np(e.sample((10000,)))
+    if case == "onehot":
+        s = s.argmax(-1)
+    probs = _np(t.probs)
+    if case.startswith("bernoulli"):
+        probs = np.stack([1 - probs, probs], -1)
+    s = s.reshape(len(s), -1)
+    probs = probs.reshape(-1, probs.shape[-1])
+    for j in range(s.shape[1]):
+        observed = np.bincount(s[:, j].astype(int), minlength=probs.shape[1])
+        assert scipy_stats.chisquare(observed, probs[j] * len(s)).pvalue > 1e-4, (case, j)

@@ -168,13 +168,14 @@ class Categorical(Distribution):
         return self._nan()
 
     def sample(self, sample_shape: Any = ()) -> Any:
-        """Inverse-CDF draws: one uniform per sample, counted against the cumulative probabilities."""
-        shape = tuple(self._extended_shape(sample_shape))
+        """Inverse-CDF draws: one uniform per sample, located among the cumulative probabilities."""
+        sample_shape = tuple(ember.Size(sample_shape))
+        n = math.prod(sample_shape)
         with ember.no_grad():
-            cdf = self.probs.cumsum(-1)
-            u = ember.rand(shape, dtype=cdf.dtype, device=cdf.device) * cdf[..., -1:].squeeze(-1)
-            idx = (u.unsqueeze(-1) >= cdf).sum(-1)
-            return idx.clamp(max=self._num_events - 1)
+            cdf = self.probs.reshape(-1, self._num_events).cumsum(-1)
+            u = ember.rand((cdf.shape[0], n), dtype=cdf.dtype, device=cdf.device) * cdf[:, -1:]
+            idx = ember.searchsorted(cdf, u, right=True).clamp(max=self._num_events - 1)
+            return idx.T.reshape(tuple(self._extended_shape(sample_shape)))
 
     def log_prob(self, value: Any) -> Any:
         if self._validate_args:
