@@ -54,6 +54,9 @@ BUILDERS = {
     "pareto": lambda: D.Pareto(_t([1.0, 2.0]), _t([3.0, 1.5])),
     "weibull": lambda: D.Weibull(_t([1.0, 2.0]), _t([0.5, 3.0])),
     "inverse_gamma": lambda: D.InverseGamma(_t([3.0, 1.5]), _t([2.0, 1.0])),
+    "fisher_snedecor": lambda: D.FisherSnedecor(_t([3.0, 10.0]), _t([5.0, 12.0])),
+    "kumaraswamy": lambda: D.Kumaraswamy(_t([0.5, 2.0]), _t([0.7, 3.0])),
+    "logistic_normal": lambda: D.LogisticNormal(_t([[0.0, 1.0], [-1.0, 0.5]]), _t([1.0, 0.5])),
     "relaxed_onehot": lambda: D.RelaxedOneHotCategorical(
         _t(0.5), logits=_t([[0.0, 1.0, 2.0], [1.0, 1.0, 1.0]])
     ),
@@ -70,6 +73,7 @@ EVENT = {
     "independent": (2,),
     "relaxed_onehot": (3,),
     "mixture": (1,),
+    "logistic_normal": (3,),
 }
 
 
@@ -189,6 +193,9 @@ RSAMPLE = {
     "gumbel": lambda p: D.Gumbel(p, 1.0),
     "weibull": lambda p: D.Weibull(p.exp(), 2.0),
     "inverse_gamma": lambda p: D.InverseGamma(p.exp() + 1, 1.0),
+    "kumaraswamy": lambda p: D.Kumaraswamy(p.exp(), 2.0),
+    "fisher_snedecor": lambda p: D.FisherSnedecor(p.exp() + 2, 5.0),
+    "logistic_normal": lambda p: D.LogisticNormal(p, 1.0),
 }
 
 

@@ -87,6 +87,9 @@ CASES: list[tuple[str, Any]] = [
     ("pareto", lambda D, T: D.Pareto(T([1.0, 2.0, 0.5]), T([3.0, 1.5, 2.5]))),
     ("weibull", lambda D, T: D.Weibull(T([1.0, 2.0]), T([0.5, 3.0]))),
     ("inverse_gamma", lambda D, T: D.InverseGamma(T([3.0, 1.5, 4.0]), T([2.0, 1.0, 0.5]))),
+    ("fisher_snedecor", lambda D, T: D.FisherSnedecor(T([3.0, 10.0, 1.5]), T([5.0, 12.0, 9.0]))),
+    ("kumaraswamy", lambda D, T: D.Kumaraswamy(T([0.5, 2.0, 5.0]), T([0.7, 3.0, 1.5]))),
+    ("logistic_normal", lambda D, T: D.LogisticNormal(T([[0.0, 1.0], [-1.0, 0.5]]), T([1.0, 0.5]))),
     (
         "mixture_mvn",
         lambda D, T: D.MixtureSameFamily(

@@ -84,7 +84,7 @@ def test_sample_shapes_and_means(case, build):
 
 
 # No finite fourth moment (or one too large to estimate from 10000 draws): variance not compared.
-HEAVY_TAILS = {"studentt", "pareto", "inverse_gamma", "lognormal", "negative_binomial"}
+HEAVY_TAILS = {"studentt", "pareto", "inverse_gamma", "lognormal", "negative_binomial", "fisher_snedecor"}
 
 
 CONTINUOUS = [
@@ -113,6 +113,8 @@ CONTINUOUS = [
         "pareto",
         "weibull",
         "inverse_gamma",
+        "kumaraswamy",
+        "fisher_snedecor",
     }
 ]
 
@@ -131,7 +133,7 @@ def test_samples_follow_the_cdf(case, build):
             v = torch.tensor(np.asarray(x, dtype=np.float64)).unsqueeze(-1).expand(-1, s.shape[1])
             return (
                 t.cdf(v)[:, j].numpy()
-                if case not in {"chi2", "beta", "studentt", "relaxed_bernoulli"}
+                if case not in {"chi2", "beta", "studentt", "relaxed_bernoulli", "fisher_snedecor"}
                 else _scipy_cdf(case, t, j, x)
             )
 
@@ -146,6 +148,8 @@ def _scipy_cdf(case, t, j, x):
         x = np.clip(np.asarray(x), 1e-300, 1 - 1e-16)
         z = (np.log(x) - np.log1p(-x)) * float(t.temperature) - float(t.logits[j])
         return 1 / (1 + np.exp(-z))
+    if case == "fisher_snedecor":
+        return scipy_stats.f.cdf(x, float(t.df1[j]), float(t.df2[j]))
     if case == "beta":
         return scipy_stats.beta.cdf(x, float(t.concentration1[j]), float(t.concentration0[j]))
     return scipy_stats.t.cdf(x, float(t.df[j]), float(t.loc[j]), float(t.scale[j]))
@@ -200,6 +204,8 @@ REPARAM = [
     ("pareto", lambda D, p: D.Pareto(p[0], p[1]), [[1.0, 2.0], [5.0, 7.0]]),
     ("gumbel", lambda D, p: D.Gumbel(p[0], p[1]), [[0.0, 1.0], [1.0, 2.0]]),
     ("halfnormal", lambda D, p: D.HalfNormal(p[0]), [[0.5, 2.0]]),
+    ("kumaraswamy", lambda D, p: D.Kumaraswamy(p[0], p[1]), [[0.5, 2.0], [1.5, 3.0]]),
+    ("fisher_snedecor", lambda D, p: D.FisherSnedecor(p[0], p[1]), [[3.0, 8.0], [30.0, 40.0]]),
 ]
 
 

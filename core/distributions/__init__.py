@@ -12,13 +12,14 @@ from . import (
     constraints,
     transforms,
 )
+from .bounded import Kumaraswamy, LogisticNormal
 from .constraint_registry import biject_to, transform_to
 from .continuous import Cauchy, Exponential, ExponentialFamily, Laplace, Normal, Uniform
 from .counts import Binomial, Geometric, Multinomial, NegativeBinomial, Poisson
 from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .distribution import Distribution
 from .folded import Gumbel, HalfCauchy, HalfNormal
-from .gamma import Beta, Chi2, Dirichlet, Gamma, StudentT
+from .gamma import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, StudentT
 from .kl import kl_divergence, register_kl
 from .mixture import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
@@ -64,6 +65,7 @@ __all__ = [
     "ExpTransform",
     "Exponential",
     "ExponentialFamily",
+    "FisherSnedecor",
     "Gamma",
     "Geometric",
     "Gumbel",
@@ -72,8 +74,10 @@ __all__ = [
     "Independent",
     "IndependentTransform",
     "InverseGamma",
+    "Kumaraswamy",
     "Laplace",
     "LogNormal",
+    "LogisticNormal",
     "LogitRelaxedBernoulli",
     "LowerCholeskyTransform",
     "MixtureSameFamily",

@@ -13,7 +13,7 @@ from .continuous import ExponentialFamily, _init_pair, expand_params
 from .distribution import Distribution
 from .utils import broadcast_all, standard_normal, xlogy
 
-__all__ = ["Beta", "Chi2", "Dirichlet", "Gamma", "StudentT"]
+__all__ = ["Beta", "Chi2", "Dirichlet", "FisherSnedecor", "Gamma", "StudentT"]
 
 
 class Gamma(ExponentialFamily):
@@ -276,3 +276,58 @@ class StudentT(Distribution):
             + 0.5 * self.df.log()
             + lbeta
         )
+
+
+class FisherSnedecor(Distribution):
+    """F(df1, df2): a ratio of scaled Chi2 draws, reparameterised through Gamma's implicit gradients."""
+
+    arg_constraints: ClassVar[dict[str, Any]] = {"df1": constraints.positive, "df2": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, df1: Any, df2: Any, validate_args: bool | None = None) -> None:
+        self.df1, self.df2 = broadcast_all(df1, df2)
+        self._gamma1 = Gamma(self.df1 * 0.5, self.df1)
+        self._gamma2 = Gamma(self.df2 * 0.5, self.df2)
+        batch = () if isinstance(df1, Number) and isinstance(df2, Number) else self.df1.size()
+        super().__init__(batch, validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> FisherSnedecor:
+        new = expand_params(self, FisherSnedecor, ("df1", "df2"), batch_shape, _instance)
+        new._gamma1 = self._gamma1.expand(batch_shape)
+        new._gamma2 = self._gamma2.expand(batch_shape)
+        return new
+
+    @property
+    def mean(self) -> Any:
+        df2 = ember.where(self.df2 <= 2, ember.full_like(self.df2, math.nan), self.df2)
+        return df2 / (df2 - 2)
+
+    @property
+    def mode(self) -> Any:
+        mode = (self.df1 - 2) / self.df1 * self.df2 / (self.df2 + 2)
+        return ember.where(self.df1 <= 2, ember.full_like(mode, math.nan), mode)
+
+    @property
+    def variance(self) -> Any:
+        df2 = ember.where(self.df2 <= 4, ember.full_like(self.df2, math.nan), self.df2)
+        return 2 * df2.pow(2) * (self.df1 + df2 - 2) / (self.df1 * (df2 - 2).pow(2) * (df2 - 4))
+
+    def rsample(self, sample_shape: Any = ()) -> Any:
+        shape = tuple(self._extended_shape(sample_shape))
+        x1 = self._gamma1.rsample(sample_shape).view(shape)
+        x2 = self._gamma2.rsample(sample_shape).view(shape)
+        tiny = ember.finfo(x2.dtype).tiny
+        x2 = x2 + (x2.detach().clamp(min=tiny) - x2.detach())
+        y = x1 / x2
+        return y + (y.detach().clamp(min=tiny) - y.detach())
+
+    def log_prob(self, value: Any) -> Any:
+        if self._validate_args:
+            self._validate_sample(value)
+        ct1, ct2 = self.df1 * 0.5, self.df2 * 0.5
+        ct3 = self.df1 / self.df2
+        t1 = (ct1 + ct2).lgamma() - ct1.lgamma() - ct2.lgamma()
+        t2 = ct1 * ct3.log() + (ct1 - 1) * ember.log(value)
+        t3 = (ct1 + ct2) * ember.log1p(ct3 * value)
+        return t1 + t2 - t3
