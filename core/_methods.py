@@ -12,6 +12,7 @@ from ember.backends import dtypes as D
 
 from . import _public
 from ._creation import _size, full, tensor
+from ._dtype import c_name, pt_name
 from ._ops import convert as C
 from ._ops import indexing as I
 from ._ops import matmul as M
@@ -76,10 +77,24 @@ def _grad_get(self: Tensor) -> Any:
 
 
 def _grad_set(self: Tensor, value: Any) -> None:
-    if value is not None and (value._shape != self._shape):
-        raise RuntimeError(
-            f"assigned grad has data of a different size: {list(value._shape)} vs {list(self._shape)}"
-        )
+    if value is not None:
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}"
+            )
+        if value._shape != self._shape:
+            raise RuntimeError(
+                f"attempting to assign a gradient of size '{list(value._shape)}' to a tensor of size "
+                f"'{list(self._shape)}'. Please ensure that the gradient and the tensor are the same size"
+            )
+        if value.dtype != self.dtype:
+            raise RuntimeError(
+                f"attempting to assign a gradient with dtype '{c_name(value.dtype)}' to a tensor with "
+                f"grad_dtype '{pt_name(self.dtype)}'. The gradient must match the tensor's grad_dtype "
+                "(defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with a "
+                "specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the "
+                "dtypes of a tensor and its gradient may break downstream systems that assume they match."
+            )
     self._grad = value
 
 
@@ -231,6 +246,10 @@ def _T(self: Tensor) -> Tensor:
 
 
 def _mT(self: Tensor) -> Tensor:
+    if self.ndim < 2:
+        raise RuntimeError(
+            f"tensor.mT is only supported on matrices or batches of matrices. Got {self.ndim}-D tensor."
+        )
     return V.transpose(self, -2, -1)
 
 

@@ -19,7 +19,7 @@ from ember.backends import DType
 from ember.backends import dtypes as D
 
 from ._creation import zeros_like
-from ._dtype import pt_name
+from ._dtype import c_name, pt_name
 from ._ops import views_inplace
 from ._ops._composite import NoRecord
 from ._ops.complex import complex as _complex
@@ -44,20 +44,6 @@ __all__ = [
     "uniform_",
 ]
 
-_C_NAMES = {
-    D.float16: "c10::Half",
-    D.bfloat16: "c10::BFloat16",
-    D.float32: "float",
-    D.float64: "double",
-    D.int8: "signed char",
-    D.uint8: "unsigned char",
-    D.int16: "short int",
-    D.int32: "int",
-    D.int64: "long int",
-    D.bool_: "bool",
-    D.complex64: "c10::complex<float>",
-    D.complex128: "c10::complex<double>",
-}
 _FLOAT_MAX = {D.float16: 65504.0, D.bfloat16: 3.3895313892515355e38, D.float32: 3.4028234663852886e38}
 _DIGITS = {D.float16: 11, D.bfloat16: 8, D.float32: 24, D.float64: 53}
 _INT_RANGE = {
@@ -143,9 +129,9 @@ def uniform_(self: Tensor, *args: Any, generator: Generator | None = None, **kwa
     real = D.to_real(dt) if dt.is_complex else dt
     top = _FLOAT_MAX.get(real, 1.7976931348623157e308)
     if not (-top <= lo <= top):
-        raise RuntimeError(f"from is out of bounds for {_C_NAMES[real]}")
+        raise RuntimeError(f"from is out of bounds for {c_name(real)}")
     if not (-top <= hi <= top):
-        raise RuntimeError(f"to is out of bounds for {_C_NAMES[real]}")
+        raise RuntimeError(f"to is out of bounds for {c_name(real)}")
     if lo > hi:
         raise RuntimeError(
             f"uniform_ expects to return a [from, to) range, but found from={_g(lo)} > to={_g(hi)}"
@@ -194,7 +180,7 @@ def normal_(self: Tensor, mean: Any = 0.0, std: Any = 1.0, *, generator: Generat
 
 def _continuous_only(dist: str, dt: DType) -> None:
     if not dt.is_floating_point:
-        name = _C_NAMES[dt] if dist == "Cauchy" else pt_name(dt)
+        name = c_name(dt) if dist == "Cauchy" else pt_name(dt)
         raise RuntimeError(
             f"{dist} distribution is a continuous probability distribution. dtype must be a floating "
             f"point but you specified {name}"
@@ -307,7 +293,7 @@ def _random_bounds(dt: DType, lo: int, hi: int | None) -> tuple[int, int]:
             if not -(1 << digits) <= v <= 1 << digits:
                 warnings.warn(
                     f"{what} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision limitations "
-                    f"{_C_NAMES[dt]} can support discrete uniform "
+                    f"{c_name(dt)} can support discrete uniform "
                     "distribution only within this range. This warning will become an error in version "
                     "1.7 release, please fix the code in advance",
                     UserWarning,
@@ -317,9 +303,9 @@ def _random_bounds(dt: DType, lo: int, hi: int | None) -> tuple[int, int]:
     imin, imax = _INT_RANGE[dt]
     top = imax if hi is None else hi - 1
     if not imin <= lo <= imax:
-        raise RuntimeError(f"from is out of bounds for {_C_NAMES[dt]}")
+        raise RuntimeError(f"from is out of bounds for {c_name(dt)}")
     if not imin <= top <= imax:
-        raise RuntimeError(f"to - 1 is out of bounds for {_C_NAMES[dt]}")
+        raise RuntimeError(f"to - 1 is out of bounds for {c_name(dt)}")
     return lo, top
 
 

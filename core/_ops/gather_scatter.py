@@ -13,6 +13,7 @@ from ember.backends import dtypes as D
 from .._autocast_hook import autocast_op
 from .._creation import zeros
 from .._dispatch import call, to_host
+from .._dtype import c_name
 from .._dtype import pt_name as _pt
 from .._public import op, public
 from .._tensor import Tensor, wrap
@@ -205,7 +206,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
 
     if mask.dtype is not D.bool_:
         raise RuntimeError(
-            f"masked_fill_ only supports boolean masks, but got mask with dtype {_C_NAMES.get(mask.dtype.name, mask.dtype.name)}"
+            f"masked_fill_ only supports boolean masks, but got mask with dtype {c_name(mask.dtype)}"
         )
     if isinstance(value, Tensor):
         if value.ndim:
@@ -219,20 +220,6 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
             raise invalid_combination("masked_fill", (mask, value))  # the method's form: no self
         value = _fill_scalar(value, input.dtype)
     return relabel(where(mask, value, input), "MaskedFillBackward0")
-
-
-# the C++ type names PyTorch's masked_fill prints for a mask dtype
-_C_NAMES = {
-    "float32": "float",
-    "float64": "double",
-    "float16": "c10::Half",
-    "bfloat16": "c10::BFloat16",
-    "int64": "long int",
-    "int32": "int",
-    "int16": "short int",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-}
 
 
 def _fill_scalar(value: Any, dtype: Any) -> Any:

@@ -8,7 +8,7 @@ from ember.backends import dtypes as D
 
 from .._autocast_hook import autocast_op
 from .._dispatch import call
-from .._dtype import pt_name
+from .._dtype import c_name, pt_name
 from .._public import op, public
 from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
@@ -29,26 +29,11 @@ PUBLIC = public(
 )
 __all__ = [*PUBLIC]
 
-# The C++ type names PyTorch's dtype-mismatch message prints.
-_NAMES = {
-    "bool": "bool",
-    "uint8": "unsigned char",
-    "int8": "signed char",
-    "int16": "short int",
-    "int32": "int",
-    "int64": "long int",
-    "float16": "c10::Half",
-    "bfloat16": "c10::BFloat16",
-    "float32": "float",
-    "float64": "double",
-    "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
 
 
 def _dtype_check(a: Tensor, b: Tensor, what: str) -> None:
     if a.dtype is not b.dtype:
-        na, nb = (_NAMES.get(x.dtype.name, x.dtype.name) for x in (a, b))
+        na, nb = (c_name(x.dtype) for x in (a, b))
         raise RuntimeError(f"expected {what} to have the same dtype, but got: {na} != {nb}")
 
 

@@ -117,11 +117,15 @@ OPERATORS: dict[str, Any] = {
 
 
 def _mH(self: Tensor) -> Tensor:
+    if self.ndim < 2:
+        raise RuntimeError(
+            f"tensor.mH is only supported on matrices or batches of matrices. Got {self.ndim}-D tensor."
+        )
     return CX.conj_physical(self.transpose(-2, -1))
 
 
 def _H(self: Tensor) -> Tensor:
-    if self.ndim > 2:
+    if self.ndim != 2:
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
     return CX.conj_physical(self.T)
 
