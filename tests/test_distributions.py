@@ -56,6 +56,11 @@ BUILDERS = {
     "inverse_gamma": lambda: D.InverseGamma(_t([3.0, 1.5]), _t([2.0, 1.0])),
     "fisher_snedecor": lambda: D.FisherSnedecor(_t([3.0, 10.0]), _t([5.0, 12.0])),
     "kumaraswamy": lambda: D.Kumaraswamy(_t([0.5, 2.0]), _t([0.7, 3.0])),
+    "lowrank_mvn": lambda: D.LowRankMultivariateNormal(
+        _t([[0.0, 1.0, 2.0], [1.0, -1.0, 0.0]]),
+        _t([[1.0, 0.5], [0.3, -0.2], [0.0, 2.0]]),
+        _t([0.5, 1.0, 2.0]),
+    ),
     "logistic_normal": lambda: D.LogisticNormal(_t([[0.0, 1.0], [-1.0, 0.5]]), _t([1.0, 0.5])),
     "relaxed_onehot": lambda: D.RelaxedOneHotCategorical(
         _t(0.5), logits=_t([[0.0, 1.0, 2.0], [1.0, 1.0, 1.0]])
@@ -74,6 +79,7 @@ EVENT = {
     "relaxed_onehot": (3,),
     "mixture": (1,),
     "logistic_normal": (3,),
+    "lowrank_mvn": (3,),
 }
 
 
@@ -196,6 +202,7 @@ RSAMPLE = {
     "kumaraswamy": lambda p: D.Kumaraswamy(p.exp(), 2.0),
     "fisher_snedecor": lambda p: D.FisherSnedecor(p.exp() + 2, 5.0),
     "logistic_normal": lambda p: D.LogisticNormal(p, 1.0),
+    "lowrank_mvn": lambda p: D.LowRankMultivariateNormal(p, ember.ones(2, 1), ember.ones(2)),
 }
 
 

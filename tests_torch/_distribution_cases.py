@@ -91,6 +91,14 @@ CASES: list[tuple[str, Any]] = [
     ("kumaraswamy", lambda D, T: D.Kumaraswamy(T([0.5, 2.0, 5.0]), T([0.7, 3.0, 1.5]))),
     ("logistic_normal", lambda D, T: D.LogisticNormal(T([[0.0, 1.0], [-1.0, 0.5]]), T([1.0, 0.5]))),
     (
+        "lowrank_mvn",
+        lambda D, T: D.LowRankMultivariateNormal(
+            T([[0.0, 1.0, 2.0], [1.0, -1.0, 0.0]]),
+            T([[1.0, 0.5], [0.3, -0.2], [0.0, 2.0]]),
+            T([0.5, 1.0, 2.0]),
+        ),
+    ),
+    (
         "mixture_mvn",
         lambda D, T: D.MixtureSameFamily(
             D.Categorical(T([0.3, 0.7])),
@@ -253,6 +261,25 @@ KL_PAIRS: list[tuple[str, Any, Any]] = [
         lambda D, T: D.InverseGamma(T([1.0]), T([0.5])),
     ),
     ("weibull", lambda D, T: D.Weibull(T([1.0]), T([2.0])), lambda D, T: D.Weibull(T([1.0]), T([2.0]))),
+    (
+        "lowrank_lowrank",
+        lambda D, T: D.LowRankMultivariateNormal(T([0.0, 1.0]), T([[1.0], [0.5]]), T([0.5, 1.0])),
+        lambda D, T: D.LowRankMultivariateNormal(
+            T([[1.0, 0.0], [0.0, 0.0]]), T([[0.3, 0.2], [-0.1, 1.0]]), T([1.0, 2.0])
+        ),
+    ),
+    (
+        "mvn_lowrank",
+        lambda D, T: D.MultivariateNormal(T([0.0, 1.0]), T([[2.0, 0.5], [0.5, 1.0]])),
+        lambda D, T: D.LowRankMultivariateNormal(T([1.0, 0.0]), T([[0.3], [-0.1]]), T([1.0, 2.0])),
+    ),
+    (
+        "lowrank_mvn",
+        lambda D, T: D.LowRankMultivariateNormal(
+            T([[1.0, 0.0], [0.5, 0.5]]), T([[0.3], [-0.1]]), T([1.0, 2.0])
+        ),
+        lambda D, T: D.MultivariateNormal(T([0.0, 1.0]), T([[2.0, 0.5], [0.5, 1.0]])),
+    ),
     (
         "transformed",
         lambda D, T: D.TransformedDistribution(D.Normal(T([0.0]), T([1.0])), [D.ExpTransform()]),

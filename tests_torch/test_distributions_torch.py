@@ -112,6 +112,22 @@ ERRORS = [
     ("gamma_param", lambda D, T: D.Gamma(T([1.0]), T([0.0]))),
     ("categorical_value", lambda D, T: D.Categorical(T([0.5, 0.5])).log_prob(T(2.0))),
     ("geometric_zero", lambda D, T: D.Geometric(T([0.0, 0.5]))),
+    (
+        "lowrank_factor",
+        lambda D, T: D.LowRankMultivariateNormal(T([0.0, 0.0]), T([[1.0, 2.0, 3.0]]), T([1.0, 1.0])),
+    ),
+    (
+        "lowrank_diag",
+        lambda D, T: D.LowRankMultivariateNormal(T([0.0, 0.0]), T([[1.0], [2.0]]), T([1.0, 1.0, 1.0])),
+    ),
+    ("lowrank_dim", lambda D, T: D.LowRankMultivariateNormal(T([0.0, 0.0]), T([1.0, 2.0]), T([1.0, 1.0]))),
+    (
+        "lowrank_kl",
+        lambda D, T: D.kl_divergence(
+            D.LowRankMultivariateNormal(T([0.0]), T([[1.0]]), T([1.0])),
+            D.LowRankMultivariateNormal(T([0.0, 0.0]), T([[1.0], [1.0]]), T([1.0, 1.0])),
+        ),
+    ),
     ("bernoulli_probs", lambda D, T: D.Bernoulli(T([1.5, 0.5]))),
     ("categorical_simplex", lambda D, T: D.Categorical(T([0.5, -0.1]))),
     ("binomial_count", lambda D, T: D.Binomial(T([2.5]), T([0.5]))),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from . import (
     _kl_extra,  # noqa: F401 - registers the Geometric/Gumbel/HalfNormal KL pairs
+    _kl_lowrank,  # noqa: F401 - registers the low-rank normal KL pairs
     _kl_pareto,  # noqa: F401 - registers the Pareto KL pairs
     constraints,
     transforms,
@@ -21,6 +22,7 @@ from .distribution import Distribution
 from .folded import Gumbel, HalfCauchy, HalfNormal
 from .gamma import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, StudentT
 from .kl import kl_divergence, register_kl
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .mixture import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
 from .positive import InverseGamma, Pareto, Weibull
@@ -79,6 +81,7 @@ __all__ = [
     "LogNormal",
     "LogisticNormal",
     "LogitRelaxedBernoulli",
+    "LowRankMultivariateNormal",
     "LowerCholeskyTransform",
     "MixtureSameFamily",
     "Multinomial",
