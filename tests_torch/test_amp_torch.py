@@ -291,9 +291,6 @@ MODULE_CASES: dict[str, Any] = {
     "CrossEntropyLoss": lambda T, x: T.nn.CrossEntropyLoss()(x.to(T.bfloat16), T.tensor([0, 1, 2])),
 }
 MODULE_XFAIL = {
-    "mv": "ember.mv is not marked @autocast_op: its inner matmul is autocast (PyTorch's mv kernel is not, on cpu)",
-    "inner": "ember.inner is not marked @autocast_op: its inner matmul is autocast",
-    "vdot": "ember.vdot is not marked @autocast_op: its inner matmul is autocast",
     "LSTM": "PyTorch runs cpu LSTMs through mkldnn_rnn_layer, on its lower list; ember's LSTM has no marked op",
     "LayerNorm": "ember's layer_norm of a bfloat16 input with float32 weights returns float32 (PyTorch: bfloat16)",
     "BatchNorm1d": "ember's batch_norm of a bfloat16 input with float32 weights returns float32 (PyTorch: bfloat16)",

@@ -30,7 +30,6 @@ PUBLIC = public(
 __all__ = [*PUBLIC]
 
 
-
 def _dtype_check(a: Tensor, b: Tensor, what: str) -> None:
     if a.dtype is not b.dtype:
         na, nb = (c_name(x.dtype) for x in (a, b))
@@ -180,6 +179,7 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
     return matmul(input, other)
 
 
+@autocast_op("mv")
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     """Matrix-vector product."""
     if input.ndim != 2 or vec.ndim != 1:

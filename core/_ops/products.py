@@ -37,6 +37,7 @@ PUBLIC = public(
 __all__ = [*PUBLIC]
 
 
+@autocast_op("vdot")
 def vdot(input: Tensor, other: Tensor) -> Tensor:
     """``sum(conj(input) * other)`` of two 1-D tensors."""
     if input.ndim != 1 or other.ndim != 1:
@@ -44,6 +45,7 @@ def vdot(input: Tensor, other: Tensor) -> Tensor:
     return matmul(input.conj_physical(), other)
 
 
+@autocast_op("inner")
 def inner(input: Tensor, other: Tensor) -> Tensor:
     """Sum of products over the last dimension of both (a product with a 0-d operand)."""
     if input.ndim == 0 or other.ndim == 0:

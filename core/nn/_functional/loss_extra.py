@@ -49,8 +49,9 @@ def hinge_embedding_loss(
     reduce: Any = None,
     reduction: str = "mean",
 ) -> Tensor:
-    """``x`` where ``y = 1``, ``max(0, margin - x)`` where ``y = -1``."""
-    loss = where(target == 1, input, 0.0) + where(target == -1, clamp(margin - input, min=0.0), 0.0)
+    """``x`` where ``y = 1``, ``max(0, margin - x)`` where ``y = -1``; any other target gets
+    both terms, as PyTorch computes it."""
+    loss = where(target != -1, input, 0.0) + where(target != 1, clamp(margin - input, min=0.0), 0.0)
     return apply_reduction(loss, reduction)
 
 
