@@ -55,6 +55,7 @@ BUILDERS = {
     "weibull": lambda: D.Weibull(_t([1.0, 2.0]), _t([0.5, 3.0])),
     "inverse_gamma": lambda: D.InverseGamma(_t([3.0, 1.5]), _t([2.0, 1.0])),
     "fisher_snedecor": lambda: D.FisherSnedecor(_t([3.0, 10.0]), _t([5.0, 12.0])),
+    "continuous_bernoulli": lambda: D.ContinuousBernoulli(_t([0.2, 0.5])),
     "kumaraswamy": lambda: D.Kumaraswamy(_t([0.5, 2.0]), _t([0.7, 3.0])),
     "lowrank_mvn": lambda: D.LowRankMultivariateNormal(
         _t([[0.0, 1.0, 2.0], [1.0, -1.0, 0.0]]),
@@ -200,6 +201,7 @@ RSAMPLE = {
     "weibull": lambda p: D.Weibull(p.exp(), 2.0),
     "inverse_gamma": lambda p: D.InverseGamma(p.exp() + 1, 1.0),
     "kumaraswamy": lambda p: D.Kumaraswamy(p.exp(), 2.0),
+    "continuous_bernoulli": lambda p: D.ContinuousBernoulli(logits=p),
     "fisher_snedecor": lambda p: D.FisherSnedecor(p.exp() + 2, 5.0),
     "logistic_normal": lambda p: D.LogisticNormal(p, 1.0),
     "lowrank_mvn": lambda p: D.LowRankMultivariateNormal(p, ember.ones(2, 1), ember.ones(2)),

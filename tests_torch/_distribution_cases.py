@@ -98,6 +98,8 @@ CASES: list[tuple[str, Any]] = [
             T([0.5, 1.0, 2.0]),
         ),
     ),
+    ("continuous_bernoulli", lambda D, T: D.ContinuousBernoulli(T([0.1, 0.4995, 0.8, 0.5]))),
+    ("continuous_bernoulli_logits", lambda D, T: D.ContinuousBernoulli(logits=T([-2.0, 0.0, 1.5]))),
     (
         "mixture_mvn",
         lambda D, T: D.MixtureSameFamily(
@@ -280,6 +282,25 @@ KL_PAIRS: list[tuple[str, Any, Any]] = [
         ),
         lambda D, T: D.MultivariateNormal(T([0.0, 1.0]), T([[2.0, 0.5], [0.5, 1.0]])),
     ),
+    (
+        "cb",
+        lambda D, T: D.ContinuousBernoulli(T([0.2, 0.7])),
+        lambda D, T: D.ContinuousBernoulli(T([0.6, 0.4999])),
+    ),
+    ("beta_cb", lambda D, T: D.Beta(T([2.0]), T([3.0])), lambda D, T: D.ContinuousBernoulli(T([0.3]))),
+    (
+        "uniform_cb",
+        lambda D, T: D.Uniform(T([0.2, -0.1]), T([0.7, 0.5])),
+        lambda D, T: D.ContinuousBernoulli(T([0.3, 0.3])),
+    ),
+    ("cb_exponential", lambda D, T: D.ContinuousBernoulli(T([0.3])), lambda D, T: D.Exponential(T([2.0]))),
+    ("cb_normal", lambda D, T: D.ContinuousBernoulli(T([0.3])), lambda D, T: D.Normal(T([0.5]), T([2.0]))),
+    (
+        "cb_uniform",
+        lambda D, T: D.ContinuousBernoulli(T([0.3, 0.3])),
+        lambda D, T: D.Uniform(T([-0.5, 0.0]), T([2.0, 1.0])),
+    ),
+    ("normal_cb", lambda D, T: D.Normal(T([0.5]), T([2.0])), lambda D, T: D.ContinuousBernoulli(T([0.3]))),
     (
         "transformed",
         lambda D, T: D.TransformedDistribution(D.Normal(T([0.0]), T([1.0])), [D.ExpTransform()]),

@@ -115,6 +115,7 @@ CONTINUOUS = [
         "inverse_gamma",
         "kumaraswamy",
         "fisher_snedecor",
+        "continuous_bernoulli",
     }
 ]
 
@@ -206,6 +207,7 @@ REPARAM = [
     ("halfnormal", lambda D, p: D.HalfNormal(p[0]), [[0.5, 2.0]]),
     ("kumaraswamy", lambda D, p: D.Kumaraswamy(p[0], p[1]), [[0.5, 2.0], [1.5, 3.0]]),
     ("fisher_snedecor", lambda D, p: D.FisherSnedecor(p[0], p[1]), [[3.0, 8.0], [30.0, 40.0]]),
+    ("continuous_bernoulli", lambda D, p: D.ContinuousBernoulli(p[0]), [[0.2, 0.8]]),
 ]
 
 

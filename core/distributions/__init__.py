@@ -7,6 +7,7 @@ reproducible. See ``docs/distributions.md``.
 from __future__ import annotations
 
 from . import (
+    _kl_cb,  # noqa: F401 - registers the ContinuousBernoulli KL pairs
     _kl_extra,  # noqa: F401 - registers the Geometric/Gumbel/HalfNormal KL pairs
     _kl_lowrank,  # noqa: F401 - registers the low-rank normal KL pairs
     _kl_pareto,  # noqa: F401 - registers the Pareto KL pairs
@@ -16,6 +17,7 @@ from . import (
 from .bounded import Kumaraswamy, LogisticNormal
 from .constraint_registry import biject_to, transform_to
 from .continuous import Cauchy, Exponential, ExponentialFamily, Laplace, Normal, Uniform
+from .continuous_bernoulli import ContinuousBernoulli
 from .counts import Binomial, Geometric, Multinomial, NegativeBinomial, Poisson
 from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .distribution import Distribution
@@ -61,6 +63,7 @@ __all__ = [
     "Cauchy",
     "Chi2",
     "ComposeTransform",
+    "ContinuousBernoulli",
     "Dirichlet",
     "Distribution",
     "ExpRelaxedCategorical",
