@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -78,6 +79,32 @@ def _example(args: argparse.Namespace) -> int:
     return 0
 
 
+# The backends this repository ships, by device type: where the README installs them from.
+_SHIPPED = {"cpu": "./backend_cpu", "opencl": "./backend_opencl", "cuda": "./backend_cuda"}
+
+
+def _device_problem(name: str) -> str | None:
+    """One line saying why ``name`` cannot be used (checked before any work), or None."""
+    import ember
+    from ember.backends import registry
+
+    try:
+        ember.empty(0, device=name)
+    except (RuntimeError, ValueError) as e:
+        reason = str(e).splitlines()[0]
+        kind = name.split(":")[0]
+        rows = registry.status()
+        names = {row["name"] for row in rows}
+        installed = ", ".join(f"{r['name']}" + ("" if r["available"] else " (unavailable)") for r in rows)
+        hint = (
+            f"; to add it: pip install {_SHIPPED[kind]} (from a clone of ember)"
+            if kind in _SHIPPED and kind not in names
+            else ""
+        )
+        return f"ember: cannot use device {name!r}: {reason} (installed backends: {installed}){hint}"
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "run":
@@ -89,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="ember", description="ember: a PyTorch-style framework with pluggable backends"
     )
-    sub = p.add_subparsers(dest="cmd", required=True)
+    sub = p.add_subparsers(dest="cmd")
     info = sub.add_parser("info", help="list installed backends, their devices, dtypes and fallbacks")
     info.add_argument("--backend", help="show one backend in detail (fallbacks, overridden composites)")
     info.add_argument("--json", action="store_true", help="machine-readable output")
@@ -104,6 +131,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo.add_argument("--export", default=None, metavar="FILE", help="also write the trained model as ONNX")
     demo.add_argument("--amp", action="store_true", help="train in mixed precision (autocast + GradScaler)")
     args = p.parse_args(argv)
+    if args.cmd is None:
+        p.print_help()
+        return 0
+    if args.cmd in ("demo", "example"):
+        problem = _device_problem(args.device or os.environ.get("EMBER_DEVICE") or "cpu")
+        if problem:
+            print(problem, file=sys.stderr)
+            return 2
     if args.cmd == "info":
         return _info(args)
     if args.cmd == "demo":

@@ -52,3 +52,32 @@ def test_info_json_and_one_backend_in_process(capsys):
     )
     assert main(["info", "--backend", "nosuch"]) == 2
     assert "no backend named 'nosuch' is installed" in capsys.readouterr().err
+
+
+def test_ember_alone_prints_help():
+    r = _run(sys.executable, "-m", "ember.cli")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("usage: ember [-h] {info,example,conformance,run,demo} ...")
+    assert "train a small CNN on scikit-learn's digits" in r.stdout
+
+
+def test_an_unknown_device_is_one_line_before_any_work():
+    r = _run(sys.executable, "-m", "ember.cli", "demo", "--device", "nosuch")
+    assert r.returncode == 2 and r.stdout == ""
+    (line,) = r.stderr.splitlines()
+    assert line.startswith("ember: cannot use device 'nosuch': Expected one of cpu, ")
+    assert "device type at start of device string: nosuch (installed backends: cpu, " in line
+
+
+def test_a_shipped_backend_not_installed_says_how_to_install_it(monkeypatch, capsys):
+    import ember
+    import pytest
+    from ember import cli
+
+    if "cuda" in {row["name"] for row in ember.backends.registry.status()}:
+        pytest.skip("ember-cuda is installed here: there is nothing to suggest")
+    monkeypatch.setenv("EMBER_DEVICE", "cuda")
+    assert cli.main(["demo"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ember: cannot use device 'cuda': ")
+    assert err.rstrip().endswith("; to add it: pip install ./backend_cuda (from a clone of ember)")
