@@ -56,6 +56,7 @@ BUILDERS = {
     "inverse_gamma": lambda: D.InverseGamma(_t([3.0, 1.5]), _t([2.0, 1.0])),
     "fisher_snedecor": lambda: D.FisherSnedecor(_t([3.0, 10.0]), _t([5.0, 12.0])),
     "continuous_bernoulli": lambda: D.ContinuousBernoulli(_t([0.2, 0.5])),
+    "von_mises": lambda: D.VonMises(_t([0.0, 1.0]), _t([0.5, 20.0])),
     "kumaraswamy": lambda: D.Kumaraswamy(_t([0.5, 2.0]), _t([0.7, 3.0])),
     "lowrank_mvn": lambda: D.LowRankMultivariateNormal(
         _t([[0.0, 1.0, 2.0], [1.0, -1.0, 0.0]]),

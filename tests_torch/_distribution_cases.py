@@ -100,6 +100,7 @@ CASES: list[tuple[str, Any]] = [
     ),
     ("continuous_bernoulli", lambda D, T: D.ContinuousBernoulli(T([0.1, 0.4995, 0.8, 0.5]))),
     ("continuous_bernoulli_logits", lambda D, T: D.ContinuousBernoulli(logits=T([-2.0, 0.0, 1.5]))),
+    ("von_mises", lambda D, T: D.VonMises(T([0.0, 1.0, -2.0, 0.5]), T([0.5, 2.0, 10.0, 1e-6]))),
     (
         "mixture_mvn",
         lambda D, T: D.MixtureSameFamily(

@@ -52,6 +52,7 @@ from .transforms import (
     TanhTransform,
     Transform,
 )
+from .von_mises import VonMises
 
 __all__ = [
     "AbsTransform",
@@ -107,6 +108,7 @@ __all__ = [
     "Transform",
     "TransformedDistribution",
     "Uniform",
+    "VonMises",
     "Weibull",
     "biject_to",
     "constraints",
