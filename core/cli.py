@@ -125,11 +125,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub.add_parser("conformance", help="run the conformance suite (pip install ./conformance)")
     sub.add_parser("run", help="launch a distributed script over mpiexec (ember run --help)")
     demo = sub.add_parser("demo", help="train a small CNN on scikit-learn's digits, save and reload it")
-    demo.add_argument("--device", default=None, help="device string (default: $EMBER_DEVICE or cpu)")
-    demo.add_argument("--epochs", type=int, default=20, help="training epochs (default 20)")
-    demo.add_argument("--checkpoint", default=None, help="where to save the state_dict (default: a temp dir)")
-    demo.add_argument("--export", default=None, metavar="FILE", help="also write the trained model as ONNX")
-    demo.add_argument("--amp", action="store_true", help="train in mixed precision (autocast + GradScaler)")
+    from ember.demo import add_arguments as demo_arguments  # the demo's flags, declared there
+
+    demo_arguments(demo)
     args = p.parse_args(argv)
     if args.cmd is None:
         p.print_help()

@@ -6,7 +6,11 @@ device: ``ember demo --device opencl`` (or ``EMBER_DEVICE=opencl ember demo``).
 ``ember demo --export demo.onnx`` also writes the trained model as ONNX (needs ``onnx``), with
 a dynamic batch axis: input ``images`` (N, 1, 8, 8), output ``logits`` (N, 10).
 ``ember demo --amp`` trains in mixed precision (``ember.amp.autocast``: bfloat16 on cpu,
-float16 elsewhere, with a GradScaler).
+float16 elsewhere, with a GradScaler). ``ember demo --plot curve.png`` draws the training curve
+and the confusion matrix (needs ``matplotlib``: ``pip install 'ember[plot]'``).
+
+The checkpoint goes to ``--checkpoint PATH``, by default ``$XDG_CACHE_HOME/ember/demo/
+digits_cnn.pt`` (``~/.cache/ember/demo/digits_cnn.pt``); its path is printed.
 """
 
 from __future__ import annotations
@@ -15,7 +19,6 @@ import argparse
 import contextlib
 import os
 import sys
-import tempfile
 import time
 from typing import Any
 
@@ -57,9 +60,19 @@ def _load_digits(device: Any) -> tuple[ember.Tensor, ...]:
     return x[train].to(device), y[train].to(device), x[test].to(device), y[test].to(device)
 
 
-def _bar(done: int, total: int, width: int = 24) -> str:
-    filled = width * done // total
-    return "[" + "#" * filled + "." * (width - filled) + "]"
+def _progress(loader: DataLoader, epoch: int, epochs: int) -> Any:
+    """tqdm's bar over one epoch (off when stdout is not a terminal), or the bare loader."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return loader
+    return tqdm(loader, desc=f"epoch {epoch}/{epochs}", leave=False, disable=None, file=sys.stdout)
+
+
+def default_checkpoint() -> str:
+    """Where the demo keeps its checkpoint unless told: ember's folder in the user's cache."""
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "ember", "demo", "digits_cnn.pt")
 
 
 def _train_epoch(
@@ -68,8 +81,8 @@ def _train_epoch(
     """One epoch; with ``scaler`` (an ``ember.amp.GradScaler``), forward runs under autocast."""
     loss_fn = nn.CrossEntropyLoss()
     total, seen = 0.0, 0
-    n = len(loader)
-    for i, (xb, yb) in enumerate(loader, 1):
+    bar = _progress(loader, epoch, epochs)
+    for xb, yb in bar:
         region = ember.amp.autocast(xb.device.type) if scaler is not None else contextlib.nullcontext()
         with region:
             loss = loss_fn(model(xb), yb)
@@ -83,8 +96,8 @@ def _train_epoch(
             scaler.update()
         total += loss.item() * len(yb)
         seen += len(yb)
-        sys.stdout.write(f"\repoch {epoch}/{epochs} {_bar(i, n)} {i}/{n} loss {total / seen:.4f}")
-        sys.stdout.flush()
+        if bar is not loader:
+            bar.set_postfix(loss=f"{total / seen:.4f}")
     return total / seen
 
 
@@ -108,9 +121,19 @@ def _parse(argv: Any) -> argparse.Namespace:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default=None, help="device string (default: $EMBER_DEVICE or cpu)")
     p.add_argument("--epochs", type=int, default=20, help="training epochs (default 20)")
-    p.add_argument("--checkpoint", default=None, help="where to save the state_dict (default: a temp dir)")
+    p.add_argument(
+        "--checkpoint",
+        default=None,
+        help="where to save the state_dict (default: ~/.cache/ember/demo/digits_cnn.pt)",
+    )
     p.add_argument("--export", default=None, metavar="FILE", help="also write the trained model as ONNX")
     p.add_argument("--amp", action="store_true", help="train in mixed precision (autocast + GradScaler)")
+    p.add_argument(
+        "--plot",
+        default=None,
+        metavar="FILE",
+        help="draw the training curve and confusion matrix (matplotlib)",
+    )
 
 
 def _single_threaded_blas() -> Any:
@@ -147,23 +170,67 @@ def _run(args: argparse.Namespace) -> int:
     low = ember.amp.get_autocast_dtype(ember.device(device).type)
     precision = f" in mixed precision ({low})" if scaler else ""
     print(f"ember demo: {len(y_train)} train / {len(y_test)} test digits (8x8) on {device}{precision}")
+    t_load = time.perf_counter() - t0
+    history: list[tuple[float, float]] = []
+    t1 = time.perf_counter()
     for epoch in range(1, args.epochs + 1):
-        _train_epoch(model, loader, opt, epoch, args.epochs, scaler)
+        loss = _train_epoch(model, loader, opt, epoch, args.epochs, scaler)
         sched.step()
-        print(f"  test accuracy {accuracy(model, x_test, y_test):.4f}")
+        history.append((loss, accuracy(model, x_test, y_test)))
+        print(f"epoch {epoch}/{args.epochs} loss {loss:.4f} test accuracy {history[-1][1]:.4f}")
+    t_train = time.perf_counter() - t1
     acc = accuracy(model, x_test, y_test)
-    path = args.checkpoint or os.path.join(tempfile.mkdtemp(prefix="ember-demo-"), "digits_cnn.pt")
+    path = args.checkpoint or default_checkpoint()
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     ember.save(model.state_dict(), path)
     fresh = build_model().to(device)
     fresh.load_state_dict(ember.load(path, map_location=device))
     reloaded = accuracy(fresh, x_test, y_test)
-    elapsed = time.perf_counter() - t0
-    print(f"trained in {elapsed:.1f} s; test accuracy {acc:.4f}; checkpoint {path}")
+    print(f"loaded data in {t_load:.1f} s, trained in {t_train:.1f} s; test accuracy {acc:.4f}")
+    print(f"checkpoint {path}")
     print(f"reloaded model test accuracy {reloaded:.4f}")
+    if getattr(args, "plot", None):
+        plot(history, fresh, x_test, y_test, args.plot)
+        print(f"plot {args.plot}")
     if getattr(args, "export", None):  # a Namespace built by an older caller lacks it
         export_onnx(fresh, x_test[:1], args.export)
         print(f"exported ONNX model {args.export} (input 'images' (N, 1, 8, 8), output 'logits' (N, 10))")
     return 0 if reloaded == acc else 1
+
+
+def plot(
+    history: list[tuple[float, float]], model: nn.Module, x: ember.Tensor, y: ember.Tensor, path: str
+) -> None:
+    """The loss and test accuracy per epoch, and the test set's confusion matrix, in one image."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise SystemExit("ember demo --plot needs matplotlib: pip install 'ember[plot]'") from None
+    matplotlib.use("Agg")  # files only: no display needed
+    import matplotlib.pyplot as plt
+
+    model.eval()
+    with ember.no_grad():
+        pred = model(x).argmax(1).cpu().numpy()
+    truth = y.cpu().numpy()
+    confusion = [[int(((truth == t) & (pred == p)).sum()) for p in range(10)] for t in range(10)]
+    fig, (curve, matrix) = plt.subplots(1, 2, figsize=(10, 4))
+    epochs = range(1, len(history) + 1)
+    curve.plot(epochs, [h[0] for h in history], label="training loss")
+    curve.plot(epochs, [h[1] for h in history], label="test accuracy")
+    curve.set_xlabel("epoch")
+    curve.legend()
+    matrix.imshow(confusion, cmap="Blues")
+    matrix.set_xlabel("predicted digit")
+    matrix.set_ylabel("true digit")
+    matrix.set_xticks(range(10))
+    matrix.set_yticks(range(10))
+    for t in range(10):
+        for p in range(10):
+            matrix.text(p, t, confusion[t][p], ha="center", va="center", fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
 
 
 def export_onnx(model: nn.Module, example: ember.Tensor, path: str) -> None:
