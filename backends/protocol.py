@@ -12,7 +12,7 @@ from .dtypes import DType
 __all__ = ["CONTRACT_VERSION", "Backend"]
 
 # Major.minor. A plugin built for another major version is refused at load time.
-CONTRACT_VERSION = "1.1"
+CONTRACT_VERSION = "1.2"
 
 
 @runtime_checkable
