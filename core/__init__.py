@@ -73,6 +73,8 @@ _methods.bind()
 # These subpackages need the Tensor methods bound above.
 from . import (
     amp,
+    distributed,
+    distributions,
     jit,
     nn,
     onnx,
@@ -149,6 +151,7 @@ __all__ = [
     "default_generator",
     "device",
     "distributed",
+    "distributions",
     "double",
     "dtype",
     "enable_grad",

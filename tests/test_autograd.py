@@ -213,7 +213,9 @@ def test_grad_accumulates_and_can_be_reset():
     assert x.grad.tolist() == [1.0, 1.0, 1.0]
     x.grad.zero_()
     assert x.grad.tolist() == [0.0, 0.0, 0.0]
-    with pytest.raises(RuntimeError, match=r"^attempting to assign a gradient of size '\[2\]' to a tensor of size '\[3\]'"):
+    with pytest.raises(
+        RuntimeError, match=r"^attempting to assign a gradient of size '\[2\]' to a tensor of size '\[3\]'"
+    ):
         x.grad = ember.zeros(2)
 
 
