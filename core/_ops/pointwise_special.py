@@ -341,11 +341,32 @@ def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
     return where(same_inf, a, m + log1p(exp(-d * _LN2)) / _LN2)
 
 
+def _xlogy(input: Any, other: Any) -> Tensor:
+    x, y = _pair(input, other)
+    return where((x == 0) & ~isnan(y), 0.0, x * log(y))
+
+
+def _xlogy_rule(n: Any, g: Tensor) -> tuple:
+    """PyTorch's: ``log(other)`` for ``input`` (also where ``input == 0``, except where
+    ``other <= 0``: 0 there), ``input / other`` for ``other``."""
+    (a, b), _, _ = n.ctx
+    x, y = _pair(a, b)
+    out: list[Any] = [None, None]
+    if isinstance(a, Tensor) and a.requires_grad:
+        masked = (x == 0) & (y <= 0)
+        out[0] = sum_to(g * where(masked, 0.0, log(where(masked, 1.0, y))), a._shape)
+    if isinstance(b, Tensor) and b.requires_grad:
+        out[1] = sum_to(g * x / y, b._shape)
+    return tuple(out)
+
+
+_xlogy_op = composed(_xlogy, "XlogyBackward0", _xlogy_rule)
+
+
 def xlogy(input: Any, other: Any) -> Tensor:
     """``input * log(other)``, and 0 where ``input == 0`` (unless ``other`` is NaN)."""
     not_implemented_for("xlogy_cpu", input, "complex")
-    x, y = _pair(input, other)
-    return where((x == 0) & ~isnan(y), 0.0, x * log(y))
+    return _xlogy_op(input, other)
 
 
 def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
