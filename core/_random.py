@@ -21,6 +21,7 @@ from ._device import resolve
 from ._dispatch import call
 from ._dtype import get_default_dtype, pt_name
 from ._ops._args import invalid_combination
+from ._ops.search import searchsorted
 from ._public import op, public
 from ._tensor import Tensor, wrap
 
@@ -365,8 +366,13 @@ def multinomial(
     rows = probs._shape[0]
     if not replacement and num_samples > probs._shape[1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-    out = []
     p = probs.to(D.float64 if probs.dtype is D.float64 else D.float32).detach()
+    if replacement:  # every draw from the same distribution: one search for all of them
+        cdf = p.cumsum(1)
+        u = rand(rows, num_samples, generator=generator, dtype=p.dtype, device=p._device) * cdf[:, -1:]
+        res = searchsorted(cdf, u, right=True).clamp(max=p._shape[1] - 1)
+        return res if input.ndim == 2 else res.squeeze(0)
+    out = []
     for _ in range(num_samples):
         cdf = p.cumsum(1)
         total = cdf[:, -1:]
