@@ -177,7 +177,8 @@ class AffineTransform(Transform):
     @property
     def sign(self) -> Any:
         if isinstance(self.scale, Number):
-            return 1 if float(self.scale) > 0 else -1 if float(self.scale) < 0 else 0
+            # typeshed's numbers.Number declares no __float__/__abs__; a scale is a real number here
+            return 1 if float(self.scale) > 0 else -1 if float(self.scale) < 0 else 0  # type: ignore[arg-type]
         return self.scale.sign()
 
     def _call(self, x: Any) -> Any:
@@ -189,7 +190,7 @@ class AffineTransform(Transform):
     def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
         shape = tuple(x.shape)
         if isinstance(self.scale, Number):
-            result = ember.full_like(x, math.log(abs(self.scale)))
+            result = ember.full_like(x, math.log(abs(self.scale)))  # type: ignore[arg-type]  # as in sign
         else:
             result = ember.abs(self.scale).log()
         if self._event_dim:

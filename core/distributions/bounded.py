@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from . import _ember as ember
 from . import constraints
 from ._transform_pointwise import AffineTransform, PowerTransform
 from ._transform_vector import StickBreakingTransform
 from .continuous import Normal, Uniform
-from .transformed import TransformedDistribution
+from .transformed import Independent, TransformedDistribution
 from .utils import broadcast_all
 
 __all__ = ["Kumaraswamy", "LogisticNormal"]
@@ -77,6 +77,7 @@ class Kumaraswamy(TransformedDistribution):
 class LogisticNormal(TransformedDistribution):
     """Stick-breaking of a Normal vector: a law on the simplex with one more coordinate than ``loc``."""
 
+    base_dist: Independent  # Independent(Normal(loc, scale), 1): StickBreaking needs an event dim
     arg_constraints: ClassVar[dict[str, Any]] = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.simplex
     has_rsample = True
@@ -93,8 +94,8 @@ class LogisticNormal(TransformedDistribution):
 
     @property
     def loc(self) -> Any:
-        return self.base_dist.base_dist.loc
+        return cast(Normal, self.base_dist.base_dist).loc
 
     @property
     def scale(self) -> Any:
-        return self.base_dist.base_dist.scale
+        return cast(Normal, self.base_dist.base_dist).scale

@@ -15,7 +15,7 @@ __all__ = ["Cauchy", "Exponential", "ExponentialFamily", "Laplace", "Normal", "U
 
 
 def expand_params(
-    self: Distribution, cls: type, names: tuple[str, ...], batch_shape: Any, _instance: Any
+    self: Distribution, cls: type[Distribution], names: tuple[str, ...], batch_shape: Any, _instance: Any
 ) -> Any:
     """``expand``'s shared body: each named parameter expanded to ``batch_shape``, no copy."""
     new = self._get_checked_instance(cls, _instance)
@@ -43,6 +43,8 @@ class ExponentialFamily(Distribution):
 class Normal(ExponentialFamily):
     """Gaussian with mean ``loc`` and standard deviation ``scale``; ``rsample`` is ``loc + scale * eps``."""
 
+    loc: ember.Tensor
+    scale: ember.Tensor
     arg_constraints: ClassVar[dict[str, Any]] = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
@@ -99,6 +101,8 @@ class Normal(ExponentialFamily):
 class Uniform(Distribution):
     """Uniform on the half-open interval ``[low, high)``."""
 
+    low: ember.Tensor
+    high: ember.Tensor
     has_rsample = True
 
     @property
@@ -158,6 +162,7 @@ class Uniform(Distribution):
 class Exponential(ExponentialFamily):
     """Waiting time of a Poisson process with ``rate``; ``rsample`` divides a unit draw by it."""
 
+    rate: ember.Tensor
     arg_constraints: ClassVar[dict[str, Any]] = {"rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
@@ -211,6 +216,8 @@ class Exponential(ExponentialFamily):
 class Laplace(Distribution):
     """Double exponential around ``loc``; ``rsample`` inverts the CDF of a uniform draw."""
 
+    loc: ember.Tensor
+    scale: ember.Tensor
     arg_constraints: ClassVar[dict[str, Any]] = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
@@ -264,6 +271,8 @@ class Laplace(Distribution):
 class Cauchy(Distribution):
     """Ratio of two normals, centred at ``loc``: no mean, infinite variance."""
 
+    loc: ember.Tensor
+    scale: ember.Tensor
     arg_constraints: ClassVar[dict[str, Any]] = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True

@@ -168,7 +168,7 @@ class Distribution:
                 f"but found invalid values:\n{value}"
             )
 
-    def _get_checked_instance(self, cls: type, _instance: Any = None) -> Any:
+    def _get_checked_instance(self, cls: type[Distribution], _instance: Any = None) -> Any:
         """A blank instance for ``expand``; a subclass with its own ``__init__`` needs its own ``expand``."""
         if _instance is None and type(self).__init__ != cls.__init__:
             raise NotImplementedError(

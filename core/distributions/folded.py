@@ -21,6 +21,7 @@ _EULER = 0.57721566490153286060
 class _Folded(TransformedDistribution):
     """``|X|`` for a distribution symmetric about 0: twice the density on ``x >= 0``."""
 
+    base_dist: Normal | Cauchy
     support = constraints.nonnegative
     has_rsample = True
 

@@ -19,6 +19,8 @@ __all__ = ["Beta", "Chi2", "Dirichlet", "FisherSnedecor", "Gamma", "StudentT"]
 class Gamma(ExponentialFamily):
     """Shape ``concentration``, inverse scale ``rate``; ``rsample`` has implicit gradients."""
 
+    concentration: ember.Tensor
+    rate: ember.Tensor
     arg_constraints: ClassVar[dict[str, Any]] = {
         "concentration": constraints.positive,
         "rate": constraints.positive,
@@ -77,7 +79,8 @@ class Chi2(Gamma):
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Chi2:
         new = self._get_checked_instance(Chi2, _instance)
-        return super().expand(batch_shape, new)
+        # Gamma.expand fills and returns ``new``, a Chi2; its annotation says only Gamma
+        return super().expand(batch_shape, new)  # type: ignore[return-value]
 
     @property
     def df(self) -> Any:
@@ -162,7 +165,8 @@ class Beta(ExponentialFamily):
 
     def __init__(self, concentration1: Any, concentration0: Any, validate_args: bool | None = None) -> None:
         if isinstance(concentration1, Number) and isinstance(concentration0, Number):
-            both = ember.tensor([float(concentration1), float(concentration0)])
+            # typeshed's numbers.Number declares no __float__; real numbers (the only valid ones) have it
+            both = ember.tensor([float(concentration1), float(concentration0)])  # type: ignore[arg-type]
         else:
             c1, c0 = broadcast_all(concentration1, concentration0)
             both = ember.stack([c1, c0], -1)

@@ -112,6 +112,7 @@ class Weibull(TransformedDistribution):
 class InverseGamma(TransformedDistribution):
     """``1 / X`` for ``X ~ Gamma(concentration, rate)``; reparameterised through Gamma's implicit gradients."""
 
+    base_dist: Gamma
     arg_constraints: ClassVar[dict[str, Any]] = {
         "concentration": constraints.positive,
         "rate": constraints.positive,

@@ -75,6 +75,7 @@ class ExpRelaxedCategorical(Distribution):
 class RelaxedOneHotCategorical(TransformedDistribution):
     """A continuous relaxation of OneHotCategorical on the simplex; reparameterised (``rsample``)."""
 
+    base_dist: ExpRelaxedCategorical
     arg_constraints: ClassVar[dict[str, Any]] = {
         "probs": constraints.simplex,
         "logits": constraints.real_vector,

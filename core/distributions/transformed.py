@@ -209,6 +209,7 @@ class TransformedDistribution(Distribution):
 class LogNormal(TransformedDistribution):
     """``exp`` of a Normal(``loc``, ``scale``) draw."""
 
+    base_dist: Normal
     arg_constraints: ClassVar[dict[str, Any]] = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.positive
     has_rsample = True
@@ -311,6 +312,7 @@ class LogitRelaxedBernoulli(Distribution):
 class RelaxedBernoulli(TransformedDistribution):
     """A continuous relaxation of Bernoulli on ``(0, 1)``; reparameterised (``rsample``)."""
 
+    base_dist: LogitRelaxedBernoulli
     arg_constraints: ClassVar[dict[str, Any]] = {
         "probs": constraints.unit_interval,
         "logits": constraints.real,

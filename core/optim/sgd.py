@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from .._creation import empty_like
 from .._tensor import Tensor
@@ -84,9 +84,9 @@ class SGD(Optimizer):
             firsts.append(first)
         if ps:
             params_ = (group["lr"], momentum, group["dampening"], group["weight_decay"], group["nesterov"])
-            run_foreach(
-                ps[0]._be, self._foreach_op, (ps, grads, bufs), (*params_, group["maximize"], tuple(firsts))
-            )
+            # run_foreach only reads its lists; list invariance alone keeps list[Tensor] from matching
+            lists = (cast("list[Tensor | None]", ps), grads, bufs)
+            run_foreach(ps[0]._be, self._foreach_op, lists, (*params_, group["maximize"], tuple(firsts)))
         return rest
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
