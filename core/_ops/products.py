@@ -13,7 +13,7 @@ from .._tensor import Tensor
 from ._common import broadcast_shape, norm_dim, numel
 from .diagonal import diagonal
 from .join import stack
-from .matmul import matmul
+from .matmul import dot, matmul
 from .shape import broadcast_tensors
 
 PUBLIC = public(
@@ -157,7 +157,8 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     nb = numel(tuple(b._shape[d] for d in fb))
     am = a.permute(fa + da).reshape(na, k)
     bm = b.permute(db + fb).reshape(k, nb)
-    out = matmul(am, bm)
+    # One output element is a dot product (as in PyTorch, where autocast then keeps float32).
+    out = dot(am.reshape(k), bm.reshape(k)) if na == 1 and nb == 1 else matmul(am, bm)
     return out.reshape(tuple(a._shape[d] for d in fa) + tuple(b._shape[d] for d in fb))
 
 

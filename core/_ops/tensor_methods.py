@@ -126,7 +126,10 @@ def _mH(self: Tensor) -> Tensor:
 
 def _H(self: Tensor) -> Tensor:
     if self.ndim != 2:
-        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
+        more = " For batches of matrices, consider using tensor.mH" if self.ndim > 2 else ""
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.{more}"
+        )
     return CX.conj_physical(self.T)
 
 

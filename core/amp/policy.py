@@ -68,7 +68,7 @@ scatter_add tensordot cat stack index_copy
 
 # Unlisted ops PyTorch decomposes into listed ones (so linalg.multi_dot on cpu runs its mms in
 # the lower dtype).
-COMPOSITE = frozenset({"linalg.multi_dot", "chain_matmul", "tensordot", "linalg.pinv"})
+COMPOSITE = frozenset({"linalg.multi_dot", "chain_matmul", "tensordot", "linalg.pinv", "inner"})
 
 
 def _table(lower: str, float32: str, promote: str) -> dict[str, str]:
