@@ -8,6 +8,46 @@ from __future__ import annotations
 
 from typing import Any
 
+import ember
+import ember.distributions as ED
+import numpy as np
+import torch
+
+# Helpers both differential test files use: float64 tensors of either library, values as
+# NumPy, equality to float64 rounding, a case built in both, an attribute or its exception.
+TD = torch.distributions
+
+
+def _tt(v):
+    return torch.tensor(v, dtype=torch.float64)
+
+
+def _et(v):
+    return ember.tensor(v, dtype=ember.float64)
+
+
+def _np(t):
+    return np.asarray(t.detach().tolist() if hasattr(t, "detach") else t, dtype=np.float64)
+
+
+def _same(e, t, rtol=1e-9, atol=1e-10):
+    got, want = _np(e), _np(t)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def _pair(build):
+    return build(ED, _et), build(TD, _tt)
+
+
+def _call(obj, name, *args):
+    """An attribute or method's value, or the exception type it raised."""
+    try:
+        attr = getattr(obj, name)
+        return attr(*args) if callable(attr) else attr
+    except NotImplementedError:
+        return NotImplementedError
+
 
 def _transformed(D: Any, T: Any) -> Any:
     base = D.Normal(T([0.0, 0.5]), T([1.0, 0.7]))

@@ -11,44 +11,12 @@ import math
 
 import ember
 import ember.distributions as ED
-import numpy as np
 import pytest
-from _distribution_cases import CASES, KL_PAIRS
+from _distribution_cases import CASES, KL_PAIRS, _call, _et, _pair, _same, _tt
 
 torch = pytest.importorskip("torch")
 TD = torch.distributions
 scipy_stats = pytest.importorskip("scipy.stats")
-
-
-def _tt(v):
-    return torch.tensor(v, dtype=torch.float64)
-
-
-def _et(v):
-    return ember.tensor(v, dtype=ember.float64)
-
-
-def _np(t):
-    return np.asarray(t.detach().tolist() if hasattr(t, "detach") else t, dtype=np.float64)
-
-
-def _same(e, t, rtol=1e-9, atol=1e-10):
-    got, want = _np(e), _np(t)
-    assert got.shape == want.shape
-    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
-
-
-def _pair(build):
-    return build(ED, _et), build(TD, _tt)
-
-
-def _call(obj, name, *args):
-    """An attribute or method's value, or the exception type it raised."""
-    try:
-        attr = getattr(obj, name)
-        return attr(*args) if callable(attr) else attr
-    except NotImplementedError:
-        return NotImplementedError
 
 
 # Where PyTorch computes less exactly than float64: its Multinomial entropy takes lgamma of an
