@@ -17,7 +17,6 @@ The observer sees the outermost public op calls only, so ``F.linear`` is one nod
 from __future__ import annotations
 
 import inspect
-import sys
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -114,10 +113,8 @@ class Tracer(_op_trace.OpObserver):
 
     # -- recording -------------------------------------------------------------------------
     def op_enter(self, name: str, arguments: dict[str, Any]) -> None:
-        # The observer names ops by code object, which closures made by one factory share
-        # (``exp`` and ``tanh``): the op's frame, the hook's local, tells them apart.
-        frame = sys._getframe(1).f_locals.get("frame")
-        self.pending.append(_identify(name, frame) + (arguments,))
+        # The observer has told apart ops one factory makes (``exp``, ``tanh``) by their closures.
+        self.pending.append((name, resolve(name), arguments))
         kind = _CONVERSIONS.get(name)
         if kind and not self.suspended:
             v = self.values.get(id(arguments.get("self", arguments.get("input"))))
@@ -205,34 +202,6 @@ class Tracer(_op_trace.OpObserver):
             return result
 
         return forward
-
-
-_candidates: dict[Any, list[tuple[str, Any, Any]]] = {}
-
-
-def _identify(name: str, frame: Any) -> tuple[str, Callable]:
-    """The public name and function of the op running in ``frame``: among the public
-    functions sharing its code, the one whose closure holds the frame's free variables."""
-    if not _candidates:
-        for modname, prefix in _op_trace._NAMESPACES:
-            module = sys.modules.get(modname)
-            for n in getattr(module, "__all__", ()):
-                fn = getattr(module, n, None)
-                code = getattr(_op_trace._unwrap(fn), "__code__", None)
-                if code is not None:
-                    _candidates.setdefault(code, []).append((prefix + n, fn, _op_trace._unwrap(fn)))
-    code = getattr(frame, "f_code", None)
-    found = _candidates.get(code, []) if code is not None and code.co_freevars else []
-    if code is not None and len(found) > 1:
-        local = frame.f_locals
-        for public, fn, raw in found:
-            cells = raw.__closure__ or ()
-            if all(
-                v in local and c.cell_contents is local[v]
-                for v, c in zip(code.co_freevars, cells, strict=False)
-            ):
-                return public, fn
-    return name, resolve(name)
 
 
 def _has_tensor(obj: Any) -> bool:
