@@ -17,7 +17,7 @@ from ember.backends.ops import BINARY, UNARY
 from . import elementwise as ew
 from . import indexing as ix
 from . import matmul as mm
-from . import nn, optim, scan, views
+from . import nn, nn_backward, optim, scan, views
 from . import random as rnd
 from . import reduce as rd
 from . import sort as st
@@ -112,6 +112,10 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "conv2d": _via_float32(nn.conv2d),
     "max_pool2d": _via_float32(nn.max_pool2d),
     "avg_pool2d": _via_float32(nn.avg_pool2d),
+    "conv2d_input_grad": _via_float32(nn_backward.conv2d_input_grad),
+    "conv2d_weight_grad": _via_float32(nn_backward.conv2d_weight_grad),
+    "max_pool2d_backward": _via_float32(nn_backward.max_pool2d_backward),
+    "avg_pool2d_backward": _via_float32(nn_backward.avg_pool2d_backward),
     "sgd_update": _via_float32(optim.sgd_update, (0, 2)),
     "adam_update": _via_float32(optim.adam_update, (0, 2, 3, 4)),
 }
