@@ -88,3 +88,49 @@ def test_conv2d_matches_cpu(ocl, cpu, cfg: tuple, transposed: bool, dtype: str) 
     assert tuple(got.shape) == want.shape
     tol = 1e-5 if dtype == "float32" else 1e-12
     np.testing.assert_allclose(_host(ocl, got), want, rtol=tol, atol=tol * np.abs(want).max())
+
+
+@pytest.mark.parametrize("cfg", CONVS)
+def test_conv2d_grads_match_cpu(ocl, cpu, cfg: tuple) -> None:  # type: ignore[no-untyped-def]
+    """Input grad (matmul + col2im) and weight grad (im2col + matmul) on strided inputs."""
+    xs, ws, *params = cfg
+    rng = np.random.default_rng(3)
+    x, w = values(rng, xs, "float32"), values(rng, ws, "float32")
+    g = values(rng, cpu.k["conv2d"](x, w, *params).shape, "float32")
+    want_x = cpu.k["conv2d_input_grad"](g, w, xs[2:], *params)
+    got_x = ocl.k["conv2d_input_grad"](_dev(ocl, g, True), _dev(ocl, w, True), xs[2:], *params)
+    np.testing.assert_allclose(_host(ocl, got_x), want_x, rtol=1e-5, atol=1e-5 * np.abs(want_x).max())
+    want_w = cpu.k["conv2d_weight_grad"](x, g, ws, *params)
+    got_w = ocl.k["conv2d_weight_grad"](_dev(ocl, x, True), _dev(ocl, g, True), ws, *params)
+    np.testing.assert_allclose(_host(ocl, got_w), want_w, rtol=1e-5, atol=1e-5 * np.abs(want_w).max())
+
+
+def test_conv2d_weight_grad_split_batch_matches_cpu(ocl, cpu) -> None:  # type: ignore[no-untyped-def]
+    """A large batch with one output tile: the product is split over batch chunks and summed."""
+    rng = np.random.default_rng(4)
+    x, w = values(rng, (16, 1, 20, 20), "float32"), values(rng, (4, 1, 3, 3), "float32")
+    params = ((1, 1), (1, 1), (1, 1), 1)
+    g = values(rng, cpu.k["conv2d"](x, w, *params).shape, "float32")
+    want = cpu.k["conv2d_weight_grad"](x, g, w.shape, *params)
+    got = _host(ocl, ocl.k["conv2d_weight_grad"](_dev(ocl, x), _dev(ocl, g), w.shape, *params))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("cfg", POOLS)
+def test_pool_backwards_equal_cpu(ocl, cpu, cfg: tuple) -> None:  # type: ignore[no-untyped-def]
+    """Exactly equal: the same additions in the same order (no atomics)."""
+    shape, kernel, stride, padding, dilation, ceil = cfg
+    rng = np.random.default_rng(5)
+    x = values(rng, shape, "float32")
+    vals, idx = cpu.k["max_pool2d"](x, kernel, stride, padding, dilation, ceil)
+    g = values(rng, vals.shape, "float32")
+    overlap = any(stride[i] < dilation[i] * (kernel[i] - 1) + 1 for i in range(2))
+    for accumulate in {overlap, True}:
+        want = cpu.k["max_pool2d_backward"](g, idx, shape[2:], accumulate)
+        got = ocl.k["max_pool2d_backward"](_dev(ocl, g, True), _dev(ocl, idx), shape[2:], accumulate)
+        np.testing.assert_array_equal(_host(ocl, got), want)
+    padding = (min(padding[0], kernel[0] // 2), min(padding[1], kernel[1] // 2))
+    ga = values(rng, cpu.k["avg_pool2d"](x, kernel, stride, padding, ceil, True).shape, "float32")
+    want = cpu.k["avg_pool2d_backward"](ga, shape[2:], kernel, stride, padding)
+    got = ocl.k["avg_pool2d_backward"](_dev(ocl, ga, True), shape[2:], kernel, stride, padding)
+    np.testing.assert_array_equal(_host(ocl, got), want)
