@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._random import get_rng_state, set_rng_state
-from .._tensor import Tensor
+from .._tensor import Tensor, wrap
 from ..amp import autocast_mode as _amp
 from ..autograd.engine import run_backward
 from ..autograd.function import Function
@@ -99,13 +99,21 @@ class _Replay:
         types = {"cpu", *(a._device.type for a in args if isinstance(a, Tensor))}
         self.autocast = [(d, _amp.is_autocast_enabled(d), _amp.get_autocast_dtype(d)) for d in sorted(types)]
 
-    def rerun(self, tensors: Iterable[Any], context: Any = None) -> tuple[tuple, Any]:
-        """The detached inputs and the function's outputs, recomputed under ``enable_grad``."""
+    def rerun(
+        self, tensors: Iterable[Any], context: Any = None, connected: bool = False
+    ) -> tuple[tuple, Any]:
+        """The inputs and the function's outputs, recomputed under ``enable_grad``. The inputs are
+        detached, or (``connected``, for a double backward) aliases still joined to the originals."""
         args = list(self.slots)
         it = iter(tensors)
         for i, a in enumerate(args):
             if a is None:
-                args[i] = _detached(next(it))
+                t = next(it)
+                if connected and t.requires_grad:
+                    with enable_grad():
+                        args[i] = t.view_as(t)
+                else:
+                    args[i] = _detached(t)
         saved = get_rng_state() if self.preserve else None
         try:
             if self.rng is not None:
@@ -184,7 +192,7 @@ class Checkpoint(Function):
         replay: _Replay = info["replay"]
         n = info["n_args"]
         tensors = ctx.saved_tensors
-        inputs, out = replay.rerun(tensors[:n], info["recompute_context"])
+        inputs, out = replay.rerun(tensors[:n], info["recompute_context"], connected=state.enabled)
         outs = _as_tuple(out)
         if info["check"]:
             _check_metadata(info["metas"], outs)
@@ -203,6 +211,10 @@ class Checkpoint(Function):
             for i, k in slot.items():
                 grads_in[i] = got[k]
         return (None, *grads_in)
+
+
+def _cut(t: Tensor) -> Tensor:
+    return wrap(t._data, t._be, t._device, t.dtype, t._shape)
 
 
 def _acc(t: Tensor) -> Node:
@@ -267,7 +279,8 @@ def _non_reentrant(
     leaves = [t for t in _leaves(outs) if id(t) not in mine]
     if not leaves and not any(t.requires_grad for t in tensors):
         return out  # nothing inside requires grad: no graph was recorded
-    detached = tuple(o.detach() if isinstance(o, Tensor) and o.grad_fn is not None else o for o in outs)
+    # Fresh tensors around the same data: neither a grad_fn nor a view's base keeps the graph alive.
+    detached = tuple(_cut(o) if isinstance(o, Tensor) and o.requires_grad else o for o in outs)
     info = {
         "outputs": detached if isinstance(out, tuple) else detached[0],
         "replay": replay,
