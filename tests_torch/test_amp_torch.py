@@ -292,9 +292,6 @@ MODULE_CASES: dict[str, Any] = {
 MODULE_DIFFERENCES = {
     # PyTorch runs cpu LSTMs through mkldnn_rnn_layer, on its lower list; ember's LSTM has no marked op
     "LSTM": "float32",
-    # a bfloat16 input with float32 weights: ember's norms return float32 (PyTorch: bfloat16)
-    "LayerNorm": "float32",
-    "BatchNorm1d": "float32",
 }
 
 

@@ -21,6 +21,26 @@ PUBLIC = public(
 __all__ = [*PUBLIC, "batch_norm", "instance_norm", "rms_norm"]
 
 
+_HALF = ("bfloat16", "float16")
+
+
+def _compute_dtype(input: Tensor, *params: Tensor | None) -> Tensor | None:
+    """The float32 input a half-precision norm computes from, or None to compute as given.
+
+    PyTorch's CPU norms take a bfloat16/float16 input with parameters of its dtype or of
+    float32 (mixed precision: weights kept in float32), accumulate in float32 and round the
+    result once to the input's dtype; any other mix is its "mixed dtype (CPU)" error.
+    """
+    xd = input.dtype.name
+    given = {t.dtype.name for t in params if t is not None}
+    if given and given != {xd}:
+        if xd == "float64" or (xd not in _HALF and xd != "float32"):
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+        if xd not in _HALF or given != {"float32"}:
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    return input.float() if xd in _HALF else None
+
+
 def _moments(x: Tensor, dims: tuple[int, ...]) -> tuple[Tensor, Tensor]:
     mean = x.mean(dims, keepdim=True)
     c = x - mean
@@ -50,14 +70,25 @@ def layer_norm(
                 f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                 f"{list(t._shape)} and normalized_shape = {list(shape)}"
             )
+    x = _compute_dtype(input, weight, bias)
     dims = tuple(range(input.ndim - k, input.ndim))
-    mean, var = _moments(input, dims)
-    out = (input - mean) * (var + eps).rsqrt()
+    return _affine(_normalized(input if x is None else x, dims, eps), weight, bias, None, input)
+
+
+def _normalized(x: Tensor, dims: tuple[int, ...], eps: float) -> Tensor:
+    mean, var = _moments(x, dims)
+    return (x - mean) * (var + eps).rsqrt()
+
+
+def _affine(
+    out: Tensor, weight: Tensor | None, bias: Tensor | None, shape: tuple[int, ...] | None, input: Tensor
+) -> Tensor:
+    """``out * weight + bias`` (reshaped to ``shape``), in the input's dtype at the end."""
     if weight is not None:
-        out = out * weight
+        out = out * (weight if shape is None else weight.reshape(shape))
     if bias is not None:
-        out = out + bias
-    return out
+        out = out + (bias if shape is None else bias.reshape(shape))
+    return out if out.dtype == input.dtype else out.to(input.dtype)
 
 
 def rms_norm(
@@ -71,8 +102,10 @@ def rms_norm(
         if eps is not None
         else (1.1920928955078125e-07 if input.dtype.name == "float32" else 2.220446049250313e-16)
     )
-    out = input * ((input * input).mean(dims, keepdim=True) + e).rsqrt()
-    return out * weight if weight is not None else out
+    x = input.float() if input.dtype.name in _HALF else input
+    out = x * ((x * x).mean(dims, keepdim=True) + e).rsqrt()
+    out = out * weight if weight is not None else out
+    return out if out.dtype == input.dtype else out.to(input.dtype)
 
 
 def _channel_shape(x: Tensor) -> tuple[int, ...]:
@@ -106,6 +139,8 @@ def batch_norm(
     ):
         if t is not None and t.numel() != c:
             raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    x = _compute_dtype(input, running_mean, running_var, weight, bias)
+    x = input if x is None else x
     if training:
         dims = (0,) + tuple(range(2, input.ndim))
         count = input.numel() // input._shape[1]
@@ -113,22 +148,18 @@ def batch_norm(
             raise ValueError(
                 f"Expected more than 1 value per channel when training, got input size {input.shape}"
             )
-        mean, var = _moments(input, dims)
+        mean, var = _moments(x, dims)
         if running_mean is not None and running_var is not None:
             with no_grad():
-                running_mean.mul_(1 - momentum).add_(mean.reshape(-1) * momentum)
-                unbiased = var.reshape(-1) * (count / (count - 1))
+                m = mean.reshape(-1).to(running_mean.dtype)
+                running_mean.mul_(1 - momentum).add_(m * momentum)
+                unbiased = (var.reshape(-1) * (count / (count - 1))).to(running_var.dtype)
                 running_var.mul_(1 - momentum).add_(unbiased * momentum)
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
         mean, var = running_mean.reshape(cs), running_var.reshape(cs)
-    out = (input - mean) * (var + eps).rsqrt()
-    if weight is not None:
-        out = out * weight.reshape(cs)
-    if bias is not None:
-        out = out + bias.reshape(cs)
-    return out
+    return _affine((x - mean) * (var + eps).rsqrt(), weight, bias, cs, input)
 
 
 def instance_norm(
@@ -141,18 +172,32 @@ def instance_norm(
     momentum: float = 0.1,
     eps: float = 1e-5,
 ) -> Tensor:
-    """Normalise each (sample, channel) plane over its spatial dims."""
+    """Normalise each (sample, channel) plane over its spatial dims.
+
+    As PyTorch: a batch norm of the ``(1, N * C, ...)`` view, so running statistics (when given)
+    are updated with the mean over the batch of each instance's, and used when
+    ``use_input_stats`` is False.
+    """
     if use_input_stats and math.prod(input._shape[2:]) == 1:
         raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
-    dims = tuple(range(2, input.ndim))
-    mean, var = _moments(input, dims)
-    out = (input - mean) * (var + eps).rsqrt()
-    cs = _channel_shape(input)
-    if weight is not None:
-        out = out * weight.reshape(cs)
-    if bias is not None:
-        out = out + bias.reshape(cs)
-    return out
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError(
+            "Expected running_mean and running_var to be defined when use_input_stats is false"
+        )
+    b, c = input._shape[0], input._shape[1]
+
+    def rep(t: Tensor | None) -> Tensor | None:
+        return None if t is None else t.repeat(b)
+
+    rm, rv = rep(running_mean), rep(running_var)
+    flat = input.reshape(1, b * c, *input._shape[2:])
+    out = batch_norm(flat, rm, rv, rep(weight), rep(bias), use_input_stats, momentum, eps)
+    if use_input_stats:
+        with no_grad():
+            for run, r in ((running_mean, rm), (running_var, rv)):
+                if run is not None and r is not None:
+                    run.copy_(r.reshape(b, c).mean(0))
+    return out.reshape(input._shape)
 
 
 @autocast_op("group_norm")
@@ -170,12 +215,7 @@ def group_norm(
             f"Expected number of channels in input to be divisible by num_groups, but got input of shape "
             f"{list(input._shape)} and num_groups={num_groups}"
         )
-    x = input.reshape(n, num_groups, -1)
-    mean, var = _moments(x, (2,))
-    out = ((x - mean) * (var + eps).rsqrt()).reshape(input._shape)
-    cs = _channel_shape(input)
-    if weight is not None:
-        out = out * weight.reshape(cs)
-    if bias is not None:
-        out = out + bias.reshape(cs)
-    return out
+    x = _compute_dtype(input, weight, bias)
+    x = (input if x is None else x).reshape(n, num_groups, -1)
+    out = _normalized(x, (2,), eps).reshape(input._shape)
+    return _affine(out, weight, bias, _channel_shape(input), input)

@@ -141,7 +141,16 @@ class _InstanceNorm(_BatchNorm):
 
     def forward(self, input: Tensor) -> Tensor:
         x = input.unsqueeze(0) if input.ndim == self._dims[0] else input
-        out = F.instance_norm(x, None, None, self.weight, self.bias, True, 0.1, self.eps)
+        out = F.instance_norm(
+            x,
+            self.running_mean,
+            self.running_var,
+            self.weight,
+            self.bias,
+            self.training or not self.track_running_stats,
+            self.momentum if self.momentum is not None else 0.0,
+            self.eps,
+        )
         return out.squeeze(0) if input.ndim == self._dims[0] else out
 
 
