@@ -10,7 +10,8 @@ weights, parameters as (h, w) pairs; forward only (the frontend records the deri
 * ``avg_pool2d``: the window's in-bounds sum divided by PyTorch's divisor, the window
   clipped to the padded input (``count_include_pad``) or to the input itself.
 * ``conv2d``: ``ember_im2col`` copies the windows of a strided input into a contiguous
-  ``(N, groups, C/groups * kh * kw, oh * ow)`` buffer (zeros for padding), and the tiled
+  ``(N, groups, C/groups * kh * kw, oh * ow)`` buffer (zeros for padding), one work item per
+  row (no integer division per element: that was most of its time on CPUs), and the tiled
   matmul multiplies it by the ``(groups, O/groups, C/groups * kh * kw)`` weight, broadcast
   over the batch: the product is already NCHW.
 """
@@ -90,17 +91,21 @@ __kernel void ember_im2col(__global T *cols, __global const T *x, long xoff,
     long sxn, long sxc, long sxh, long sxw, long G, long CG, long H, long W, long OH, long OW,
     long kh, long kw, long sh, long sw, long ph, long pw, long dh, long dw, long n)
 {
-    long gid = get_global_id(0);
+    long gid = get_global_id(0);  /* one row (b, g, k) of the (N, G, K, OH * OW) columns */
     if (gid >= n) return;
-    long P = OH * OW, K = CG * kh * kw;
-    long pos = gid % P, k = (gid / P) % K, g = (gid / (P * K)) % G, b = gid / (P * K * G);
-    long ox = pos % OW, oy = pos / OW;
+    long K = CG * kh * kw;
+    long k = gid % K, g = (gid / K) % G, b = gid / (K * G);
     long j = k % kw, i = (k / kw) % kh, c = k / (kw * kh);
-    long r = oy * sh - ph + i * dh, cc = ox * sw - pw + j * dw;
-    T v = 0;
-    if (r >= 0 && r < H && cc >= 0 && cc < W)
-        v = x[xoff + b * sxn + (g * CG + c) * sxc + r * sxh + cc * sxw];
-    cols[gid] = v;
+    __global const T *xp = x + xoff + b * sxn + (g * CG + c) * sxc;
+    __global T *row = cols + gid * OH * OW;
+    for (long oy = 0; oy < OH; oy++) {
+        long r = oy * sh - ph + i * dh;
+        int rin = r >= 0 && r < H;
+        for (long ox = 0; ox < OW; ox++) {
+            long cc = ox * sw - pw + j * dw;
+            row[oy * OW + ox] = (rin && cc >= 0 && cc < W) ? xp[r * sxh + cc * sxw] : (T)0;
+        }
+    }
 }
 """
 
@@ -175,7 +180,22 @@ def conv2d(x: CLArray, w: CLArray, stride: Pair, padding: Pair, dilation: Pair, 
     if n * o * p == 0 or k == 0:
         return ew.full((n, o, oh, ow), 0.0, x.dtype, x.dev.index)
     cols = empty(x.dev, (n, groups, k, p), x.dtype)
-    geo = [x.offset, *x.strides, groups, cg, h, wd, oh, ow, kh, kw, *stride, *padding, *dilation, cols.size]
+    geo = [
+        x.offset,
+        *x.strides,
+        groups,
+        cg,
+        h,
+        wd,
+        oh,
+        ow,
+        kh,
+        kw,
+        *stride,
+        *padding,
+        *dilation,
+        n * groups * k,
+    ]
     _launch(x, "ember_im2col", EMBER_IM2COL_SRC, [cols.buf, x.buf], geo, [])
     wc = _dense(w)
     wv = wc.view((n, groups, og, k), (0, og * k, k, 1), 0)

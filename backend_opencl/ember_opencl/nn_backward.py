@@ -28,36 +28,43 @@ from .reduce import reducer
 
 __all__ = ["avg_pool2d_backward", "conv2d_input_grad", "conv2d_weight_grad", "max_pool2d_backward"]
 
-# The window taps holding input row/column ``pos`` (the loop body binds ``o`` to the output
-# row/column of tap ``t``): ``pos = o * s - p + t * d``.
+# The taps of a window dimension that hold input position ``pos`` (``pos = o * s - p + t * d``
+# for output position ``o``); the loop body binds ``o``. Stride 1 needs no division.
 _TAPS = """
 #define EMBER_TAP(t, k, pos, p, s, d, n, o) \\
     for (long t = 0; t < k; t++) { \\
-        long o##_num = pos + p - t * d; \\
-        if (o##_num < 0 || o##_num % s) continue; \\
-        long o = o##_num / s; \\
+        long o = pos + p - t * d; \\
+        if (o < 0) continue; \\
+        if (s != 1) { \\
+            if (o % s) continue; \\
+            o /= s; \\
+        } \\
         if (o >= n) continue;
 """
 
+# One work item per input row (b, c, y) walks its W cells: a few divisions per row, not per cell.
 EMBER_COL2IM_SRC = (
     _TAPS
     + """
 __kernel void ember_col2im(__global T *out, __global const T *cols,
-    long C, long CG, long H, long W, long OH, long OW, long kh, long kw,
+    long C, long H, long W, long OH, long OW, long kh, long kw,
     long sh, long sw, long ph, long pw, long dh, long dw, long n)
 {
     long gid = get_global_id(0);
     if (gid >= n) return;
-    long x = gid % W, y = (gid / W) % H, c = (gid / (W * H)) % C, b = gid / (W * H * C);
+    long y = gid % H, bc = gid / H;
     long P = OH * OW;
-    __global const T *col = cols + ((b * C + c) * kh * kw) * P;  /* (N, G, CG*kh*kw, P) */
-    T acc = 0;
-    EMBER_TAP(i, kh, y, ph, sh, dh, OH, oy)
-        EMBER_TAP(j, kw, x, pw, sw, dw, OW, ox)
-            acc += col[(i * kw + j) * P + oy * OW + ox];
+    __global const T *col = cols + bc * kh * kw * P;  /* (N, G, CG*kh*kw, P): row (b, c) */
+    __global T *row = out + gid * W;
+    for (long x = 0; x < W; x++) {
+        T acc = 0;
+        EMBER_TAP(i, kh, y, ph, sh, dh, OH, oy)
+            EMBER_TAP(j, kw, x, pw, sw, dw, OW, ox)
+                acc += col[(i * kw + j) * P + oy * OW + ox];
+            }
         }
+        row[x] = acc;
     }
-    out[gid] = acc;
 }
 """
 )
@@ -70,35 +77,59 @@ __kernel void ember_avg_pool2d_backward(__global T *out, __global const T *g,
 {
     long gid = get_global_id(0);
     if (gid >= n) return;
-    long x = gid % W, y = (gid / W) % H, plane = gid / (W * H);
+    long y = gid % H, plane = gid / H;
     __global const T *gp = g + plane * OH * OW;
-    T acc = 0;
-    EMBER_TAP(i, kh, y, ph, sh, 1, OH, oy)
-        EMBER_TAP(j, kw, x, pw, sw, 1, OW, ox)
-            acc += gp[oy * OW + ox];
+    __global T *row = out + gid * W;
+    for (long x = 0; x < W; x++) {
+        T acc = 0;
+        EMBER_TAP(i, kh, y, ph, sh, 1, OH, oy)
+            EMBER_TAP(j, kw, x, pw, sw, 1, OW, ox)
+                acc += gp[oy * OW + ox];
+            }
         }
+        row[x] = acc;
     }
-    out[gid] = acc;
 }
 """
 )
+
+# The output gradient as (G, O/G, N, OH * OW) rows, read through its strides: the left
+# operand of the weight-grad matmul. One work item per row (o, b).
+EMBER_GRAD_T_SRC = """
+__kernel void ember_grad_t(__global T *out, __global const T *g, long goff,
+    long sgn, long sgc, long sgh, long sgw, long N, long OH, long OW, long n)
+{
+    long gid = get_global_id(0);
+    if (gid >= n) return;
+    long b = gid % N, o = gid / N;
+    __global const T *gp = g + goff + b * sgn + o * sgc;
+    __global T *row = out + gid * OH * OW;
+    for (long oy = 0; oy < OH; oy++)
+        for (long ox = 0; ox < OW; ox++) row[oy * OW + ox] = gp[oy * sgh + ox * sgw];
+}
+"""
 
 EMBER_IM2COL_T_SRC = """
 __kernel void ember_im2col_t(__global T *cols, __global const T *x, long xoff,
     long sxn, long sxc, long sxh, long sxw, long N, long CG, long H, long W, long OH, long OW,
     long kh, long kw, long sh, long sw, long ph, long pw, long dh, long dw, long n)
 {
-    long gid = get_global_id(0);
+    long gid = get_global_id(0);  /* one row (g, b, pos) of the (G, N * OH * OW, K) columns */
     if (gid >= n) return;
-    long P = OH * OW, K = CG * kh * kw;
-    long k = gid % K, pos = (gid / K) % P, b = (gid / (K * P)) % N, g = gid / (K * P * N);
+    long P = OH * OW;
+    long pos = gid % P, b = (gid / P) % N, g = gid / (P * N);
     long ox = pos % OW, oy = pos / OW;
-    long j = k % kw, i = (k / kw) % kh, c = k / (kw * kh);
-    long r = oy * sh - ph + i * dh, cc = ox * sw - pw + j * dw;
-    T v = 0;
-    if (r >= 0 && r < H && cc >= 0 && cc < W)
-        v = x[xoff + b * sxn + (g * CG + c) * sxc + r * sxh + cc * sxw];
-    cols[gid] = v;
+    __global const T *xp = x + xoff + b * sxn + g * CG * sxc;
+    __global T *row = cols + gid * CG * kh * kw;
+    for (long c = 0; c < CG; c++)
+        for (long i = 0; i < kh; i++) {
+            long r = oy * sh - ph + i * dh;
+            int rin = r >= 0 && r < H;
+            for (long j = 0; j < kw; j++) {
+                long cc = ox * sw - pw + j * dw;
+                *row++ = (rin && cc >= 0 && cc < W) ? xp[c * sxc + r * sxh + cc * sxw] : (T)0;
+            }
+        }
 }
 """
 
@@ -147,7 +178,7 @@ def conv2d_input_grad(
     gv = _dense(g).view((n, groups, og, p), (o * p, og * p, p, 1), 0)
     cols = matmul(wt, gv)  # (N, G, K, P), contiguous
     out = empty(g.dev, (n, c, h, wd), g.dtype)
-    geo = [c, cg, h, wd, oh, ow, kh, kw, *stride, *padding, *dilation, out.size]
+    geo = [c, h, wd, oh, ow, kh, kw, *stride, *padding, *dilation, n * c * h]
     _launch(g, "ember_col2im", EMBER_COL2IM_SRC, [out.buf, cols.buf], geo, [])
     return out
 
@@ -172,10 +203,11 @@ def conv2d_weight_grad(
     if n * p == 0 or o * k == 0:
         return ew.full(tuple(w_shape), 0.0, x.dtype, x.dev.index)
     cols = empty(x.dev, (groups, n * p, k), x.dtype)
-    geo = [x.offset, *x.strides, n, cg, h, wd, oh, ow, kh, kw, *stride, *padding, *dilation, cols.size]
+    geo = [x.offset, *x.strides, n, cg, h, wd, oh, ow, kh, kw, *stride, *padding, *dilation, groups * n * p]
     _launch(x, "ember_im2col_t", EMBER_IM2COL_T_SRC, [cols.buf, x.buf], geo, [])
-    gd = _dense(g)
-    gt = ew.clone(gd.view((groups, og, n, p), (og * p, p, o * p, 1), 0))  # (G, og, N, P)
+    gt = empty(x.dev, (groups, og, n, p), x.dtype)
+    geo = [g.offset, *g.strides, n, oh, ow, o * n]
+    _launch(x, "ember_grad_t", EMBER_GRAD_T_SRC, [gt.buf, g.buf], geo, [])
     tiles = groups * -(-og // 64) * -(-k // 64)
     s = _chunks(x.dev, n, tiles, n * p)
     ck = n * p // s
@@ -212,6 +244,6 @@ def avg_pool2d_backward(g: CLArray, in_hw: Pair, kernel: Pair, stride: Pair, pad
     if n * c * h * w == 0 or oh * ow == 0:
         return ew.full((n, c, h, w), 0.0, g.dtype, g.dev.index)
     out = empty(g.dev, (n, c, h, w), g.dtype)
-    geo = [h, w, oh, ow, *kernel, *stride, *padding, out.size]
+    geo = [h, w, oh, ow, *kernel, *stride, *padding, n * c * h]
     _launch(g, "ember_avg_pool2d_backward", EMBER_AVG_POOL2D_BACKWARD_SRC, [out.buf, _dense(g).buf], geo, [])
     return out
