@@ -236,3 +236,25 @@ def test_functional_dropout_inside_under_autocast_state_is_replayed():
     ember.manual_seed(3)
     (g_ck,) = ember.autograd.grad(checkpoint(f, x, use_reentrant=False).sum(), x)
     assert ember.equal(g_plain, g_ck)
+
+
+def test_backcompat_switches_are_settable_bools_that_change_nothing():
+    from ember.utils import backcompat
+
+    for switch in (backcompat.broadcast_warning, backcompat.keepdim_warning):
+        assert switch.enabled is False
+        switch.enabled = True
+        try:
+            assert switch.enabled is True
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                assert ember.equal(ember.ones(4, 1) + ember.ones(4), ember.full((4, 4), 2.0))
+                assert ember.ones(3, 4).sum(1).shape == (3,)
+        finally:
+            switch.enabled = False
+    with pytest.raises(RuntimeError, match="^set_backcompat_keepdim_warn expects a bool, but got int$"):
+        backcompat.keepdim_warning.enabled = 1
+    with pytest.raises(
+        RuntimeError, match="^set_backcompat_broadcast_warn expects a bool, but got NoneType$"
+    ):
+        backcompat.broadcast_warning.enabled = None

@@ -159,3 +159,17 @@ def test_sequential_bad_keyword_and_detach_variable():
             t.requires_grad for t in _ck(lib).detach_variable((lib.ones(1, requires_grad=True), 3))[:1]
         ]
     )
+
+
+@pytest.mark.parametrize("value", [True, False, 1, None, "x", np.bool_(True)])
+@pytest.mark.parametrize("switch", ["broadcast_warning", "keepdim_warning"])
+def test_backcompat_switches(switch, value):
+    def case(lib: Any) -> Any:
+        flag = getattr(importlib.import_module(f"{lib.__name__}.utils.backcompat"), switch)
+        try:
+            flag.enabled = value
+            return [flag.enabled, (lib.ones(4, 1) + lib.ones(4)).shape == (4, 4)]
+        finally:
+            flag.enabled = False
+
+    _same(case)

@@ -1,7 +1,18 @@
-"""Utilities: ``ember.utils.data`` (datasets, samplers, DataLoader)."""
+"""Utilities: ``data`` (datasets, samplers, DataLoader), ``checkpoint`` (activation
+checkpointing), ``backcompat`` (PyTorch's legacy warning switches) and ``tensorboard``
+(``SummaryWriter``; imported on first access, as it needs the optional ``tensorboard`` package)."""
 
 from __future__ import annotations
 
-from . import data
+import importlib
+from typing import Any
 
-__all__ = ["data"]
+from . import backcompat, checkpoint, data
+
+__all__ = ["backcompat", "checkpoint", "data", "tensorboard"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "tensorboard":
+        return importlib.import_module(".tensorboard", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
