@@ -30,6 +30,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "FIRST_PARTY",
     "LoadedBackend",
+    "accelerators",
     "available",
     "declare_decomposition",
     "decomposed",
@@ -485,6 +486,29 @@ def _dtype_order(d: Any) -> int:
 def available() -> list[str]:
     """Names of installed backends that can be used on this machine now."""
     return [row["name"] for row in status() if row["available"]]
+
+
+def accelerators() -> list[tuple[str, bool]]:
+    """Installed accelerator backends, best first, each with whether it can run now.
+
+    A backend may declare ``is_accelerator`` and ``accelerator_priority`` (both optional:
+    without them every backend but ``cpu`` is an accelerator of priority 0); the highest
+    priority comes first, ties in name order. Backends that fail to load are left out
+    (``status()`` says why). Cheap once loaded: ``ember.accelerator`` asks on every call.
+    """
+    rows = []
+    for name in sorted(set(_discover()) | set(_loaded)):
+        if name not in _loaded:
+            try:
+                get(name)
+            except (BackendError, RuntimeError, ImportError):
+                pass  # unavailable ones are loaded all the same; broken ones stay out
+        lb = _loaded.get(name)
+        if lb is None or not getattr(lb.backend, "is_accelerator", name != "cpu"):
+            continue
+        rows.append((-int(getattr(lb.backend, "accelerator_priority", 0)), name, lb.unavailable is None))
+    rows.sort()
+    return [(name, ok) for _, name, ok in rows]
 
 
 def register(name: str, plugin: Any, dist: str = "<in-process>") -> LoadedBackend:

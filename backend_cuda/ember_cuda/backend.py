@@ -39,6 +39,14 @@ class CUDABackend:
     # the registry raise instead of running that deterministic path.
     nondeterministic: frozenset[str] = frozenset()
     array_type: type = cupy.ndarray if cupy is not None else type(None)
+    # Optional attributes (docs/backend-guide.md): the preferred accelerator where it runs.
+    is_accelerator = True
+    accelerator_priority = 20
+
+    def __init__(self) -> None:
+        # CuPy keeps no peaks: count them from here on (no GPU call; see _PeakTracker).
+        if cupy is not None:
+            _PeakTracker.install()
 
     def unavailable_reason(self) -> str | None:
         return runtime.unavailable_reason()
@@ -76,6 +84,130 @@ class CUDABackend:
 
     def storage_id(self, x: Any) -> int:
         return id(x.data.mem)
+
+    # Optional: memory statistics for ember.accelerator.memory, from CuPy's default memory
+    # pool (every CuPy array of the process, ember's and any other), with its peaks.
+
+    def memory_stats(self, index: int) -> dict[str, int]:
+        pool = cupy.get_default_memory_pool()
+        with cupy.cuda.Device(index):
+            used, total = int(pool.used_bytes()), int(pool.total_bytes())
+        tracker = _PeakTracker.active
+        peak_used = tracker.peak_used.get(index, 0) if tracker else 0
+        peak_total = tracker.peak_total.get(index, 0) if tracker else 0
+        return {
+            "allocated_bytes.all.current": used,
+            "allocated_bytes.all.peak": max(used, peak_used),
+            "reserved_bytes.all.current": total,
+            "reserved_bytes.all.peak": max(total, peak_total),
+        }
+
+    def reset_peak_memory_stats(self, index: int) -> None:
+        tracker = _PeakTracker.active
+        if tracker is not None:
+            pool = cupy.get_default_memory_pool()
+            with cupy.cuda.Device(index):
+                tracker.peak_used[index], tracker.peak_total[index] = pool.used_bytes(), pool.total_bytes()
+
+    def empty_cache(self, index: int) -> None:
+        tracker = _PeakTracker.active
+        pool = cupy.get_default_memory_pool()
+        with cupy.cuda.Device(index):
+            if tracker is not None:  # reserved bytes fall only here: keep their peak first
+                tracker.peak_total[index] = max(tracker.peak_total.get(index, 0), pool.total_bytes())
+            pool.free_all_blocks()
+
+    def memory_info(self, index: int) -> tuple[int, int]:
+        with cupy.cuda.Device(index):
+            free, total = cupy.cuda.runtime.memGetInfo()
+        return int(free), int(total)
+
+    # Optional: CUDA streams and events (CuPy's), for ember.accelerator.Stream/Event. ember's
+    # kernels launch on CuPy's current stream, which set_current_stream changes.
+
+    def new_stream(self, index: int, priority: int = 0) -> CupyStream:
+        with cupy.cuda.Device(index):
+            return CupyStream(cupy.cuda.Stream(non_blocking=False, priority=priority))
+
+    def current_stream(self, index: int) -> CupyStream:
+        with cupy.cuda.Device(index):
+            return CupyStream(cupy.cuda.get_current_stream())
+
+    def set_current_stream(self, index: int, stream: CupyStream) -> None:
+        with cupy.cuda.Device(index):
+            stream.native.use()
+
+    def new_event(self, index: int, enable_timing: bool) -> CupyEvent:
+        with cupy.cuda.Device(index):
+            return CupyEvent(cupy.cuda.Event(disable_timing=not enable_timing))
+
+
+class CupyStream:
+    """A CuPy stream as an ``ember.accelerator.Stream`` handle (id: its pointer; 0 = default)."""
+
+    def __init__(self, native: Any) -> None:
+        self.native = native
+        self.id = int(native.ptr)
+
+    def query(self) -> bool:
+        return bool(self.native.done)
+
+    def synchronize(self) -> None:
+        self.native.synchronize()
+
+    def wait_event(self, event: CupyEvent) -> None:
+        self.native.wait_event(event.native)
+
+
+class CupyEvent:
+    """A CuPy event as an ``ember.accelerator.Event`` handle."""
+
+    def __init__(self, native: Any) -> None:
+        self.native = native
+        self.id = int(native.ptr)
+
+    def record(self, stream: CupyStream) -> None:
+        self.native.record(stream.native)
+
+    def query(self) -> bool:
+        return bool(self.native.done)
+
+    def synchronize(self) -> None:
+        self.native.synchronize()
+
+    def elapsed_time(self, end: CupyEvent) -> float:
+        return float(cupy.cuda.get_elapsed_time(self.native, end.native))
+
+
+class _PeakTracker:
+    """CuPy's allocator, wrapped to record per-device peaks of its default pool after each
+    allocation (one Python call per allocation: far below a kernel launch). Installed once,
+    around whatever allocator is current; a later ``cupy.cuda.set_allocator`` replaces it and
+    the peaks stop moving (the current values stay right)."""
+
+    active: _PeakTracker | None = None
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.pool = cupy.get_default_memory_pool()
+        self.peak_used: dict[int, int] = {}
+        self.peak_total: dict[int, int] = {}
+
+    @classmethod
+    def install(cls) -> None:
+        if cls.active is None:
+            cls.active = cls(cupy.cuda.get_allocator())
+            cupy.cuda.set_allocator(cls.active)
+
+    def __call__(self, nbytes: int) -> Any:
+        mem = self.inner(nbytes)
+        index = int(mem.device_id)  # the current device, whose pool the next reads are
+        used, total = self.pool.used_bytes(), self.pool.total_bytes()
+        if used > self.peak_used.get(index, 0):
+            self.peak_used[index] = used
+        if total > self.peak_total.get(index, 0):
+            self.peak_total[index] = total
+        return mem
 
 
 def check_np(d: np.dtype) -> None:

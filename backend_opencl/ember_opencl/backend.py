@@ -7,7 +7,9 @@ extensions (float64 with cl_khr_fp64; the half types need none, see dtypes.py).
 
 from __future__ import annotations
 
+import itertools
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 from ember.backends import CONTRACT_VERSION, DType, UnsupportedDTypeError
@@ -46,6 +48,10 @@ class OpenCLBackend:
     contiguous_only = False
     nondeterministic: frozenset[str] = frozenset()
     array_type = CLArray
+    # Optional attributes (docs/backend-guide.md): a real device, so it wins over example
+    # backends as ``ember.accelerator``; CUDA (priority 20) wins over it where both run.
+    is_accelerator = True
+    accelerator_priority = 10
 
     @property
     def dtypes(self) -> frozenset[DType]:
@@ -101,3 +107,120 @@ class OpenCLBackend:
 
     def storage_id(self, x: CLArray) -> int:
         return id(x.buf)
+
+    # Optional: memory statistics for ember.accelerator.memory, from the device's buffer pool.
+    # pyopencl's pool counts the bytes of live buffers itself (a buffer gives its bytes back
+    # when its array is freed); runtime.Device.alloc keeps the allocated peak, empty_cache the
+    # reserved one (the pool's reserved bytes fall only when it frees what it holds: there, or
+    # in pyopencl's own retry after an out-of-memory error, which that peak may miss).
+
+    def memory_stats(self, index: int) -> dict[str, int]:
+        dev = runtime._states.get(index)  # never creates the device: empty before first use
+        if dev is None:
+            return {}
+        pool = dev.pool
+        allocated, reserved = pool.active_bytes, pool.managed_bytes
+        return {
+            "allocated_bytes.all.current": allocated,
+            "allocated_bytes.all.peak": max(allocated, getattr(dev, "peak_allocated", 0)),
+            "reserved_bytes.all.current": reserved,
+            "reserved_bytes.all.peak": max(reserved, getattr(dev, "peak_reserved", 0)),
+            "active.all.current": pool.active_blocks,
+            "segment.all.current": pool.active_blocks + pool.held_blocks,
+        }
+
+    def reset_peak_memory_stats(self, index: int) -> None:
+        dev = runtime._states.get(index)
+        if dev is not None:
+            dev.peak_allocated, dev.peak_reserved = dev.pool.active_bytes, dev.pool.managed_bytes
+
+    def empty_cache(self, index: int) -> None:
+        dev = runtime._states.get(index)
+        if dev is not None:
+            # The reserved bytes grow only in alloc and fall only here: their peak is kept now.
+            dev.peak_reserved = max(getattr(dev, "peak_reserved", 0), dev.pool.managed_bytes)
+            dev.pool.free_held()
+
+    # Optional: streams and events. Each device has ONE in-order command queue, so every Stream
+    # on an OpenCL device is that queue (stream_id 0): work on two streams is ordered, never
+    # concurrent. Events are markers enqueued on it.
+
+    def new_stream(self, index: int, priority: int = 0) -> QueueStream:
+        return QueueStream(runtime.device(index))
+
+    def current_stream(self, index: int) -> QueueStream:
+        return QueueStream(runtime.device(index))
+
+    def set_current_stream(self, index: int, stream: QueueStream) -> None:
+        return None  # there is only the one queue
+
+    def new_event(self, index: int, enable_timing: bool) -> MarkerEvent:
+        return MarkerEvent(runtime.device(index))
+
+
+def _done(ev: Any, queue: Any) -> bool:
+    import pyopencl as cl
+
+    queue.flush()  # a marker not yet submitted would never complete
+    return bool(ev.command_execution_status == cl.command_execution_status.COMPLETE)
+
+
+class QueueStream:
+    """The device's in-order queue as an ``ember.accelerator.Stream``."""
+
+    id = 0
+
+    def __init__(self, dev: runtime.Device) -> None:
+        self.dev = dev
+        self.native = dev.queue
+
+    def query(self) -> bool:
+        import pyopencl as cl
+
+        return _done(cl.enqueue_marker(self.dev.queue), self.dev.queue)
+
+    def synchronize(self) -> None:
+        self.dev.queue.finish()
+
+    def wait_event(self, event: MarkerEvent) -> None:
+        if event.marker is None or event.dev is self.dev:
+            return  # later work on the same in-order queue runs after the marker anyway
+        event.marker.wait()  # another device's context: OpenCL cannot chain them; the host waits
+
+
+_event_ids = itertools.count(1)
+
+
+class MarkerEvent:
+    """A marker on the device's queue; timing reads the markers' profiling counters, which
+    exist only when the queue was created with profiling enabled."""
+
+    def __init__(self, dev: runtime.Device) -> None:
+        self.dev = dev
+        self.marker: Any = None
+        self.id = next(_event_ids)
+
+    def record(self, stream: QueueStream) -> None:
+        import pyopencl as cl
+
+        self.marker = cl.enqueue_marker(stream.dev.queue)
+
+    def query(self) -> bool:
+        return True if self.marker is None else _done(self.marker, self.dev.queue)
+
+    def synchronize(self) -> None:
+        if self.marker is not None:
+            self.marker.wait()
+
+    def elapsed_time(self, end: MarkerEvent) -> float:
+        import pyopencl as cl
+
+        if self.marker is None or end.marker is None:
+            raise RuntimeError("Both events must be recorded before calculating elapsed time.")
+        if not self.dev.queue.properties & cl.command_queue_properties.PROFILING_ENABLE:
+            raise RuntimeError(
+                "opencl: Event.elapsed_time needs a command queue created with profiling enabled; "
+                "ember's OpenCL queues are created without it"
+            )
+        end.marker.wait()
+        return (end.marker.profile.end - self.marker.profile.end) / 1e6

@@ -49,6 +49,10 @@ class MinimalBackend:
     contiguous_only = False  # NumPy handles strided views; set True to receive only dense arrays
     nondeterministic: frozenset[str] = frozenset()
     array_type = MinArray
+    # Optional: an accelerator (ember.accelerator may pick it), but of low priority, so a real
+    # device (OpenCL, CUDA: priority 0 or more) wins when one is installed too.
+    is_accelerator = True
+    accelerator_priority = -100
 
     def unavailable_reason(self) -> str | None:
         return None  # real hardware backends say why not here ("no CUDA driver")
