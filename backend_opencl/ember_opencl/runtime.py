@@ -117,7 +117,14 @@ class Device:
     def alloc(self, nbytes: int) -> Any:
         if _forked:
             check_fork()
-        return self.pool.allocate(max(nbytes, 1))
+        pool = self.pool
+        buf = pool.allocate(max(nbytes, 1))
+        # ember.accelerator's max_memory_allocated (the pool counts the current bytes itself;
+        # the reserved bytes only fall in empty_cache, which keeps their peak).
+        used = pool.active_bytes
+        if used > getattr(self, "peak_allocated", 0):
+            self.peak_allocated = used
+        return buf
 
 
 def device(index: int) -> Device:
