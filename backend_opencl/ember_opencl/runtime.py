@@ -3,17 +3,24 @@
 Nothing here touches OpenCL at import: the platform is queried on first use, so importing
 the plugin works on machines without any OpenCL driver (DESIGN.md: unavailable, not a
 crash). Kernels are generated per signature (op, dtypes, rank, ...) and compiled once per
-process and device; the cache is a plain dict keyed by that signature.
+process and device; the cache is a plain dict keyed by that signature, and the compiled
+programs are kept on disk across processes (``progcache.py``).
+
+Every kernel launch goes through ``launch`` or ``launch_nd``: while ember's profiler records
+(``events.py``) they log each launch's OpenCL event, whose profiling counters time it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+from . import progcache
 
 __all__ = [
     "Device",
@@ -24,6 +31,7 @@ __all__ = [
     "devices",
     "kernel",
     "launch",
+    "launch_nd",
     "reset_flag",
     "unavailable_reason",
 ]
@@ -43,6 +51,8 @@ _devices: list[Any] | None = None
 _reason: str | None = None
 _states: dict[int, Device] = {}
 _forked = False
+# (device, kernel, event) of each launch while a profiler records kernel events, else None.
+kernel_log: list[tuple[Device, Any, Any]] | None = None
 
 
 def _after_fork_in_child() -> None:
@@ -99,13 +109,17 @@ class Device:
         self.index = index
         self.dev = dev
         self.ctx = cl.Context([dev])
-        self.queue = cl.CommandQueue(self.ctx)
+        # Profiling on always: it costs nothing measurable per launch on PoCL, and the
+        # profiler's device times (events.py) read its counters.
+        self.queue = cl.CommandQueue(self.ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
         exts = dev.extensions.split()
         self.fp64 = "cl_khr_fp64" in exts
         self.fp16 = "cl_khr_fp16" in exts
         self.is_cpu = bool(dev.type & cl.device_type.CPU)
         self.local_mem = int(dev.local_mem_size)
         self.kernels: dict[tuple[Any, ...], Any] = {}
+        root = progcache.cache_root()
+        self.programs = progcache.ProgramCache(root, dev) if root is not None else None
         # Buffers are recycled: a fresh allocation costs page faults on first touch (on a
         # CPU device more than the kernel itself), so freed buffers go back to the pool.
         from pyopencl.tools import ImmediateAllocator, MemoryPool
@@ -154,16 +168,38 @@ def kernel(dev: Device, key: tuple[Any, ...], make: Callable[[], KernelSpec]) ->
         check_fork()
     knl = dev.kernels.get(key)
     if knl is None:
-        import pyopencl as cl
-
         src, name, arg_dtypes = make()
-        with warnings.catch_warnings():  # PoCL's harmless ABI notes about 8-wide vectors
-            warnings.simplefilter("ignore", cl.CompilerWarning)
-            prg = cl.Program(dev.ctx, _preamble(src)).build(options=_BUILD_OPTIONS)
-        knl = getattr(prg, name)
+        knl = getattr(build(dev, _preamble(src), _BUILD_OPTIONS), name)
         knl.set_scalar_arg_dtypes(arg_dtypes)
         dev.kernels[key] = knl
+    elif progcache.progress.bar is not None:
+        progcache.progress.idle()
     return knl
+
+
+def build(dev: Device, source: str, options: list[str]) -> Any:
+    """The built program: from ember's disk cache when there, else compiled from source
+    (with the progress line) and stored for the next process."""
+    import pyopencl as cl
+
+    cache = dev.programs
+    with warnings.catch_warnings():  # PoCL's harmless ABI notes about 8-wide vectors
+        warnings.simplefilter("ignore", cl.CompilerWarning)
+        binary = cache.load(source, options) if cache is not None else None
+        if binary is not None:
+            # A binary the driver refuses (any error): compile the source instead.
+            with contextlib.suppress(Exception):
+                return cl.Program(dev.ctx, [dev.dev], [binary]).build(options=options)
+        progress = progcache.progress
+        progress.cached = cache is not None
+        progress.begin()
+        try:
+            prg = cl.Program(dev.ctx, source).build(options=options)
+        finally:
+            progress.end()
+    if cache is not None:
+        cache.store(source, options, prg.get_info(cl.program_info.BINARIES)[0])
+    return prg
 
 
 def launch(dev: Device, knl: Any, n: int, args: list[Any], local: int = LOCAL_SIZE) -> None:
@@ -171,7 +207,18 @@ def launch(dev: Device, knl: Any, n: int, args: list[Any], local: int = LOCAL_SI
     if n <= 0:
         return
     size = (n + local - 1) // local * local
-    knl(dev.queue, (size,), (local,), *args)
+    ev = knl(dev.queue, (size,), (local,), *args)
+    if kernel_log is not None:
+        kernel_log.append((dev, knl, ev))
+
+
+def launch_nd(
+    dev: Device, knl: Any, global_size: tuple[int, ...], local: tuple[int, ...] | None, args: list[Any]
+) -> None:
+    """Run a kernel over an N-D range as given (the caller rounds ``global_size``)."""
+    ev = knl(dev.queue, global_size, local, *args)
+    if kernel_log is not None:
+        kernel_log.append((dev, knl, ev))
 
 
 def reset_flag(dev: Device) -> None:
