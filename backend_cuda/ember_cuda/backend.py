@@ -60,6 +60,12 @@ class CUDABackend:
     def synchronize(self, index: int) -> None:
         cupy.cuda.Device(index).synchronize()
 
+    def kernel_events(self) -> Any:
+        """Optional (ember.profiler's device time): kernel calls timed by CUDA events."""
+        from .events import KernelEvents
+
+        return KernelEvents()
+
     def empty(self, shape: tuple[int, ...], dtype: DType, index: int) -> Any:
         nd = to_np(dtype)
         with cupy.cuda.Device(index):

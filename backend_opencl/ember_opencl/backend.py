@@ -70,6 +70,12 @@ class OpenCLBackend:
     def synchronize(self, index: int) -> None:
         runtime.device(index).queue.finish()  # device() refuses in a forked child
 
+    def kernel_events(self) -> Any:
+        """Optional (ember.profiler's device time): kernels timed by OpenCL's profiling counters."""
+        from .events import KernelEvents
+
+        return KernelEvents()
+
     def empty(self, shape: tuple[int, ...], dtype: DType, index: int) -> CLArray:
         check_dtype(dtype)
         return empty(runtime.device(index), tuple(shape), dtype)
