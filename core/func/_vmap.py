@@ -126,7 +126,9 @@ def _same_everywhere(values: list) -> bool:
         if v is first:
             continue
         if not isinstance(v, Tensor) or not isinstance(first, Tensor):
-            return False
+            if isinstance(v, Tensor) or isinstance(first, Tensor) or v != first:
+                return False
+            continue
         if v.shape != first.shape or v.dtype != first.dtype or not bool((v == first).all()):
             return False
     return True
