@@ -21,6 +21,7 @@ class FunctionEvent:
         "backend",
         "cpu_children",
         "cpu_parent",
+        "device_events",
         "device_ns",
         "end_ns",
         "fallback_bytes_self",
@@ -44,6 +45,9 @@ class FunctionEvent:
         self.start_ns = start_ns
         self.end_ns = start_ns
         self.device_ns = 0
+        # A kernel call on a backend timed by kernel events: (kernel name, start_ns, end_ns) of
+        # each device kernel it launched, on the host clock; None where not timed that way.
+        self.device_events: list[tuple[str, int, int]] | None = None
         self.self_memory = 0
         self.fallback_bytes_self = 0
         self.input_shapes: list[Any] = []

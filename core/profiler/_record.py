@@ -5,9 +5,12 @@ by time on a per-thread stack; and ``record_function``, a labelled range.
 Both hooks are entered only while a profile records, so with no profiler active ember pays
 nothing (the dispatcher's tables hold the bare kernels and ``sys.setprofile`` is unset).
 
-Device time: a kernel on a backend whose activity is profiled is followed by that backend's
-``synchronize``, and its device time is the wall time from launch to the end of the sync (no
-backend exposes kernel events to the contract today).
+Device time, for a backend whose activity is profiled: where the backend has the optional
+``kernel_events()`` hook (OpenCL's profiling counters, CUDA events), each kernel call is
+bracketed by two marks of that session and, once the profile stops, gets the device kernels
+launched between them (``FunctionEvent.device_events``) and their summed time; nothing waits
+meanwhile. Elsewhere a kernel call is followed by the backend's ``synchronize`` and its device
+time is the wall time from launch to the end of the sync.
 """
 
 from __future__ import annotations
@@ -70,16 +73,25 @@ class _Kernels(DispatchMode):
     def _record(self, op: str, backend: str, run: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
         rec = self.rec
         kind = rec.kernel_kind(backend, op)
-        ev = rec.open(kind[0], "kernel", backend)
         device = backend in rec.device_backends
-        try:
-            out = run(*args, **kwargs)
+        session = rec.session(backend) if device else None
+        ev = rec.open(kind[0], "kernel", backend)
+        if session is not None:
+            mark = session.mark()
+            try:
+                out = run(*args, **kwargs)
+            finally:
+                rec.close(ev)
+                rec.pending.append((ev, session, mark, session.mark()))
+        else:
+            try:
+                out = run(*args, **kwargs)
+                if device:
+                    rec.synchronize(backend, args, out)
+            finally:
+                rec.close(ev)
             if device:
-                rec.synchronize(backend, args, out)
-        finally:
-            rec.close(ev)
-        if device:
-            ev.device_ns = ev.end_ns - ev.start_ns
+                ev.device_ns = ev.end_ns - ev.start_ns
         parent = ev.cpu_parent
         if parent is not None and parent.kind == "op":
             if not parent.backend:
@@ -152,6 +164,10 @@ class Recorder:
         self._backends: dict[str, registry.LoadedBackend] = {}
         self._kinds: dict[tuple[str, str], tuple[str, bool, bool]] = {}
         self._hooks: list[Any] = []
+        # Device-time sessions per backend (None: the backend has no kernel_events hook), and
+        # the kernel calls waiting for their device kernels: (event, session, mark, mark).
+        self._sessions: dict[str, Any] = {}
+        self.pending: list[tuple[FunctionEvent, Any, Any, Any]] = []
         self.started = False
 
     def open(self, name: str, kind: str, backend: str) -> FunctionEvent:
@@ -199,6 +215,29 @@ class Recorder:
             return sum(self.nbytes(backend, v) for v in value)
         return 0
 
+    def session(self, backend: str) -> Any:
+        """The backend's kernel-event session, started on its first kernel; None without one."""
+        try:
+            return self._sessions[backend]
+        except KeyError:
+            hook = getattr(self.backend(backend).backend, "kernel_events", None)
+            session = hook() if callable(hook) else None
+            if session is not None:
+                session.start()
+            self._sessions[backend] = session
+            return session
+
+    def _collect_device_events(self) -> None:
+        """Stop the sessions and give each kernel call its device kernels and their time."""
+        for session in self._sessions.values():
+            if session is not None:
+                session.stop()
+        for ev, session, a, b in self.pending:
+            records = session.between(a, b)
+            ev.device_events = [(name or ev.name, start, end) for name, start, end in records]
+            ev.device_ns = sum(end - start for _, start, end in records)
+        self._sessions, self.pending = {}, []
+
     def synchronize(self, backend: str, args: tuple, out: Any) -> None:
         lb = self.backend(backend)
         for v in (out, *args):
@@ -232,6 +271,7 @@ class Recorder:
         for ev in getattr(self._tls, "stack", ()):
             ev.end_ns = now
         self._tls.stack = []
+        self._collect_device_events()
         if not self.cpu:  # device activity only: keep the kernels of those backends
             self.events = [e for e in self.events if e.backend in self.device_backends]
 

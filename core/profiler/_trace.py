@@ -1,11 +1,15 @@
 """Chrome traces: the events as Trace Event Format JSON (what Perfetto, chrome://tracing and
 TensorBoard's profiler plugin read), laid out as PyTorch's: one process, a track per Python
 thread for public ops (``cpu_op``) and ``record_function`` ranges (``user_annotation``), and
-one track per backend for its kernels (``kernel``)."""
+one track per backend for its kernels (``kernel``). Where a backend times its kernels with
+events (``kernel_events``), that track holds the device kernels at their device times, and the
+kernel calls that launched them (CPU work) sit on the calling thread's track, joined to their
+kernels by flow arrows (``ac2g``, as PyTorch joins a launch to its GPU kernel)."""
 
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import os
 import socket
@@ -18,6 +22,7 @@ __all__ = ["trace_dict", "write_trace"]
 _CATEGORY = {"op": "cpu_op", "user": "user_annotation", "kernel": "kernel"}
 # Kernel tracks get thread ids from here up (Python threads are numbered from 1).
 _BACKEND_TID = 1000
+_flow_ids = itertools.count(1)
 
 
 def trace_dict(events: Any, meta: dict[str, Any]) -> dict[str, Any]:
@@ -27,7 +32,8 @@ def trace_dict(events: Any, meta: dict[str, Any]) -> dict[str, Any]:
     backends: dict[str, int] = {}
     body = []
     for ev in events:
-        if ev.kind == "kernel":
+        launches = ev.kind == "kernel" and ev.device_events is not None
+        if ev.kind == "kernel" and not launches:
             tid = backends.setdefault(ev.backend, _BACKEND_TID + len(backends))
         else:
             tid = threads.setdefault(ev.thread, 1 + len(threads))
@@ -47,7 +53,7 @@ def trace_dict(events: Any, meta: dict[str, Any]) -> dict[str, Any]:
         body.append(
             {
                 "ph": "X",
-                "cat": _CATEGORY[ev.kind],
+                "cat": "cpu_op" if launches else _CATEGORY[ev.kind],
                 "name": ev.trace_name,
                 "pid": pid,
                 "tid": tid,
@@ -56,6 +62,10 @@ def trace_dict(events: Any, meta: dict[str, Any]) -> dict[str, Any]:
                 "args": args,
             }
         )
+        if launches:
+            body.extend(
+                _device_kernels(ev, pid, tid, backends.setdefault(ev.backend, _BACKEND_TID + len(backends)))
+            )
     head: list[dict[str, Any]] = [
         {"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": "python"}},
         {"ph": "M", "name": "process_labels", "pid": pid, "tid": 0, "args": {"labels": "CPU"}},
@@ -91,6 +101,47 @@ def trace_dict(events: Any, meta: dict[str, Any]) -> dict[str, Any]:
         "traceEvents": head + body,
         "traceName": meta.get("trace_name", ""),
     }
+
+
+def _device_kernels(ev: Any, pid: int, launch_tid: int, tid: int) -> list[dict[str, Any]]:
+    """The device kernels ``ev`` launched, on the backend's track, each with a flow arrow from
+    the launch."""
+    out: list[dict[str, Any]] = []
+    for name, start, end in ev.device_events:
+        flow = next(_flow_ids)
+        kernel_args = {"External id": ev.id + 1, "Backend": ev.backend, "kernel": name}
+        out += [
+            {
+                "ph": "X",
+                "cat": "kernel",
+                "name": ev.trace_name,
+                "pid": pid,
+                "tid": tid,
+                "ts": start / 1000.0,
+                "dur": (end - start) / 1000.0,
+                "args": kernel_args,
+            },
+            {
+                "ph": "s",
+                "id": flow,
+                "pid": pid,
+                "tid": launch_tid,
+                "ts": ev.start_ns / 1000.0,
+                "cat": "ac2g",
+                "name": "ac2g",
+            },
+            {
+                "ph": "f",
+                "id": flow,
+                "pid": pid,
+                "tid": tid,
+                "ts": start / 1000.0,
+                "cat": "ac2g",
+                "name": "ac2g",
+                "bp": "e",
+            },
+        ]
+    return out
 
 
 def write_trace(events: Any, path: str | os.PathLike[str], meta: dict[str, Any]) -> None:
