@@ -104,3 +104,20 @@ def test_instance_norm_without_running_stats_in_eval_mode_raises() -> None:
     for T in (torch, ember):
         with pytest.raises(RuntimeError, match=msg):
             T.nn.functional.instance_norm(T.tensor(X), use_input_stats=False)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("ord", ["fro", "nuc", 1, -1, 2, -2, float("inf"), -float("inf")])
+def test_matrix_norm_of_half_precision(dtype: str, ord: Any) -> None:
+    res = []
+    for T in (torch, ember):
+        x = T.tensor(X).to(getattr(T, dtype))
+        try:
+            res.append(T.linalg.matrix_norm(x, ord=ord))
+        except RuntimeError as e:
+            res.append(str(e))
+    if isinstance(res[0], str):
+        assert res[1] == res[0]
+    else:
+        assert res[1].dtype.name == dtype
+        np.testing.assert_array_equal(res[1].float().numpy(), res[0].float().numpy())

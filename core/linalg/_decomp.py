@@ -55,10 +55,11 @@ class LinAlgError(RuntimeError):
     """A matrix is singular or not positive-definite (``torch.linalg.LinAlgError``)."""
 
 
-def check_matrix(name: str, A: Tensor, square: bool = True) -> None:
+def check_matrix(name: str, A: Tensor, square: bool = True, half: bool = False) -> None:
+    """PyTorch's argument checks; ``half``: float16/bfloat16 are accepted (elementwise norms)."""
     if not isinstance(A, Tensor):
         raise TypeError(f"linalg.{name}(): argument 'A' must be Tensor, not {type(A).__name__}")
-    if A.dtype.category < 2 or A.dtype in (D.float16, D.bfloat16):
+    if A.dtype.category < 2 or (not half and A.dtype in (D.float16, D.bfloat16)):
         raise RuntimeError(
             f"linalg.{name}: Expected a floating point or complex tensor as input. Got {pt_name(A.dtype)}"
         )

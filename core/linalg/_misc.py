@@ -114,8 +114,13 @@ def vector_norm(
         x = x.reshape(1)
         dims = (0,)
         keepdim = False
+    if x.dtype.name in ("float16", "bfloat16"):  # PyTorch accumulates in float32, rounds once
+        return _norm_of(x.float(), float(ord), dims, keepdim).to(x.dtype)
+    return _norm_of(x, float(ord), dims, keepdim)
+
+
+def _norm_of(x: Tensor, o: float, dims: tuple[int, ...], keepdim: bool) -> Tensor:
     a = x.abs()
-    o = float(ord)
     if o == 2:
         kshape = tuple(1 if i in dims else s for i, s in enumerate(x._shape))
         return _two_norm_op(x, dims=dims, keepdim=keepdim, kshape=kshape)
@@ -138,8 +143,14 @@ def vector_norm(
 def matrix_norm(
     A: Tensor, ord: Any = "fro", dim: Sequence[int] = (-2, -1), keepdim: bool = False, *, dtype: Any = None
 ) -> Tensor:
-    """Frobenius, nuclear, 1, -1, 2, -2, inf or -inf norm of the matrices in ``dim``."""
-    check_matrix("matrix_norm", A, square=False)
+    """Frobenius, nuclear, 1, -1, 2, -2, inf or -inf norm of the matrices in ``dim``.
+
+    float16/bfloat16 as PyTorch: the sums (fro, 1, inf) accumulate in float32; the orders that
+    need singular values refuse them.
+    """
+    if isinstance(A, Tensor) and A.dtype.name in ("float16", "bfloat16") and ord in ("nuc", 2, -2):
+        raise RuntimeError(f"linalg.matrix_norm: Low precision dtypes not supported. Got {pt_name(A.dtype)}")
+    check_matrix("matrix_norm", A, square=False, half=True)
     if dtype is not None:
         A = A.to(dtype)
     d0, d1 = (d % A.ndim for d in dim)
