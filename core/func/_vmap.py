@@ -12,9 +12,8 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from .._dispatch import DispatchMode
 from .._ops.join import stack
-from .._random import get_rng_state, set_rng_state
+from .._random import default_generator
 from .._tensor import Tensor
 from ._pytree import Spec, broadcast_prefix, tree_flatten, tree_unflatten
 
@@ -27,16 +26,10 @@ def _name(func: Any) -> str:
     return getattr(func, "__name__", repr(func))
 
 
-class _NoRandom(DispatchMode):
-    """Raises PyTorch's error when a random op runs under ``randomness='error'``."""
-
-    def __ember_dispatch__(self, op: str, backend: str, run: Callable, args: tuple, kwargs: dict) -> Any:
-        if op == "philox":
-            raise RuntimeError(
-                "vmap: called random operation while in randomness error mode. Please either use the "
-                "'same' or 'different' randomness flags on vmap or perform the randomness operation out of vmap"
-            )
-        return run(*args, **kwargs)
+_RANDOM_ERROR = (
+    "vmap: called random operation while in randomness error mode. Please either use the 'same' or "
+    "'different' randomness flags on vmap or perform the randomness operation out of vmap"
+)
 
 
 def _flat_in_dims(func: Any, in_dims: Any, args: tuple) -> tuple[list, list, Spec]:
@@ -158,13 +151,19 @@ def _join(func: Any, per_elem: list[list], dims: list) -> list:
 def _run(
     func: Callable, flat: list, dims: list, spec: Spec, size: int, randomness: str, kwargs: dict
 ) -> list:
-    """``func`` on each batch element: a list of ``(flat outputs, spec)``."""
+    """``func`` on each batch element: a list of ``(flat outputs, spec)``.
+
+    Random ops are seen through the default generator's (seed, offset): ``'same'`` rewinds it
+    for each element; ``'error'`` raises when an element's call moved it.
+    """
+    gen = default_generator
+    start = (gen._seed, gen._offset)
     results = []
     empty = size == 0
-    rng = get_rng_state() if randomness == "same" else None
     for b in range(max(size, 1)):
-        if rng is not None:
-            set_rng_state(rng)
+        if randomness == "same":
+            gen._seed, gen._offset = start
+        before = (gen._seed, gen._offset)
         if empty:  # one call on zeros of an element's shape, for the outputs' shapes
             sliced = [
                 a if d is None else a.new_zeros(a.shape[:d] + a.shape[d + 1 :]) for a, d in zip(flat, dims)
@@ -172,6 +171,8 @@ def _run(
         else:
             sliced = [a if d is None else a.select(d, b) for a, d in zip(flat, dims)]
         results.append(tree_flatten(func(*tree_unflatten(sliced, spec), **kwargs)))
+        if randomness == "error" and (gen._seed, gen._offset) != before:
+            raise RuntimeError(_RANDOM_ERROR)
     return results
 
 
@@ -189,8 +190,8 @@ def vmap(
     per element. Differences left: ``.item()`` and data-dependent control flow work inside
     instead of raising; an output with ``out_dims=None`` is accepted when every element gives
     the same value (PyTorch asks whether it depends on a batched input). ``randomness='same'``
-    replays the default generator's state for each element; ``'error'`` raises at a random
-    op; ``chunk_size`` is checked and changes nothing (the loop runs one element at a time).
+    replays the default generator's state for each element; ``'error'`` raises after the first
+    element whose call drew from the default generator; ``chunk_size`` is checked and changes nothing (the loop runs one element at a time).
     """
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(
@@ -204,11 +205,7 @@ def vmap(
         _check_out_dims(func, out_dims)
         flat, dims, spec = _flat_in_dims(func, in_dims, args)
         size = _batch_size(flat, dims)
-        if randomness == "error":
-            with _NoRandom():
-                results = _run(func, flat, dims, spec, size, randomness, kwargs)
-        else:
-            results = _run(func, flat, dims, spec, size, randomness, kwargs)
+        results = _run(func, flat, dims, spec, size, randomness, kwargs)
         first, out_spec = results[0]
         single = first[0] if out_spec.is_leaf() else None
         dims_out = _flat_out_dims(func, out_dims, single, out_spec)
