@@ -127,7 +127,6 @@ class Progress:
             self.bar.update(1)
         elif now - self.first >= self.threshold_s:
             self.bar = self._open()
-            self.bar.update(self.count)
 
     def idle(self) -> None:
         """Close the bar once no program has compiled for ``threshold_s`` (a cache hit calls this)."""
@@ -148,7 +147,15 @@ class Progress:
             if getattr(file, "isatty", lambda: False)():
                 print(f"ember: {desc} ...", file=file, flush=True)
             return _Line()
-        return tqdm(desc=desc, unit=" programs", file=file, disable=None, leave=True)
+        bar = tqdm(
+            desc=desc,
+            file=file,
+            disable=None,
+            initial=self.count,
+            bar_format="{desc}: {n_fmt} programs [{elapsed}]",
+        )
+        bar.start_t -= self.clock() - self.first  # the burst began before the bar
+        return bar
 
 
 class _Line:
