@@ -247,6 +247,59 @@ _COMPOSITE_LIST = [
         "adam_update on each (param, grad, m, v, vmax) of five equal-length lists (vmax entries None "
         "unless amsgrad); steps: one float per tensor",
     ),
+    # recurrent layers: one call per layer and direction over the whole sequence, forward and
+    # backward (the frontend records one node); gi is the input projection of every step,
+    # (L, N, G*H); b_hh may be None; lengths None or one int per batch row (packed sequences:
+    # a row past its length keeps its state, repeats it as output and gets no gate gradient)
+    _op(
+        "lstm_layer",
+        "composite",
+        5,
+        "reverse lengths",
+        "(hc, gates) for gi, h0, c0 (N, H), w_hh (4H, H), b_hh: gates i, f, g, o = sigmoid, sigmoid, "
+        "tanh, sigmoid of gi[t] + h @ w_hh^T + b_hh; c = f*c + i*g; h = o*tanh(c); steps run from "
+        "L-1 down to 0 if reverse; hc (2, L, N, H) holds every h then every c; gates (L, N, 4H) the "
+        "activated gates",
+    ),
+    _op(
+        "lstm_layer_backward",
+        "composite",
+        6,
+        "reverse lengths",
+        "(d_gates (L, N, 4H) of the pre-activations, d_h0, d_c0) for the gradient g (2, L, N, H) of "
+        "lstm_layer's hc, given h0, c0, w_hh, hc and gates",
+    ),
+    _op(
+        "gru_layer",
+        "composite",
+        4,
+        "reverse lengths",
+        "(out, gates) for gi, h0, w_hh (3H, H), b_hh: gh = h @ w_hh^T + b_hh; r, z = sigmoid(gi + gh) "
+        "(first two thirds); n = tanh(gi_n + r*gh_n); h = (1-z)*n + z*h; out (L, N, H) every h, "
+        "gates (L, N, 4H) r, z, n, gh_n",
+    ),
+    _op(
+        "gru_layer_backward",
+        "composite",
+        5,
+        "reverse lengths",
+        "(d_gi, d_gh, d_h0) for the gradient g (L, N, H) of gru_layer's out, given h0, w_hh, out and "
+        "gates: d_gi, d_gh (L, N, 3H) those of gi and of h @ w_hh^T + b_hh",
+    ),
+    _op(
+        "rnn_layer",
+        "composite",
+        4,
+        "relu reverse lengths",
+        "out (L, N, H): every h = tanh (relu if relu) of gi[t] + h @ w_hh^T + b_hh",
+    ),
+    _op(
+        "rnn_layer_backward",
+        "composite",
+        4,
+        "relu reverse lengths",
+        "(d_gi, d_h0) for the gradient g (L, N, H) of rnn_layer's out, given h0, w_hh and out",
+    ),
     # special functions, scans, scatter_reduce, complex parts, linear algebra (ember.special, .linalg)
     _op("atan", "composite", 1, "", "arctangent"),
     _op("atan2", "composite", 2, "", "angle of (b, a) in (-pi, pi], quadrant-aware"),

@@ -420,3 +420,7 @@ KERNELS.update(
 from .optim_kernels import OPTIM_KERNELS
 
 KERNELS.update(OPTIM_KERNELS)
+
+from .rnn_kernels import RNN_KERNELS
+
+KERNELS.update(RNN_KERNELS)

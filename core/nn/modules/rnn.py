@@ -2,7 +2,9 @@
 
 Parameter names, shapes, gate order (LSTM: i, f, g, o; GRU: r, z, n) and initialisation
 U(-1/√hidden, 1/√hidden) follow PyTorch, so state_dicts load either way. Each layer computes
-the input projection of all time steps in one matmul, then loops over time.
+the input projection of all time steps in one matmul, then runs one fused layer op per
+direction (``_functional/recurrent.py``: one kernel call and one graph node per layer, as
+PyTorch's graph); LSTMs with projections and the cells loop over time in ember ops.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from ..._ops.select import where
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
+from .._functional import recurrent as R
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 from .module import Module
@@ -125,7 +128,8 @@ class RNNBase(Module):
             init.uniform_(p, -stdv, stdv)
 
     def flatten_parameters(self) -> None:
-        """A no-op (there is no cuDNN weight buffer to compact)."""
+        """A no-op, as PyTorch's off cuDNN: the fused layer ops take the parameters as they are,
+        so there is no weight buffer to compact."""
 
     @property
     def all_weights(self) -> list[list[Parameter]]:
@@ -141,10 +145,13 @@ class RNNBase(Module):
         return getattr(self, "weight_ih" + sfx), getattr(self, "weight_hh" + sfx), b_ih, b_hh, w_hr
 
     def _run_direction(
-        self, x: Tensor, layer: int, d: int, h: Tensor, c: Tensor | None, masks: list | None = None
+        self, x: Tensor, layer: int, d: int, h: Tensor, c: Tensor | None, masks: Any = None
     ) -> tuple:
         w_ih, w_hh, b_ih, b_hh, w_hr = self._params(layer, d)
-        gi_all = F.linear(x, w_ih, b_ih)  # (L, N, gates): one matmul for every step
+        steps, n = x.shape[0], x.shape[1]
+        gi_all = F.linear(x.reshape(steps * n, -1), w_ih, b_ih).view(steps, n, -1)  # one matmul, all steps
+        if w_hr is None:
+            return self._fused(gi_all, w_hh, b_hh, h, c, bool(d), masks)
         steps = range(x.shape[0] - 1, -1, -1) if d else range(x.shape[0])
         outs: list[Tensor] = [None] * x.shape[0]  # type: ignore[list-item]
         for t in steps:
@@ -162,6 +169,19 @@ class RNNBase(Module):
             outs[t] = h
         return stack(outs, 0), h, c
 
+    def _fused(
+        self, gi: Tensor, w_hh: Tensor, b_hh: Tensor | None, h: Tensor, c: Tensor | None, rev: bool, lens: Any
+    ) -> tuple:
+        last = 0 if rev else gi.shape[0] - 1
+        if self.mode == "LSTM":
+            hc = R.lstm_layer(gi, h, c, w_hh, b_hh, rev, lens)  # type: ignore[arg-type]
+            return hc[0], hc[0, last], hc[1, last]
+        if self.mode == "GRU":
+            out = R.gru_layer(gi, h, w_hh, b_hh, rev, lens)
+        else:
+            out = R.rnn_layer(gi, h, w_hh, b_hh, self.mode == "RNN_RELU", rev, lens)
+        return out, out[last], None
+
     def _check(self, x: Tensor, hx: Any) -> bool:
         if x.ndim not in (2, 3):
             raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {x.ndim}D instead")
@@ -178,16 +198,18 @@ class RNNBase(Module):
 
     def _forward_packed(self, packed: PackedSequence, hx: Any) -> tuple:
         padded, lengths = pad_packed_sequence(packed, batch_first=self.batch_first)
-        lens = lengths.to(padded.device)
-        steps = int(lengths.max())
-        masks = [(lens > t).unsqueeze(-1) for t in range(steps)]
+        if self.proj_size:
+            lens = lengths.to(padded.device)
+            masks: Any = [(lens > t).unsqueeze(-1) for t in range(int(lengths.max()))]
+        else:
+            masks = tuple(int(v) for v in lengths.tolist())
         out, state = self._forward(padded, hx, masks)
         repacked = pack_padded_sequence(
             out, lengths, batch_first=self.batch_first, enforce_sorted=packed.sorted_indices is None
         )
         return repacked, state
 
-    def _forward(self, input: Tensor, hx: Any, masks: list | None) -> tuple:
+    def _forward(self, input: Tensor, hx: Any, masks: Any) -> tuple:
         batched = self._check(input, hx)
         x = input if batched else input.unsqueeze(1)
         if batched and self.batch_first:
