@@ -111,10 +111,14 @@ class Stream:
             self._lb.backend.synchronize(self.device_index)
 
     def wait_event(self, event: Event) -> None:
-        """Later work queued here waits for ``event`` (the host does not wait)."""
-        if self._handle is None or event._handle is None:
-            raise _no_events(self.device_type)
-        self._handle.wait_event(event._handle)
+        """Later work queued here waits for ``event`` (the host does not wait, unless this
+        stream's device has no queues to chain it to)."""
+        if event._handle is None:
+            return  # an event that cannot be recorded has nothing to wait for (PyTorch's cpu)
+        if self._handle is None:
+            event.synchronize()
+        else:
+            self._handle.wait_event(event._handle)
 
     def wait_stream(self, stream: Stream) -> None:
         self.wait_event(stream.record_event())
@@ -161,7 +165,7 @@ class Stream:
 class Event:
     """A marker in a stream: wait for it, ask whether it passed, time between two."""
 
-    __slots__ = ("_handle", "_lb", "device_index", "device_type", "enable_timing")
+    __slots__ = ("_handle", "_lb", "_recorded", "device_index", "device_type", "enable_timing")
 
     def __init__(
         self,
@@ -174,6 +178,7 @@ class Event:
         # blocking and interprocess are accepted and ignored, as in PyTorch's torch.Event.
         self.device_type, self.device_index, self._lb = _place(device)
         self.enable_timing = bool(enable_timing)
+        self._recorded = False
         make = getattr(self._lb.backend, "new_event", None) if self._lb else None
         self._handle: EventHandle | None = make(self.device_index, self.enable_timing) if make else None
 
@@ -195,6 +200,7 @@ class Event:
                 f"Event device {self.device} does not match recording stream's device {stream.device}."
             )
         self._handle.record(stream._handle)
+        self._recorded = True
 
     def query(self) -> bool:
         return True if self._handle is None else bool(self._handle.query())
@@ -213,8 +219,8 @@ class Event:
         """Milliseconds from this event to ``end_event`` (both recorded and finished)."""
         if not (self.enable_timing and end_event.enable_timing):
             raise ValueError("Both events must be created with argument 'enable_timing=True'.")
-        if self._handle is None or end_event._handle is None:
-            raise _no_events(self.device_type)
+        if not (self._recorded and end_event._recorded) or self._handle is None or end_event._handle is None:
+            raise ValueError("Both events must be recorded before calculating elapsed time.")
         return float(self._handle.elapsed_time(end_event._handle))
 
     def __repr__(self) -> str:
@@ -232,7 +238,7 @@ def current_stream(device: Any = None, /) -> Stream:
     return Stream._wrap(name, index, lb, get(index) if get else None)
 
 
-def set_stream(stream: Stream, /) -> None:
+def set_stream(stream: Stream) -> None:
     """Queue later work on ``stream``'s device to it; its device becomes current."""
     name, lb = require()
     if stream.device_type != name:
