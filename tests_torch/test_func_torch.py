@@ -448,6 +448,13 @@ def _cases(lib, F):
         "jacrev aux": lambda: F.jacrev(lambda a: a.sum(), has_aux=True)(v),
         "jacfwd aux": lambda: F.jacfwd(lambda a: a.sum(), has_aux=True)(v),
         "jacrev complex": lambda: F.jacrev(lib.sin)(lib.ones(2, dtype=lib.complex64)),
+        "grad aux not tensors": lambda: F.grad(lambda a: (a.sum(), "note"), has_aux=True)(v),
+        "vjp aux not tensors": lambda: F.vjp(lambda a: (a, 1), v, has_aux=True),
+        "jvp aux not tensors": lambda: F.jvp(lambda a: (a, None), (v,), (v,), has_aux=True),
+        "jacrev aux not tensors": lambda: F.jacrev(lambda a: (a, 1), has_aux=True)(v),
+        "jacrev integer input": lambda: F.jacrev(lambda a: a)(lib.ones(3, dtype=lib.int64)),
+        "vmap in_dims None": lambda: F.vmap(ident, in_dims=None)(x),
+        "vmap returns None": lambda: F.vmap(lambda a: None)(x),
         "stack no models": lambda: F.stack_module_state([]),
     }
 

@@ -25,6 +25,7 @@ __all__ = [
     "level",
     "reaches_outside",
     "release",
+    "release_aux",
     "slice_argnums",
     "zeros_for",
 ]
@@ -87,6 +88,18 @@ def release(x: Any) -> Any:
     if is_nested() or not isinstance(x, Tensor) or not x.requires_grad:
         return x
     return x if reaches_outside(x) else x.detach()
+
+
+def release_aux(aux: Any) -> Any:
+    """``release`` over the aux tree, whose leaves must be tensors (PyTorch's check)."""
+    from ._pytree import tree_map
+
+    def one(x: Any) -> Any:
+        if not isinstance(x, Tensor):
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(x)}")  # noqa: TRY004 (PyTorch's type)
+        return release(x)
+
+    return tree_map(one, aux)
 
 
 def zeros_for(g: Any, x: Tensor) -> Tensor:

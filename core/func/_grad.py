@@ -15,7 +15,16 @@ from .._tensor import Tensor
 from ..autograd import grad as _autograd_grad
 from ..autograd.grad_mode import enable_grad
 from ..autograd.graph import meta
-from ._autodiff import check_float_outputs, fresh, is_nested, level, reaches_outside, release, slice_argnums
+from ._autodiff import (
+    check_float_outputs,
+    fresh,
+    is_nested,
+    level,
+    reaches_outside,
+    release,
+    release_aux,
+    slice_argnums,
+)
 from ._pytree import pprint, tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["grad", "grad_and_value", "jvp", "vjp"]
@@ -81,7 +90,7 @@ def grad_and_value(
         g = tree_unflatten([release(x) for x in gs], spec)
         value = release(output)
         if has_aux:
-            return g, (value, tree_map(release, aux))
+            return g, (value, release_aux(aux))
         return g, value
 
     return wrapper
@@ -135,7 +144,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
 
     result = tree_unflatten([release(o) for o in flat_out], out_spec)
     if has_aux:
-        return result, vjp_fn, tree_map(release, aux)
+        return result, vjp_fn, release_aux(aux)
     return result, vjp_fn
 
 
@@ -202,5 +211,5 @@ def jvp(
     primal_out = tree_unflatten([release(o) for o in flat_o], o_spec)
     tangent_out = tree_unflatten([release(t) for t in tangents_out], o_spec)
     if has_aux:
-        return primal_out, tangent_out, tree_map(release, aux)
+        return primal_out, tangent_out, release_aux(aux)
     return primal_out, tangent_out

@@ -14,7 +14,16 @@ from typing import Any
 from .._creation import zeros
 from .._ops.join import stack
 from .._tensor import Tensor
-from ._autodiff import check_float_outputs, fresh, is_nested, level, reaches_outside, release, slice_argnums
+from ._autodiff import (
+    check_float_outputs,
+    fresh,
+    is_nested,
+    level,
+    reaches_outside,
+    release,
+    release_aux,
+    slice_argnums,
+)
 from ._grad import _grads, _replace, _split_aux
 from ._pytree import tree_flatten, tree_map, tree_unflatten
 
@@ -85,7 +94,7 @@ def _jacobian(
                     at += len(leaves)
                 per_out.append(tuple(parts))
         jac = tree_unflatten(per_out, out_spec)
-        return (jac, tree_map(release, aux)) if has_aux else jac
+        return (jac, release_aux(aux)) if has_aux else jac
 
     return wrapper
 
