@@ -258,3 +258,22 @@ def test_backcompat_switches_are_settable_bools_that_change_nothing():
         RuntimeError, match="^set_backcompat_broadcast_warn expects a bool, but got NoneType$"
     ):
         backcompat.broadcast_warning.enabled = None
+
+
+@BOTH
+def test_a_parameter_hook_runs_once(reentrant):
+    lin = nn.Linear(3, 2)
+    calls = []
+
+    def hook(g: ember.Tensor) -> ember.Tensor:
+        calls.append(1)
+        return g * 2
+
+    lin.weight.register_hook(hook)
+    x = ember.randn(4, 3, requires_grad=True)
+    lin(x).sum().backward()
+    want = lin.weight.grad.clone()
+    lin.zero_grad()
+    checkpoint(lin, x, use_reentrant=reentrant).sum().backward()
+    assert ember.equal(lin.weight.grad, want)
+    assert len(calls) == 2  # once per backward

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from .._random import get_rng_state, set_rng_state
@@ -207,10 +207,23 @@ class Checkpoint(Function):
                 if t.requires_grad
             }
             roots, root_grads = [o for o, _ in pairs], [g for _, g in pairs]
-            got = run_backward(roots, root_grads, True, state.enabled, capture, accumulate=False)
+            with _leaf_hooks_held(tensors[n:]):
+                got = run_backward(roots, root_grads, True, state.enabled, capture, accumulate=False)
             for i, k in slot.items():
                 grads_in[i] = got[k]
         return (None, *grads_in)
+
+
+@contextlib.contextmanager
+def _leaf_hooks_held(leaves: Iterable[Tensor]) -> Iterator[None]:
+    """The leaves' tensor hooks, set aside while the recomputation's gradients are gathered:
+    they run once, when the engine hands the leaf its gradient from the checkpoint node."""
+    held = [(t._meta, t._meta.pop("hooks")) for t in leaves if t._meta and "hooks" in t._meta]
+    try:
+        yield
+    finally:
+        for m, hooks in held:
+            m["hooks"] = hooks
 
 
 def _cut(t: Tensor) -> Tensor:
