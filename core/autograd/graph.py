@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ember.backends.dtypes import FLOAT as _FLOAT
+
 from .._dtype import pt_name as _pt
 from .grad_mode import state
 
@@ -45,10 +47,7 @@ class Node:
         self.next_functions = nexts
         self._ctx = ctx
         # Saved tensors (those in a tuple ctx) with their versions at save time.
-        self._versions = tuple((t, t._vc[0]) for t in ctx if hasattr(t, "_vc")) if type(ctx) is tuple else ()
-        for t, _ in self._versions:
-            if t._meta is not None and t._meta.get("inference"):
-                raise RuntimeError(_INFERENCE_SAVED)
+        self._versions = _versions(ctx) if type(ctx) is tuple else ()
         self._released = False
         self._out_id = 0
         self._real_out = False
@@ -179,32 +178,73 @@ def meta(t: Any) -> dict:
 
 def edge(t: Any) -> tuple[Node | None, int]:
     if not getattr(t, "_requires_grad", False):
-        return (None, 0)
+        return _NO_EDGE
     if t.grad_fn is not None:
         return (t.grad_fn, 0)
+    return (_accumulator(t), 0)
+
+
+_NO_EDGE: tuple[None, int] = (None, 0)
+_new = object.__new__
+
+
+def _accumulator(t: Any) -> AccumulateGrad:
+    """The leaf's AccumulateGrad, created on first use and kept in its meta."""
     m = meta(t)
     acc = m.get("acc")
     if acc is None:
         acc = m["acc"] = AccumulateGrad(t)
-    return (acc, 0)
+    return acc
+
+
+def _versions(ctx: tuple) -> tuple:
+    """(tensor, version) of each Tensor in ``ctx``; an inference tensor cannot be saved."""
+    out = []
+    for t in ctx:
+        vc = getattr(t, "_vc", None)
+        if vc is not None:
+            if t._meta is not None and t._meta.get("inference"):
+                raise RuntimeError(_INFERENCE_SAVED)
+            out.append((t, vc[0]))
+    return tuple(out) if out else ()
 
 
 def record(
     name: str, rule: Callable[..., Any], out: Any, inputs: tuple, saved: tuple = (), ctx: Any = None
 ) -> Any:
     # ``saved`` is unused: saved tensors are the Tensors in a tuple ``ctx`` (kept for callers).
-    """Attach a ``name`` node to ``out`` if grad mode is on and an input requires grad."""
-    if not state.enabled:
+    """Attach a ``name`` node to ``out`` if grad mode is on and an input requires grad.
+
+    The hot path of every differentiable op: one loop over the inputs builds the edges.
+    """
+    if not state.enabled or out.dtype.category < _FLOAT:
         return out
+    nexts = []
+    wanted = False
     for t in inputs:
         if getattr(t, "_requires_grad", False):
-            break
-    else:
+            wanted = True
+            fn = t.grad_fn
+            if fn is None:  # a leaf: its AccumulateGrad (inlined: this loop runs per op)
+                m = t._meta
+                fn = m.get("acc") if m else None
+                if fn is None:
+                    fn = _accumulator(t)
+            nexts.append((fn, 0))
+        else:
+            nexts.append(_NO_EDGE)
+    if not wanted:
         return out
-    if not (out.dtype.is_floating_point or out.dtype.is_complex):
-        return out
-    node = out.grad_fn = node_class(name)(rule, tuple(edge(t) for t in inputs), ctx)
+    # Node.__init__'s work, inlined: a class call with a Python __init__ costs a frame more.
+    node = out.grad_fn = _new(_classes.get(name) or node_class(name))
+    node.rule = rule
+    node.next_functions = tuple(nexts)
+    node._ctx = ctx
+    node._versions = _versions(ctx) if type(ctx) is tuple else ()
+    node._released = False
     node._out_id = id(out)
-    node._real_out = not out.dtype.is_complex
+    node._real_out = out.dtype.category == _FLOAT
+    node._pre_hooks = None
+    node._hooks = None
     out._requires_grad = True
     return out
