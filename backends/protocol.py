@@ -67,6 +67,14 @@ class Backend(Protocol):
 
     # Optional, not part of the protocol: ``set_num_threads(n)`` / ``get_num_threads()``
     # (``ember.set_num_threads`` reaches them on the ``cpu`` backend).
+    #
+    # Optional, read by ``ember.accelerator`` (docs/backend-guide.md, section 4):
+    #   is_accelerator: bool        default: True for every backend but ``cpu``
+    #   accelerator_priority: int   default 0; the highest available wins, ties by name
+    #   memory_stats(index) -> dict[str, int]   PyTorch's flat keys ("allocated_bytes.all.current")
+    #   reset_peak_memory_stats(index), empty_cache(index), memory_info(index) -> (free, total)
+    #   new_stream(index, priority), current_stream(index), set_current_stream(index, stream)
+    #   new_event(index, enable_timing)   stream/event handles as ember.accelerator._streams
 
 
 KernelTable = dict[str, Callable[..., Any]]
