@@ -300,6 +300,24 @@ _COMPOSITE_LIST = [
         "relu reverse lengths",
         "(d_gi, d_h0) for the gradient g (L, N, H) of rnn_layer's out, given h0, w_hh and out",
     ),
+    # attention: one call forward, one backward (the frontend records one node)
+    _op(
+        "sdpa",
+        "composite",
+        5,
+        "scale is_causal",
+        "(out, weights) of softmax(q @ k^T * scale + mask) @ v for q (..., Lq, E), k (..., Lk, E), "
+        "v (..., Lk, Ev) of identical batch dims; mask None, bool (True attends) or additive, "
+        "(..., Lq, Lk); is_causal hides j > i; weights: the softmax (rows with nothing to attend "
+        "are 0), before drop, None or (..., Lq, Lk) factors that multiply weights ahead of @ v",
+    ),
+    _op(
+        "sdpa_backward",
+        "composite",
+        6,
+        "scale",
+        "(dq, dk, dv) of sdpa for output gradient g, given q, k, v, its weights and drop",
+    ),
     # special functions, scans, scatter_reduce, complex parts, linear algebra (ember.special, .linalg)
     _op("atan", "composite", 1, "", "arctangent"),
     _op("atan2", "composite", 2, "", "angle of (b, a) in (-pi, pi], quadrant-aware"),

@@ -421,6 +421,10 @@ from .optim_kernels import OPTIM_KERNELS
 
 KERNELS.update(OPTIM_KERNELS)
 
+from .attention_kernels import sdpa, sdpa_backward
+
+KERNELS.update({"sdpa": sdpa, "sdpa_backward": sdpa_backward})
+
 from .rnn_kernels import RNN_KERNELS
 
 KERNELS.update(RNN_KERNELS)

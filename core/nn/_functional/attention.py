@@ -1,31 +1,238 @@
-"""Attention: ``scaled_dot_product_attention`` and the multi-head attention forward pass."""
+"""Attention: ``scaled_dot_product_attention`` and the multi-head attention forward pass.
+
+Both run the ``sdpa`` composite: one backend call for the scores, mask, softmax, dropout and
+both products, and one graph node whose rule is one ``sdpa_backward`` call (PyTorch's fused
+CPU attention has one node too). A backend without those kernels runs their decompositions
+below (so every backend computes attention on its own device). The dropout factors are drawn
+by the frontend with ember's generator, as ``F.dropout`` draws them, so the kernel and the
+decomposition give the same numbers for a seed (PyTorch's generator differs: its draws never
+match bitwise). Double backward and a float mask that requires grad take the same formulas
+in recorded ember ops.
+"""
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ember.backends import dtypes as D
+from ember.backends import registry
 
 from ..._autocast_hook import autocast_op
 from ..._creation import ones, zeros
+from ..._dispatch import call, has_kernel
+from ..._dtype import c_name
+from ..._ops._common import broadcast_shape
+from ..._ops._composite import NoRecord, _as_tensor
 from ..._ops.join import cat
 from ..._ops.select import where
-from ..._tensor import Tensor
-from .linear import dropout, linear
-from .softmax import softmax
+from ..._random import rand
+from ..._tensor import Tensor, wrap
+from ...autograd.grad_mode import state as _grad
+from ...autograd.graph import record
+from ._util import recording
+from .linear import linear
 
-__all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
+__all__ = ["InProj", "attend", "multi_head_attention_forward", "scaled_dot_product_attention"]
 
 _NEG_INF = float("-inf")
 
 
-def _as_bias(mask: Tensor | None, like: Tensor) -> Tensor | None:
-    """A boolean mask (True = attend) or an additive float mask, as an additive bias."""
-    if mask is None:
-        return None
-    if mask.dtype is D.bool_:
-        return where(mask, 0.0, _NEG_INF).to(like.dtype)
-    return mask
+# -- the two composites as ember ops (their decompositions, and the recorded forms) ----------
+def _weights(q: Tensor, k: Tensor, mask: Tensor | None, scale: float, causal: bool) -> Tensor:
+    """softmax(q kᵀ·scale + mask) over keys; a row with nothing to attend is all zeros."""
+    s = (q @ k.transpose(-2, -1)) * scale
+    if causal:
+        lq, lk = s._shape[-2:]
+        s = s.masked_fill(_ones(lq, lk, q).triu(1), _NEG_INF)
+    if mask is not None:
+        s = s.masked_fill(mask.logical_not(), _NEG_INF) if mask.dtype is D.bool_ else s + mask
+    m = s.amax(-1, keepdim=True).detach().clamp(min=_lowest(s))
+    e = (s - m).exp()
+    return e / e.sum(-1, keepdim=True).clamp(min=1.0)  # a row holding its max sums to >= 1
+
+
+def _ones(lq: int, lk: int, like: Tensor) -> Tensor:
+    return ones((lq, lk), dtype=D.bool_, device=like._device)
+
+
+def _lowest(t: Tensor) -> float:
+    from ..._dtype_info import finfo
+
+    return float(finfo(t.dtype).min)
+
+
+def _sdpa_decomposed(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, drop: Tensor | None, scale: float, causal: bool
+) -> tuple[Tensor, Tensor]:
+    w = _weights(q, k, mask, scale, causal)
+    return (w if drop is None else w * drop) @ v, w
+
+
+def _sdpa_backward_decomposed(
+    g: Tensor, q: Tensor, k: Tensor, v: Tensor, w: Tensor, drop: Tensor | None, scale: float
+) -> tuple[Tensor, Tensor, Tensor]:
+    """dS = W ∘ (dP − rowsum(dP ∘ W)), dP = (g vᵀ) ∘ drop; dq = dS k·scale, dk = dSᵀ q·scale."""
+    dv = (w if drop is None else w * drop).transpose(-2, -1) @ g
+    dp = g @ v.transpose(-2, -1)
+    if drop is not None:
+        dp = dp * drop
+    ds = w * (dp - (dp * w).sum(-1, keepdim=True)) * scale
+    return ds @ k, ds.transpose(-2, -1) @ q, dv
+
+
+def _kernel_form(fn: Any, n: int) -> Any:
+    """``fn`` as a kernel on a backend's arrays (the conformance suite calls kernels)."""
+
+    def make(lb: Any) -> Any:
+        def kernel(*args: Any) -> Any:
+            ts = tuple(None if a is None else _as_tensor(lb, a) for a in args[:n])
+            with NoRecord():
+                return tuple(o._data for o in fn(*ts, *args[n:]))
+
+        return kernel
+
+    return make
+
+
+registry.declare_decomposition("sdpa", _kernel_form(_sdpa_decomposed, 5))
+registry.declare_decomposition("sdpa_backward", _kernel_form(_sdpa_backward_decomposed, 6))
+
+
+# -- one node ------------------------------------------------------------------------------
+def _data(t: Tensor | None) -> Any:
+    return None if t is None else t._data
+
+
+def _forward(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, drop: Tensor | None, scale: float, causal: bool
+) -> tuple[Tensor, Tensor]:
+    be = q._be
+    if not has_kernel(be, "sdpa"):
+        with NoRecord():
+            return _sdpa_decomposed(q, k, v, mask, drop, scale, causal)
+    out, w = call(be, "sdpa", q._data, k._data, v._data, _data(mask), _data(drop), scale, causal)
+    shape = q._shape[:-1]
+    return (
+        wrap(out, be, q._device, q.dtype, (*shape, v._shape[-1])),
+        wrap(w, be, q._device, q.dtype, (*shape, k._shape[-2])),
+    )
+
+
+def _sdpa_rule(n: Any, g: Tensor) -> tuple:
+    q, k, v, w, mask, drop, scale, causal = n.ctx
+    if _grad.enabled:  # create_graph: the weights again, recorded, so higher orders see q and k
+        return _sdpa_backward_decomposed(g, q, k, v, _weights(q, k, mask, scale, causal), drop, scale)
+    be = g._be
+    if not has_kernel(be, "sdpa_backward"):
+        with NoRecord():
+            return _sdpa_backward_decomposed(g, q, k, v, w, drop, scale)
+    grads = call(be, "sdpa_backward", g._data, q._data, k._data, v._data, w._data, _data(drop), scale)
+    return tuple(wrap(d, be, t._device, t.dtype, t._shape) for d, t in zip(grads, (q, k, v)))
+
+
+def _product_error(batch: tuple, a: tuple, b: tuple) -> RuntimeError:
+    """PyTorch's message for ``a @ b`` (2-D shapes) failing: ``mm``'s, or ``bmm``'s over the batch."""
+    if not batch:
+        return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a[0]}x{a[1]} and {b[0]}x{b[1]})")
+    n = math.prod(batch)
+    return RuntimeError(
+        f"Expected size for first two dimensions of batch2 tensor to be: [{n}, {a[1]}] but got: [{n}, {b[0]}]."
+    )
+
+
+def attend(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None,
+    dropout_p: float,
+    causal: bool,
+    scale: float,
+    need_weights: bool = False,
+) -> tuple[Tensor, Tensor | None]:
+    """Attention over validated inputs: (output, the weights after dropout if ``need_weights``).
+
+    ``mask``: bool (True attends) or additive, broadcastable to (..., Lq, Lk).
+    """
+    lq, lk = q._shape[-2], k._shape[-2]
+    batch = q._shape[:-2]
+    if k._shape[:-2] != batch or v._shape[:-2] != batch:
+        batch = broadcast_shape(broadcast_shape(batch, k._shape[:-2]), v._shape[:-2])
+        q, k, v = (t if t._shape[:-2] == batch else t.expand(*batch, *t._shape[-2:]) for t in (q, k, v))
+    if k._shape[-1] != q._shape[-1]:
+        raise _product_error(batch, q._shape[-2:], k._shape[-2:][::-1])
+    if v._shape[-2] != lk:
+        raise _product_error(batch, (lq, lk), v._shape[-2:])
+    full = (*batch, lq, lk)
+    if mask is not None:
+        if mask.dtype is not D.bool_ and mask.dtype is not q.dtype:
+            mask = mask.to(q.dtype)
+        if mask._shape != full:
+            mask = mask.expand(*broadcast_shape(full, mask._shape))
+    drop = None
+    if dropout_p > 0.0:
+        if dropout_p == 1.0:
+            drop = rand(full, dtype=q.dtype, device=q._device) * 0.0
+        else:  # F.dropout's draw: keep where a uniform is >= p, scaled by 1/(1-p)
+            keep = rand(full, dtype=q.dtype, device=q._device) >= dropout_p
+            drop = keep.to(q.dtype) * (1.0 / (1.0 - dropout_p))
+    if recording(mask) or (need_weights and recording(q, k, v)):
+        # the weights themselves take part in the graph: recorded ember ops
+        w = _weights(q, k, mask, scale, causal)
+        wd = w if drop is None else w * drop
+        return wd @ v, wd if need_weights else None
+    out, w = _forward(q, k, v, mask, drop, scale, causal)
+    if recording(q, k, v):
+        record(
+            "ScaledDotProductAttentionBackward0",
+            _sdpa_rule,
+            out,
+            (q, k, v),
+            (),
+            (q, k, v, w, mask, drop, scale, causal),
+        )
+    if not need_weights:
+        return out, None
+    with NoRecord():
+        return out, w if drop is None else w * drop
+
+
+def _check(query: Any, key: Any, value: Any, attn_mask: Any, dropout_p: float, is_causal: bool) -> None:
+    if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
+        raise RuntimeError(
+            "Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
+            f"{query.ndim} key.dim: {key.ndim} and value.dim: {value.ndim} instead."
+        )
+    if not (query.dtype is key.dtype is value.dtype):
+        raise RuntimeError(
+            "Expected query, key, and value to have the same dtype, but got query.dtype: "
+            f"{c_name(query.dtype)} key.dtype: {c_name(key.dtype)} and value.dtype: {c_name(value.dtype)} instead."
+        )
+    if attn_mask is not None:
+        if not (attn_mask.dtype is D.bool_ or attn_mask.dtype.is_floating_point):
+            raise RuntimeError(
+                "Expected attn_mask dtype to be bool or float or to match query dtype, but got attn_mask.dtype: "
+                f"{c_name(attn_mask.dtype)} and  query.dtype: {c_name(query.dtype)} instead."
+            )
+        if is_causal:
+            raise RuntimeError(
+                "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True"
+            )
+    if not 0.0 <= dropout_p <= 1.0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
+
+
+def _repeat_heads(query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
+    """Grouped-query attention: each key/value head serves ``Hq / Hkv`` query heads."""
+    hq = query._shape[-3]
+    out = []
+    for t in (key, value):
+        h = t._shape[-3]
+        if hq % h:
+            raise RuntimeError("Number of heads in key and value must divide the number of heads in ")
+        out.append(t if h == hq else t.repeat_interleave(hq // h, -3))
+    return out[0], out[1]
 
 
 @autocast_op("nn.functional.scaled_dot_product_attention")
@@ -41,21 +248,24 @@ def scaled_dot_product_attention(
 ) -> Tensor:
     """``softmax(q kᵀ · scale + mask) v`` over the last two dims; ``scale`` defaults to 1/√E.
 
-    A boolean ``attn_mask`` marks the allowed positions with True.
+    A boolean ``attn_mask`` marks the allowed positions with True; a query with no allowed
+    key gets zeros (PyTorch's safe softmax). ``dropout_p`` applies whatever the mode, as in
+    PyTorch.
     """
-    n_q, n_k = query.shape[-2], key.shape[-2]
-    s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-    scores = (query @ key.transpose(-2, -1)) * s
-    if is_causal:
-        causal = ones((n_q, n_k), dtype=D.bool_, device=query.device).tril()
-        scores = scores + _as_bias(causal, scores)
-    bias = _as_bias(attn_mask, scores)
-    if bias is not None:
-        scores = scores + bias
-    weights = softmax(scores, -1)
-    if dropout_p > 0.0:
-        weights = dropout(weights, dropout_p, True)
-    return weights @ value
+    _check(query, key, value, attn_mask, dropout_p, is_causal)
+    if enable_gqa and query.ndim >= 3:
+        key, value = _repeat_heads(query, key, value)
+    s = 1.0 / math.sqrt(query._shape[-1]) if scale is None else scale
+    return attend(query, key, value, attn_mask, dropout_p, is_causal, s)[0]
+
+
+# -- multi-head attention ------------------------------------------------------------------
+class InProj(tuple):
+    """The q, k and v projection weights (what ``multi_head_attention_forward`` and ONNX export
+    read), with ``packed``: the (3E, E) weight and bias they slice, or None. Self-attention
+    then projects with one ``linear`` and one graph node instead of three slices and three."""
+
+    packed: tuple[Tensor, Tensor | None] | None = None
 
 
 def _pad_key(mask: Tensor | None) -> Tensor | None:
@@ -64,6 +274,13 @@ def _pad_key(mask: Tensor | None) -> Tensor | None:
         return None
     pad = zeros((*mask.shape[:-1], 1), dtype=mask.dtype, device=mask.device)
     return cat([mask, pad], -1)
+
+
+def _additive(mask: Tensor, like: Tensor) -> Tensor:
+    """A multi-head attention mask (bool: True = NOT allowed) as an additive float mask."""
+    if mask.dtype is D.bool_:
+        return where(mask, _NEG_INF, 0.0).to(like.dtype)
+    return mask
 
 
 def _merge_masks(
@@ -75,20 +292,37 @@ def _merge_masks(
     lk: int,
     like: Tensor,
 ) -> Tensor | None:
-    # In multi-head attention a boolean mask marks the positions NOT allowed with True.
-    bias = attn_mask
-    if attn_mask is not None and attn_mask.dtype is D.bool_:
-        bias = where(attn_mask, _NEG_INF, 0.0).to(like.dtype)
-    if bias is not None and bias.ndim == 3:  # (N·heads, L, S)
-        bias = bias.reshape(n, heads, lq, lk)
+    """Both masks as one sdpa mask (bool: True attends) broadcastable to (N, heads, L, S)."""
+    mask = attn_mask
+    if mask is not None and mask.ndim == 3:  # (N·heads, L, S)
+        mask = mask.reshape(n, heads, lq, lk)
     if key_padding_mask is not None:
-        if key_padding_mask.dtype is D.bool_:
-            kp = where(key_padding_mask, _NEG_INF, 0.0).to(like.dtype)
+        kp = key_padding_mask.reshape(n, 1, 1, lk)
+        if mask is None:
+            mask = kp
+        elif mask.dtype is D.bool_ and kp.dtype is D.bool_:
+            mask = mask.logical_or(kp)
         else:
-            kp = key_padding_mask
-        kp = kp.reshape(n, 1, 1, lk)
-        bias = kp if bias is None else bias + kp
-    return bias
+            return _additive(mask, like) + _additive(kp, like)
+    if mask is not None and mask.dtype is D.bool_:
+        return mask.logical_not()
+    return mask
+
+
+def _project(
+    query: Tensor, key: Tensor, value: Tensor, in_proj: tuple, in_bias: tuple
+) -> tuple[Tensor, Tensor, Tensor]:
+    packed = getattr(in_proj, "packed", None)
+    if packed is not None:
+        w, b = packed
+        e = w.shape[0] // 3
+        in_proj = (w[:e], w[e : 2 * e], w[2 * e :])
+        in_bias = (None,) * 3 if b is None else (b[:e], b[e : 2 * e], b[2 * e :])
+    return (
+        linear(query, in_proj[0], in_bias[0]),
+        linear(key, in_proj[1], in_bias[1]),
+        linear(value, in_proj[2], in_bias[2]),
+    )
 
 
 def multi_head_attention_forward(
@@ -109,40 +343,44 @@ def multi_head_attention_forward(
     bias_k: Tensor | None = None,
     bias_v: Tensor | None = None,
     add_zero_attn: bool = False,
+    is_causal: bool = False,
 ) -> tuple[Tensor, Tensor | None]:
     """Sequence-first (L, N, E) multi-head attention; returns the output and (optionally) weights.
 
     ``bias_k``/``bias_v`` (1, 1, E) append one learned key/value to every sequence, and
-    ``add_zero_attn`` one all-zero key/value per head (PyTorch's order: bias first).
+    ``add_zero_attn`` one all-zero key/value per head (PyTorch's order: bias first). The
+    returned weights are those after dropout, as PyTorch returns them.
     """
     lq, n, e = query.shape
     hd = e // num_heads
-    q = linear(query, in_proj[0], in_bias[0])
-    k = linear(key, in_proj[1], in_bias[1])
-    v = linear(value, in_proj[2], in_bias[2])
-    if bias_k is not None and bias_v is not None:
-        k = cat([k, bias_k.expand(1, n, e)], 0)
-        v = cat([v, bias_v.expand(1, n, e)], 0)
-        attn_mask, key_padding_mask = _pad_key(attn_mask), _pad_key(key_padding_mask)
-    lk = k.shape[0]
+    packed = getattr(in_proj, "packed", None)
+    if packed is not None and query is key and key is value and bias_k is None and not add_zero_attn:
+        # (L, N, 3E) -> (3, N, heads, L, hd): one matmul and one node for the three projections
+        qkv = linear(query, *packed).reshape(lq, n, 3, num_heads, hd).permute(2, 1, 3, 0, 4)
+        q, k, v = qkv.unbind(0)
+        lk = lq
+    else:
+        q, k, v = _project(query, key, value, in_proj, in_bias)
+        if bias_k is not None and bias_v is not None:
+            k = cat([k, bias_k.expand(1, n, e)], 0)
+            v = cat([v, bias_v.expand(1, n, e)], 0)
+            attn_mask, key_padding_mask = _pad_key(attn_mask), _pad_key(key_padding_mask)
+        lk = k.shape[0]
 
-    def heads(t: Tensor, length: int) -> Tensor:  # (L, N, E) -> (N, heads, L, hd)
-        return t.reshape(length, n, num_heads, hd).permute(1, 2, 0, 3)
+        def heads(t: Tensor, length: int) -> Tensor:  # (L, N, E) -> (N, heads, L, hd)
+            return t.reshape(length, n, num_heads, hd).permute(1, 2, 0, 3)
 
-    q, k, v = heads(q, lq), heads(k, lk), heads(v, lk)
-    if add_zero_attn:
-        z = zeros((n, num_heads, 1, hd), dtype=k.dtype, device=k.device)
-        k, v = cat([k, z], 2), cat([v, z], 2)
-        attn_mask, key_padding_mask = _pad_key(attn_mask), _pad_key(key_padding_mask)
-        lk += 1
-    scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hd))
-    bias = _merge_masks(attn_mask, key_padding_mask, n, num_heads, lq, lk, scores)
-    if bias is not None:
-        scores = scores + bias
-    weights = softmax(scores, -1)
-    dropped = dropout(weights, dropout_p, training) if dropout_p > 0.0 else weights
-    out = (dropped @ v).permute(2, 0, 1, 3).reshape(lq, n, e)
-    out = linear(out, out_proj_weight, out_proj_bias)
-    if not need_weights:
+        q, k, v = heads(q, lq), heads(k, lk), heads(v, lk)
+        if add_zero_attn:
+            z = zeros((n, num_heads, 1, hd), dtype=k.dtype, device=k.device)
+            k, v = cat([k, z], 2), cat([v, z], 2)
+            attn_mask, key_padding_mask = _pad_key(attn_mask), _pad_key(key_padding_mask)
+            lk += 1
+    causal = is_causal and key_padding_mask is None and not need_weights
+    mask = None if causal else _merge_masks(attn_mask, key_padding_mask, n, num_heads, lq, lk, q)
+    p = dropout_p if training else 0.0
+    out, weights = attend(q, k, v, mask, p, causal, 1.0 / math.sqrt(hd), need_weights)
+    out = linear(out.permute(2, 0, 1, 3).reshape(lq, n, e), out_proj_weight, out_proj_bias)
+    if weights is None:
         return out, None
     return out, weights.mean(1) if average_attn_weights else weights

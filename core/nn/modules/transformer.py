@@ -10,7 +10,8 @@ from ..._creation import empty
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
-from .._functional.attention import multi_head_attention_forward
+from .._functional._util import NoRecord
+from .._functional.attention import InProj, multi_head_attention_forward
 from ..parameter import Parameter
 from .container import ModuleList
 from .dropout import Dropout
@@ -103,14 +104,19 @@ class MultiheadAttention(Module):
             init.xavier_normal_(self.bias_v)
 
     def _projections(self) -> tuple[tuple, tuple]:
+        """The q, k, v weights and biases; with one packed weight, unrecorded slices that carry
+        it (``InProj.packed``): the functional form projects with it, recording one node."""
         e = self.embed_dim
-        if self._qkv_same_embed_dim:
-            w = self.in_proj_weight
-            ws = (w[:e], w[e : 2 * e], w[2 * e :])
-        else:
-            ws = (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight)
         b = self.in_proj_bias
-        bs = (None, None, None) if b is None else (b[:e], b[e : 2 * e], b[2 * e :])
+        if not self._qkv_same_embed_dim:
+            ws: tuple = (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight)
+            bs = (None, None, None) if b is None else (b[:e], b[e : 2 * e], b[2 * e :])
+            return ws, bs
+        w = self.in_proj_weight
+        with NoRecord():
+            ws = InProj((w[:e], w[e : 2 * e], w[2 * e :]))
+            bs = (None, None, None) if b is None else (b[:e], b[e : 2 * e], b[2 * e :])
+        ws.packed = (w, b)
         return ws, bs
 
     def forward(
@@ -155,6 +161,7 @@ class MultiheadAttention(Module):
             self.bias_k,
             self.bias_v,
             self.add_zero_attn,
+            is_causal,
         )
         if not batched:
             out = out.squeeze(1)
