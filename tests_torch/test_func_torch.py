@@ -349,6 +349,9 @@ def test_ensembling_tutorial():
     got = ef.vmap(fmodel(base_e, ef.functional_call), in_dims=(0, 0, None))(p_e, b_e, _e(x))
     want = tf.vmap(fmodel(base_t, tf.functional_call), in_dims=(0, 0, None))(p_t, b_t, _t(x))
     _same(got, want)
+    xs = np.random.default_rng(5).standard_normal((3, 6, 3))  # a minibatch per model
+    got_each = ef.vmap(fmodel(base_e, ef.functional_call))(p_e, b_e, _e(xs))
+    _same(got_each, tf.vmap(fmodel(base_t, tf.functional_call))(p_t, b_t, _t(xs)))
     for i, (e, _) in enumerate(pairs):
         _same(got[i], e(_e(x)))
     got.sum().backward()
@@ -500,3 +503,44 @@ def test_tied_values_error_matches_pytorch():
         )
 
     assert _err(lambda: call(ef, tied(enn), ember)) == _err(lambda: call(tf, tied(tnn), torch))
+
+
+def _cnn(nn, F):
+    class SimpleCNN(nn.Module):  # the per-sample-gradients tutorial's model, smaller
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 2, 3, 1)
+            self.fc1 = nn.Linear(2 * 3 * 3, 4)
+
+        def forward(self, x):
+            x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+            return F.log_softmax(self.fc1(x.flatten(1)), dim=1)
+
+    return SimpleCNN()
+
+
+def test_per_sample_gradients_of_a_cnn():
+    torch.manual_seed(7)
+    t = _cnn(tnn, tF).double()
+    e = _cnn(enn, eF).double()
+    e.load_state_dict({k: _e(v.numpy()) for k, v in t.state_dict().items()})
+    rng = np.random.default_rng(8)
+    x, y = rng.standard_normal((3, 1, 8, 8)), np.array([1, 0, 3])
+
+    def compute_loss(model, fc, F):
+        def loss(params, buffers, sample, target):
+            pred = fc(model, (params, buffers), (sample.unsqueeze(0),))
+            return F.nll_loss(pred, target.unsqueeze(0))
+
+        return loss
+
+    def state(m):
+        return {k: v.detach() for k, v in m.named_parameters()}, {k: v.detach() for k, v in m.named_buffers()}
+
+    got = ef.vmap(ef.grad(compute_loss(e, ef.functional_call, eF)), in_dims=(None, None, 0, 0))(
+        *state(e), _e(x), ember.tensor(y)
+    )
+    want = tf.vmap(tf.grad(compute_loss(t, tf.functional_call, tF)), in_dims=(None, None, 0, 0))(
+        *state(t), _t(x), torch.tensor(y)
+    )
+    _same(got, want, tol=1e-9)
