@@ -126,7 +126,10 @@ class Progress:
         if self.bar is not None:
             self.bar.update(1)
         elif now - self.first >= self.threshold_s:
-            self.bar = self._open()
+            try:
+                self.bar = self._open()
+            except Exception:  # noqa: BLE001 - a progress display must never fail a compile
+                self.bar = _Line()
 
     def idle(self) -> None:
         """Close the bar once no program has compiled for ``threshold_s`` (a cache hit calls this)."""
@@ -154,7 +157,8 @@ class Progress:
             initial=self.count,
             bar_format="{desc}: {n_fmt} programs [{elapsed}]",
         )
-        bar.start_t -= self.clock() - self.first  # the burst began before the bar
+        if not bar.disable:  # a disabled bar (stderr not a terminal) has no clock
+            bar.start_t -= self.clock() - self.first  # the burst began before the bar
         return bar
 
 

@@ -176,3 +176,14 @@ def test_progress_without_the_cache_does_not_promise_it() -> None:
     _compile(progress, clock, 2.0)
     progress.close()
     assert "compiling OpenCL kernels: 1 programs" in out.getvalue()
+
+
+def test_progress_on_a_file_that_is_not_a_terminal_writes_nothing() -> None:
+    pytest.importorskip("tqdm")
+    out, clock = io.StringIO(), _Clock()
+    progress = Progress(threshold_s=1.0, clock=clock, file=out)
+    for _ in range(3):
+        _compile(progress, clock, 0.6)
+    clock.now += 5.0
+    progress.idle()
+    assert out.getvalue() == "" and progress.bar is None
