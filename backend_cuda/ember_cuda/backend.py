@@ -133,7 +133,12 @@ class CUDABackend:
 
     def new_stream(self, index: int, priority: int = 0) -> CupyStream:
         with cupy.cuda.Device(index):
-            return CupyStream(cupy.cuda.Stream(non_blocking=False, priority=priority))
+            if priority:
+                try:  # a scheduling hint; CuPy versions without the argument ignore it
+                    return CupyStream(cupy.cuda.Stream(priority=priority))
+                except TypeError:
+                    pass
+            return CupyStream(cupy.cuda.Stream())
 
     def current_stream(self, index: int) -> CupyStream:
         with cupy.cuda.Device(index):
@@ -202,8 +207,12 @@ class _PeakTracker:
     @classmethod
     def install(cls) -> None:
         if cls.active is None:
-            cls.active = cls(cupy.cuda.get_allocator())
-            cupy.cuda.set_allocator(cls.active)
+            tracker = cls(cupy.cuda.get_allocator())
+            try:
+                cupy.cuda.set_allocator(tracker)
+            except ValueError:  # inside cupy.cuda.using_allocator: leave it be, no peaks
+                return
+            cls.active = tracker
 
     def __call__(self, nbytes: int) -> Any:
         mem = self.inner(nbytes)

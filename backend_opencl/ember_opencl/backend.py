@@ -20,6 +20,9 @@ from .dtypes import BASE_DTYPES, FP64, from_np, to_np
 
 __all__ = ["OpenCLBackend", "check_dtype", "declared_dtypes"]
 
+# Per device: the reserved bytes' peak as of the last empty_cache or reset (see memory_stats).
+_peak_reserved: dict[int, int] = {}
+
 
 @lru_cache(maxsize=1)
 def declared_dtypes() -> frozenset[DType]:
@@ -130,7 +133,7 @@ class OpenCLBackend:
             "allocated_bytes.all.current": allocated,
             "allocated_bytes.all.peak": max(allocated, getattr(dev, "peak_allocated", 0)),
             "reserved_bytes.all.current": reserved,
-            "reserved_bytes.all.peak": max(reserved, getattr(dev, "peak_reserved", 0)),
+            "reserved_bytes.all.peak": max(reserved, _peak_reserved.get(index, 0)),
             "active.all.current": pool.active_blocks,
             "segment.all.current": pool.active_blocks + pool.held_blocks,
         }
@@ -138,13 +141,13 @@ class OpenCLBackend:
     def reset_peak_memory_stats(self, index: int) -> None:
         dev = runtime._states.get(index)
         if dev is not None:
-            dev.peak_allocated, dev.peak_reserved = dev.pool.active_bytes, dev.pool.managed_bytes
+            dev.peak_allocated, _peak_reserved[index] = dev.pool.active_bytes, dev.pool.managed_bytes
 
     def empty_cache(self, index: int) -> None:
         dev = runtime._states.get(index)
         if dev is not None:
             # The reserved bytes grow only in alloc and fall only here: their peak is kept now.
-            dev.peak_reserved = max(getattr(dev, "peak_reserved", 0), dev.pool.managed_bytes)
+            _peak_reserved[index] = max(_peak_reserved.get(index, 0), dev.pool.managed_bytes)
             dev.pool.free_held()
 
     # Optional: streams and events. Each device has ONE in-order command queue, so every Stream
