@@ -436,6 +436,8 @@ def _cases(lib, F):
         "grad integer": lambda: F.grad(lambda a: a.sum())(lib.ones(3, dtype=lib.int64)),
         "jvp primals": lambda: F.jvp(lib.sin, v, v),
         "jvp structure": lambda: F.jvp(lib.sin, (v,), (v, v)),
+        "jvp tangent not tensor": lambda: F.jvp(lib.sin, (v,), (1.0,)),
+        "jvp no primals": lambda: F.jvp(lambda: v, (), ()),
         "jvp size": lambda: F.jvp(lib.sin, (v,), (v[:2],)),
         "jvp returns int": lambda: F.jvp(lambda a: 3, (v,), (v,)),
         "jvp aux": lambda: F.jvp(lambda a: a, (v,), (v,), has_aux=True),
@@ -482,6 +484,8 @@ def test_module_errors_match_pytorch():
         ),
         lambda F, m, lib: F.functional_call(m, ({"fc1.bias": lib.zeros(4)}, 3), lib.zeros(1, 3)),
         lambda F, m, lib: F.functional_call(m, 3, lib.zeros(1, 3)),
+        lambda F, m, lib: F.functional_call(m, {"fc1.weight": 3}, lib.zeros(1, 3)),
+        lambda F, m, lib: F.functional_call(m, {"nope.weight": lib.zeros(1)}, lib.zeros(1, 3)),
         lambda F, m, lib: F.stack_module_state([m, m.__class__().eval()]),
     ]
     for case in cases:

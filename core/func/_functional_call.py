@@ -44,7 +44,7 @@ def _swap(module: Module, name: str, value: Any) -> Any:
             return old
     old = getattr(mod, attr, _MISSING)
     if old is not _MISSING and old is not None and not isinstance(old, Tensor):
-        raise TypeError(f"attribute `{attr}`: {old} is not an instance of torch.Tensor")
+        raise TypeError(f"attribute `{attr}`: {old} is not an instance of ember.Tensor")
     if value is _MISSING:
         if old is not _MISSING:
             object.__delattr__(mod, attr)
@@ -102,7 +102,7 @@ def _reparametrized(
     try:
         for name, value in tensors.items():
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"{value} is not an instance of torch.Tensor")
+                raise TypeError(f"{value} is not an instance of ember.Tensor")
             originals.append((name, _swap(module, name, value)))
         yield
     finally:

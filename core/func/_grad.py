@@ -167,8 +167,14 @@ def jvp(
             "primals is a tuple of 3 tensors, tangents also must be. Got primals with structure "
             f"{p_spec} and tangents with structure {t_spec}"
         )
+    for what, leaves in (("primals", flat_p), ("tangents", flat_t)):
+        if not leaves:
+            raise RuntimeError(f"{_JVP}: Expected {what} to contain at least one Tensor.")
+        for leaf in leaves:
+            if not isinstance(leaf, Tensor):
+                raise RuntimeError(f"{_JVP}: Expected {what} to only contain Tensors, got {type(leaf)}")  # noqa: TRY004 (PyTorch's type)
     for p, t in zip(flat_p, flat_t):
-        if isinstance(p, Tensor) and isinstance(t, Tensor) and p.shape != t.shape:
+        if p.shape != t.shape:
             raise RuntimeError(
                 "Trying to set a forward gradient that has a different size than that of the original "
                 f"Tensor, this is not supported. Tensor is of size {list(p.shape)} while the given "
