@@ -132,7 +132,9 @@ def run(batches: int, rounds: int, models: tuple[str, ...]) -> dict[str, Any]:
     rep = Report("wordlm")
     times: dict[tuple[str, str], list[float]] = {}
     setups = {
-        (kind, impl): (lib, build(lib, kind), lib.tensor(ids)) for kind in models for impl, lib in libs.items()
+        (kind, impl): (lib, build(lib, kind), lib.tensor(ids))
+        for kind in models
+        for impl, lib in libs.items()
     }
     for lib, model, data in setups.values():
         epoch(lib, model, data[: 2 * BPTT + 1])  # warm up lazy imports and caches
@@ -161,7 +163,9 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="10 batches, 3 rounds")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--batches", type=int, default=50)
-    ap.add_argument("--models", default=",".join(MODELS), help="comma-separated subset of LSTM,GRU,Transformer")
+    ap.add_argument(
+        "--models", default=",".join(MODELS), help="comma-separated subset of LSTM,GRU,Transformer"
+    )
     args = ap.parse_args()
     batches, rounds = (10, 3) if args.quick else (args.batches, args.rounds)
     out = run(batches, rounds, tuple(m for m in args.models.split(",") if m))

@@ -284,10 +284,7 @@ MODULE_CASES: dict[str, Any] = {
     "CrossEntropyLoss": lambda T, x: T.nn.CrossEntropyLoss()(x.to(T.bfloat16), T.tensor([0, 1, 2])),
 }
 # Known differences (ember's result dtype asserted, so a fix shows here): fix and delete.
-MODULE_DIFFERENCES = {
-    # PyTorch runs cpu LSTMs through mkldnn_rnn_layer, on its lower list; ember's LSTM has no marked op
-    "LSTM": "float32",
-}
+MODULE_DIFFERENCES: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("name", list(MODULE_CASES))

@@ -226,7 +226,9 @@ def rnn_layer(gi: Any, h0: Any, w_hh: Any, b_hh: Any, relu: bool, reverse: bool,
     return _down(dtype, out)[0]
 
 
-def rnn_layer_backward(g: Any, h0: Any, w_hh: Any, out: Any, relu: bool, reverse: bool, lengths: Any) -> tuple:
+def rnn_layer_backward(
+    g: Any, h0: Any, w_hh: Any, out: Any, relu: bool, reverse: bool, lengths: Any
+) -> tuple:
     dtype = g.dtype
     g, h0, w_hh, out = _up(g, h0, w_hh, out)
     steps, n, hid = out.shape

@@ -19,6 +19,7 @@ _CPU_LOWER = """
 conv1d conv2d nn.functional.conv3d bmm mm linalg.vecdot baddbmm addmm addbmm
 nn.functional.linear matmul conv_transpose1d conv_transpose2d nn.functional.prelu
 nn.functional.scaled_dot_product_attention
+mkldnn_rnn_layer _rnn_layer
 """
 
 _CPU_FLOAT32 = """
@@ -44,7 +45,7 @@ _CPU_PROMOTE = "stack cat index_copy"
 _CUDA_LOWER = """
 conv1d conv2d nn.functional.conv3d conv_transpose1d conv_transpose2d nn.functional.prelu
 addmm addmv addr matmul mm mv linalg.vecdot nn.functional.linear addbmm baddbmm bmm
-chain_matmul linalg.multi_dot nn.functional.scaled_dot_product_attention
+chain_matmul linalg.multi_dot nn.functional.scaled_dot_product_attention _rnn_layer
 """
 
 _CUDA_FLOAT32 = """
@@ -65,6 +66,10 @@ _CUDA_PROMOTE = """
 addcdiv addcmul atan2 nn.functional.bilinear cross dot vdot nn.functional.grid_sample index_put
 scatter_add tensordot cat stack index_copy
 """
+
+# mkldnn_rnn_layer: an LSTM layer (PyTorch's cpu LSTM kernel); _rnn_layer: ember's Elman RNN
+# layer, whose steps PyTorch computes with linears (so in the lower dtype); a GRU layer is
+# unmarked: PyTorch's cpu GRU gives float32.
 
 # Unlisted ops PyTorch decomposes into listed ones (so linalg.multi_dot on cpu runs its mms in
 # the lower dtype).

@@ -139,7 +139,14 @@ def _lstm_decomposed(
 
 @decomposition("lstm_layer_backward")
 def _lstm_backward_decomposed(
-    g: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor, hc: Tensor, gates: Tensor, reverse: bool, lengths: Lengths
+    g: Tensor,
+    h0: Tensor,
+    c0: Tensor,
+    w_hh: Tensor,
+    hc: Tensor,
+    gates: Tensor,
+    reverse: bool,
+    lengths: Lengths,
 ) -> tuple:
     steps, hid = hc.shape[1], hc.shape[-1]
     masks = _masks(lengths, hc[0])
@@ -170,7 +177,9 @@ def _lstm_backward_decomposed(
 
 
 # -- GRU -----------------------------------------------------------------------------------
-def gru_layer(gi: Tensor, h0: Tensor, w_hh: Tensor, b_hh: Tensor | None, reverse: bool, lengths: Lengths) -> Tensor:
+def gru_layer(
+    gi: Tensor, h0: Tensor, w_hh: Tensor, b_hh: Tensor | None, reverse: bool, lengths: Lengths
+) -> Tensor:
     """(L, N, H): every h of one GRU direction."""
     gi, h0, w_hh, b_hh = _same_dtype(gi, h0, w_hh, b_hh)
     out, gates = _run("gru_layer", (gi, h0, w_hh, b_hh), (reverse, lengths), gi.dtype)
@@ -188,7 +197,9 @@ def _gru_rule(n: Any, g: Tensor) -> tuple:
     return (d_gi, d_h0, None, *_weight_grads(n, d_gh, _prev(out, h0, reverse)))
 
 
-def _gru_args(gi: Tensor, h0: Tensor, _: None, w_hh: Tensor, b_hh: Any, reverse: bool, lengths: Lengths) -> Any:
+def _gru_args(
+    gi: Tensor, h0: Tensor, _: None, w_hh: Tensor, b_hh: Any, reverse: bool, lengths: Lengths
+) -> Any:
     return _gru_decomposed(gi, h0, w_hh, b_hh, reverse, lengths)
 
 
