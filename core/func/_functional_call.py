@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._ops.join import stack
 from .._tensor import Tensor
-from ..nn.modules.module import Module
+
+if TYPE_CHECKING:
+    from ..nn.modules.module import Module
 
 __all__ = ["functional_call", "stack_module_state"]
 
@@ -24,7 +26,7 @@ def _owner(module: Module, name: str) -> tuple[Module, str]:
     prefix, _, attr = name.rpartition(".")
     mod = module
     for part in prefix.split(".") if prefix else ():
-        sub = mod._modules.get(part) if isinstance(mod, Module) else None
+        sub = mod._modules.get(part)
         if sub is None:
             raise AttributeError(f"{mod._get_name()} has no attribute `{part}`")
         mod = sub
