@@ -71,6 +71,8 @@ _discovery_errors: dict[str, str] = {}
 _loaded: dict[str, LoadedBackend] = {}
 _broken: dict[str, str] = {}
 _warned: set[tuple[str, str]] = set()
+# ``accelerators()``'s answer, emptied whenever a backend is loaded, registered or forgotten.
+_accelerator_rows: list[tuple[str, bool]] = []
 # Composites the frontend can compute from primitives (filled by ``declare_decomposition``),
 # each with a factory for a kernel-shaped adapter where the frontend offers one (None: the
 # decomposition lives inside the op's frontend function and has no kernel form).
@@ -438,6 +440,7 @@ def get(name: str) -> LoadedBackend:
             _broken[name] = str(e)
             raise
         _loaded[name] = lb
+        _accelerator_rows.clear()
     if lb.unavailable is not None:
         raise BackendUnavailableError(f"backend '{name}' is installed but unavailable: {lb.unavailable}")
     return lb
@@ -494,8 +497,11 @@ def accelerators() -> list[tuple[str, bool]]:
     A backend may declare ``is_accelerator`` and ``accelerator_priority`` (both optional:
     without them every backend but ``cpu`` is an accelerator of priority 0); the highest
     priority comes first, ties in name order. Backends that fail to load are left out
-    (``status()`` says why). Cheap once loaded: ``ember.accelerator`` asks on every call.
+    (``status()`` says why). Cached until a backend is loaded, registered or forgotten:
+    ``ember.accelerator`` asks on every call.
     """
+    if _accelerator_rows:
+        return list(_accelerator_rows)
     rows = []
     for name in sorted(set(_discover()) | set(_loaded)):
         if name not in _loaded:
@@ -508,7 +514,8 @@ def accelerators() -> list[tuple[str, bool]]:
             continue
         rows.append((-int(getattr(lb.backend, "accelerator_priority", 0)), name, lb.unavailable is None))
     rows.sort()
-    return [(name, ok) for _, name, ok in rows]
+    _accelerator_rows[:] = [(name, ok) for _, name, ok in rows]
+    return list(_accelerator_rows)
 
 
 def register(name: str, plugin: Any, dist: str = "<in-process>") -> LoadedBackend:
@@ -520,6 +527,7 @@ def register(name: str, plugin: Any, dist: str = "<in-process>") -> LoadedBacken
         raise ContractError(f"backend name '{name}' is already registered")
     lb = _install(name, plugin, dist)
     _loaded[name] = lb
+    _accelerator_rows.clear()
     return lb
 
 
@@ -527,6 +535,7 @@ def unregister(name: str) -> None:
     """Forget an in-process backend (tensors on it stop working)."""
     _loaded.pop(name, None)
     _broken.pop(name, None)
+    _accelerator_rows.clear()
 
 
 def declare_decomposition(
