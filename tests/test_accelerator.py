@@ -171,6 +171,7 @@ def test_priority_then_name_order_and_opt_out(monkeypatch: pytest.MonkeyPatch) -
     finally:
         for name in (*names, "zp_host", "zp_plain", "zp_gone"):
             registry.unregister(name)
+    assert not [row for row in registry.accelerators() if row[0].startswith("zp_")]  # not cached
 
 
 def test_current_accelerator(fake: FakeBackend) -> None:
