@@ -277,3 +277,50 @@ def test_a_parameter_hook_runs_once(reentrant):
     checkpoint(lin, x, use_reentrant=reentrant).sum().backward()
     assert ember.equal(lin.weight.grad, want)
     assert len(calls) == 2  # once per backward
+
+
+def test_non_reentrant_closure_over_a_non_leaf_passes_its_gradient_on():
+    a = ember.tensor([1.0, -2.0, 0.5], requires_grad=True)
+    x = ember.tensor([3.0, 4.0, 5.0], requires_grad=True)
+    c = a * 2  # not an argument: reached through the function's closure
+    y = checkpoint(lambda t: (t * c).sin(), x, use_reentrant=False)
+    (y.sum() + c.sum()).backward()
+    xd, ad = x.detach(), a.detach()
+    assert ember.allclose(a.grad, 2 * xd * (xd * 2 * ad).cos() + 2)
+    assert ember.allclose(x.grad, 2 * ad * (xd * 2 * ad).cos())
+
+
+@BOTH
+def test_activations_are_freed_at_once_without_the_garbage_collector(reentrant):
+    import weakref
+
+    inside: list = []
+
+    def f(t: ember.Tensor) -> ember.Tensor:
+        h = t.exp()
+        inside.append(weakref.ref(h))
+        return (h * t).tanh().softmax(-1)
+
+    x = ember.randn(2, 5, requires_grad=True)
+    gc.disable()
+    try:
+        y = checkpoint(f, x, use_reentrant=reentrant)
+        assert inside[0]() is None
+    finally:
+        gc.enable()
+    y.sum().backward()
+    (g,) = ember.autograd.grad(f(x).sum(), x)
+    assert ember.allclose(x.grad, g)
+
+
+def test_non_reentrant_keyword_tensors_and_in_place_input_ops():
+    a = ember.tensor([1.0, -2.0, 0.5], requires_grad=True)
+    scale = a * 3  # a non-leaf keyword argument
+    x = ember.tensor([3.0, -4.0, 5.0])  # requires no grad; the segment changes it in place
+
+    def f(t: ember.Tensor, *, s: ember.Tensor) -> ember.Tensor:
+        return t.relu_() * s
+
+    y = checkpoint(f, x.clone(), s=scale, use_reentrant=False)
+    y.sum().backward()
+    assert ember.equal(a.grad, ember.tensor([9.0, 0.0, 15.0]))

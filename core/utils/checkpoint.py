@@ -2,35 +2,36 @@
 
 Both of PyTorch's variants rerun the function on the saved inputs when its gradient is needed,
 with the random state of the forward restored (so dropout draws the same mask) and autocast as
-it was. ember has no saved-tensor hooks, so both are built on a custom ``Function`` whose node
+it was. ember has no saved-tensor hooks, so both rerun the segment as a whole from one node that
 holds only the inputs:
 
-* ``use_reentrant=True`` (PyTorch's ``CheckpointFunction``): forward under ``no_grad``; backward
-  reruns the function under ``enable_grad`` and calls ``backward`` on it, so parameters used
-  inside accumulate their ``.grad`` directly, as PyTorch's reentrant backward does.
-* ``use_reentrant=False``: forward runs once recording, to learn which leaves (parameters,
-  captured tensors) the outputs depend on; that graph is then dropped and the checkpoint node
-  takes those leaves as inputs besides the arguments. Its backward reruns the function and hands
-  the leaves' gradients to the engine, so ``autograd.grad``, ``backward(inputs=...)``, keyword
-  arguments, inputs that do not require grad and double backward all work, as in PyTorch.
-  (A non-leaf tensor captured by the function's closure gets its gradient through the
-  checkpoint for ``backward()``, but is not a target of ``autograd.grad``.)
+* ``use_reentrant=True`` (PyTorch's ``CheckpointFunction``, a custom ``Function``): forward under
+  ``no_grad``; backward reruns the function under ``enable_grad`` and calls ``backward`` on it,
+  so parameters used inside accumulate their ``.grad`` directly, as PyTorch's does.
+* ``use_reentrant=False``: forward runs once recording, to find where the segment's graph meets
+  the rest (parameters, captured tensors); its own nodes are then released and one
+  ``CheckpointBackward`` node takes their place, with an edge to each of those meeting points
+  (``_checkpoint_graph``). Its backward reruns the function and hands every gradient to the
+  engine, so ``autograd.grad``, ``backward(inputs=...)``, keyword arguments, inputs that do not
+  require grad and double backward work as in PyTorch.
 """
 
 from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._random import get_rng_state, set_rng_state
-from .._tensor import Tensor, wrap
+from .._tensor import Tensor
 from ..amp import autocast_mode as _amp
 from ..autograd.engine import run_backward
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, no_grad, state
-from ..autograd.graph import AccumulateGrad, Node, edge
+from ..autograd.graph import edge
+from . import _checkpoint_graph as _graph
+from ._checkpoint_graph import CheckpointError
 
 __all__ = [
     "CheckpointError",
@@ -56,10 +57,6 @@ _SEQUENTIAL_DEFAULT = (
     "two variants."
 )
 _ALLOWED_CHECKS = ["default", "none"]
-
-
-class CheckpointError(RuntimeError):
-    """The rerun in backward did not produce what the forward did."""
 
 
 def noop_context_fn() -> tuple[contextlib.AbstractContextManager, contextlib.AbstractContextManager]:
@@ -99,21 +96,26 @@ class _Replay:
         types = {"cpu", *(a._device.type for a in args if isinstance(a, Tensor))}
         self.autocast = [(d, _amp.is_autocast_enabled(d), _amp.get_autocast_dtype(d)) for d in sorted(types)]
 
-    def rerun(
-        self, tensors: Iterable[Any], context: Any = None, connected: bool = False
-    ) -> tuple[tuple, Any]:
-        """The inputs and the function's outputs, recomputed under ``enable_grad``. The inputs are
-        detached, or (``connected``, for a double backward) aliases still joined to the originals."""
+    @enable_grad()
+    def bind(self, tensors: Iterable[Any], connected: bool, force: bool = True) -> tuple[tuple, None]:
+        """The arguments for a run: tensors detached, each floating one requiring grad (``force``:
+        the non-reentrant variant finds its own nodes by them), or for a double backward
+        (``connected``) aliases still joined to the originals."""
         args = list(self.slots)
         it = iter(tensors)
         for i, a in enumerate(args):
             if a is None:
                 t = next(it)
                 if connected and t.requires_grad:
-                    with enable_grad():
-                        args[i] = t.view_as(t)
+                    args[i] = t.view_as(t)
+                elif force and (t.dtype.is_floating_point or t.dtype.is_complex):
+                    args[i] = _Input.apply(t.detach().requires_grad_(True))
                 else:
                     args[i] = _detached(t)
+        return tuple(args), None
+
+    def run(self, args: tuple, context: Any = None) -> Any:
+        """The function on ``args`` under ``enable_grad``, with the forward's RNG and autocast state."""
         saved = get_rng_state() if self.preserve else None
         try:
             if self.rng is not None:
@@ -124,11 +126,23 @@ class _Replay:
                     stack.enter_context(_amp.autocast(dev, dtype=dtype, enabled=on))
                 if context is not None:
                     stack.enter_context(context)
-                out = self.function(*args, **self.kwargs)
+                return self.function(*args, **self.kwargs)
         finally:
             if saved is not None:
                 set_rng_state(saved)
-        return tuple(args), out
+
+
+class _Input(Function):
+    """An input as the segment sees it: the caller's data behind a node of this call, not a leaf
+    (so an in-place op on it works, as on PyTorch's non-reentrant input)."""
+
+    @staticmethod
+    def forward(ctx: Any, t: Tensor) -> Tensor:
+        return _graph.cut(t)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Tensor:
+        return g
 
 
 def _as_tuple(out: Any) -> tuple:
@@ -148,92 +162,14 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> tuple:
-        inputs, out = ctx.replay.rerun(ctx.saved_tensors)
+        inputs, _ = ctx.replay.bind(ctx.saved_tensors, connected=False, force=False)
+        out = ctx.replay.run(inputs)
         outs = _as_tuple(out)
         pairs = [(o, g) for o, g in zip(outs, grads) if isinstance(o, Tensor) and o.requires_grad]
         if not pairs:
             raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not necessary")
         run_backward([o for o, _ in pairs], [g for _, g in pairs], False, False)
         return (None, None, *(x.grad if isinstance(x, Tensor) else None for x in inputs))
-
-
-def _leaves(outs: tuple) -> list[Tensor]:
-    """The leaf tensors requiring grad that ``outs``' graph reaches, in a fixed order."""
-    found: list[Tensor] = []
-    seen: set[int] = set()
-    stack: list[Node] = [o.grad_fn for o in outs if isinstance(o, Tensor) and o.grad_fn is not None]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, AccumulateGrad):
-            found.append(node.variable)
-            continue
-        stack.extend(n for n, _ in node.next_functions if n is not None)
-    return found
-
-
-class Checkpoint(Function):
-    """The non-reentrant variant's node: inputs are the tensor arguments, then the inner leaves."""
-
-    @staticmethod
-    def forward(info: dict, *tensors: Any) -> Any:  # type: ignore[override]
-        return info.pop("outputs")
-
-    @staticmethod
-    def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
-        ctx.info = inputs[0]
-        ctx.save_for_backward(*inputs[1:])
-
-    @staticmethod
-    def backward(ctx: Any, *grads: Any) -> tuple:
-        info = ctx.info
-        replay: _Replay = info["replay"]
-        n = info["n_args"]
-        tensors = ctx.saved_tensors
-        inputs, out = replay.rerun(tensors[:n], info["recompute_context"], connected=state.enabled)
-        outs = _as_tuple(out)
-        if info["check"]:
-            _check_metadata(info["metas"], outs)
-        pairs = [(o, g) for o, g in zip(outs, grads) if isinstance(o, Tensor) and o.requires_grad]
-        targets = [x for x in inputs if isinstance(x, Tensor)] + list(tensors[n:])
-        grads_in: list[Any] = [None] * len(targets)
-        if pairs:
-            capture: dict[int, int] = {}
-            slot = {
-                i: capture.setdefault(id(_acc(t)), len(capture))
-                for i, t in enumerate(targets)
-                if t.requires_grad
-            }
-            roots, root_grads = [o for o, _ in pairs], [g for _, g in pairs]
-            with _leaf_hooks_held(tensors[n:]):
-                got = run_backward(roots, root_grads, True, state.enabled, capture, accumulate=False)
-            for i, k in slot.items():
-                grads_in[i] = got[k]
-        return (None, *grads_in)
-
-
-@contextlib.contextmanager
-def _leaf_hooks_held(leaves: Iterable[Tensor]) -> Iterator[None]:
-    """The leaves' tensor hooks, set aside while the recomputation's gradients are gathered:
-    they run once, when the engine hands the leaf its gradient from the checkpoint node."""
-    held = [(t._meta, t._meta.pop("hooks")) for t in leaves if t._meta and "hooks" in t._meta]
-    try:
-        yield
-    finally:
-        for m, hooks in held:
-            m["hooks"] = hooks
-
-
-def _cut(t: Tensor) -> Tensor:
-    return wrap(t._data, t._be, t._device, t.dtype, t._shape)
-
-
-def _acc(t: Tensor) -> Node:
-    node, _ = edge(t)
-    assert node is not None
-    return node
 
 
 def _meta(t: Any) -> Any:
@@ -279,31 +215,54 @@ def _non_reentrant(
     if determinism_check not in _ALLOWED_CHECKS:
         raise ValueError(f"determinism_check should be one of {_ALLOWED_CHECKS}, but got {determinism_check}")
     forward_context, recompute_context = context_fn()
-    replay = _Replay(function, preserve, args, kwargs)
-    tensors = [a for a in args if isinstance(a, Tensor)]
     if not state.enabled:
         with forward_context:
             return function(*args, **kwargs)
-    inner = [_detached(a) for a in args]
+    replay = _Replay(function, preserve, args, kwargs)
+    tensors = tuple(a for a in args if isinstance(a, Tensor))
+    inner_args, _ = replay.bind(tensors, connected=False)
     with forward_context:
-        out = function(*inner, **kwargs)
+        out = function(*inner_args, **kwargs)
     outs = _as_tuple(out)
-    mine = {id(t) for t in inner if isinstance(t, Tensor)}
-    leaves = [t for t in _leaves(outs) if id(t) not in mine]
-    if not leaves and not any(t.requires_grad for t in tensors):
-        return out  # nothing inside requires grad: no graph was recorded
-    # Fresh tensors around the same data: neither a grad_fn nor a view's base keeps the graph alive.
-    detached = tuple(_cut(o) if isinstance(o, Tensor) and o.requires_grad else o for o in outs)
-    info = {
-        "outputs": detached if isinstance(out, tuple) else detached[0],
-        "replay": replay,
-        "n_args": len(tensors),
-        "recompute_context": recompute_context,
-        "check": determinism_check == "default",
-        "metas": [_meta(o) for o in outs],
-    }
-    del out, outs  # the recorded graph and its activations go here
-    return Checkpoint.apply(info, *tensors, *leaves)
+    inputs = _input_nodes(inner_args)
+    inner, bounds, paths = _graph.plan(outs, inputs)
+    for node in inner:
+        node.release()  # the activations go now, not when the garbage collector finds their cycles
+    cut = tuple(_graph.cut(o) if isinstance(o, Tensor) and o.requires_grad else o for o in outs)
+    edges = (*(edge(t) for t in tensors), *((b, 0) for b in bounds))
+    if any(n is not None for n, _ in edges):
+        metas = [_meta(o) for o in outs]
+        check = determinism_check == "default"
+
+        def rule(grads: list) -> tuple:
+            return _recompute(replay, recompute_context, tensors, grads, paths, metas if check else None)
+
+        _graph.attach(cut, edges, tensors, rule)
+    return cut if isinstance(out, tuple) else cut[0]
+
+
+def _input_nodes(args: Any) -> dict[int, int]:
+    """id(node) of each tensor input requiring grad -> its index among the tensor inputs."""
+    found: dict[int, int] = {}
+    for i, t in enumerate(a for a in args if isinstance(a, Tensor)):
+        node = edge(t)[0]
+        if node is not None:
+            found.setdefault(id(node), i)
+    return found
+
+
+def _recompute(
+    replay: _Replay, context: Any, tensors: tuple, grads: list, paths: list, metas: list | None
+) -> tuple:
+    """The checkpoint node's gradients: rerun the segment and run its inner nodes backward."""
+    args, _ = replay.bind(tensors, connected=state.enabled)
+    out = replay.run(args, context)
+    outs = _as_tuple(out)
+    if metas is not None:
+        _check_metadata(metas, outs)
+    got = _graph.backward_through(outs, grads, _input_nodes(args), len(tensors), paths)
+    n = len(tensors)
+    return tuple(got[i] if i < n and tensors[i].requires_grad else None for i in range(n)) + tuple(got[n:])
 
 
 def checkpoint(
