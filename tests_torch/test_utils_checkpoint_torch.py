@@ -173,3 +173,20 @@ def test_backcompat_switches(switch, value):
             flag.enabled = False
 
     _same(case)
+
+
+def test_non_reentrant_captured_and_keyword_non_leaves():
+    def case(lib: Any) -> Any:
+        w, x = _setup(lib)
+        c = w.sum(0) * 2  # captured by the closure
+        k = w.mean(1) + 1  # passed by keyword
+
+        def f(t: Any, *, s: Any) -> Any:
+            return (t * c).sin() * s.sum() + (t @ w).relu_()
+
+        y = _ck(lib).checkpoint(f, x, s=k, use_reentrant=False)
+        got = lib.autograd.grad(y.sum() + c.sum(), [c, k, x, w], retain_graph=True)
+        (y * y).sum().backward()
+        return [*got, x.grad, w.grad]
+
+    _same(case)
