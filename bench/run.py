@@ -24,7 +24,8 @@ from harness import Report, best_time, torch_or_none
 
 def _sync(dev: str) -> None:
     if dev != "cpu":
-        ember.accelerator.synchronize(dev)
+        d = ember.device(dev)
+        ember.backends.get(d.type).backend.synchronize(d.index or 0)
 
 
 def dispatch(rep: Report, dev: str, torch: object) -> None:

@@ -61,6 +61,7 @@ from ._random import (
     default_generator,
 )
 from ._tensor import Size, Tensor
+from .accelerator import Event, Stream
 from .autograd import (
     enable_grad,
     inference_mode,
@@ -75,6 +76,7 @@ from . import (
     amp,
     distributed,
     distributions,
+    func,
     jit,
     nn,
     onnx,
@@ -125,6 +127,7 @@ __all__ = [
     "CharTensor",
     "DType",
     "DoubleTensor",
+    "Event",
     "FloatTensor",
     "Generator",
     "HalfTensor",
@@ -132,6 +135,7 @@ __all__ = [
     "LongTensor",
     "ShortTensor",
     "Size",
+    "Stream",
     "Tensor",
     "accelerator",
     "amp",
@@ -161,6 +165,7 @@ __all__ = [
     "float16",
     "float32",
     "float64",
+    "func",
     "get_autocast_dtype",
     "half",
     "iinfo",

@@ -20,7 +20,7 @@ from ..autograd.graph import record
 from . import complex as _complex
 from ._common import broadcast_shape, sum_to
 from ._composite import NoRecord
-from .inplace import check_view_of_leaf, rebase_view
+from .inplace import check_view_of_leaf, is_detached, rebase_view
 from .pointwise_binary import _operands
 
 PUBLIC = public(
@@ -142,7 +142,8 @@ def check_not_inference(t: Tensor) -> None:
 
 def check_inplace(t: Tensor) -> None:
     check_not_inference(t)
-    if _grad.enabled and t.requires_grad and t.grad_fn is None and t._base is None:
+    # x.detach().requires_grad_() is a leaf of its own (a view without its base's history)
+    if _grad.enabled and t.requires_grad and t.grad_fn is None and (t._base is None or is_detached(t)):
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     if t._base is not None:
         check_view_of_leaf(t)
