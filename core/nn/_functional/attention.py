@@ -33,7 +33,7 @@ from ...autograd.graph import record
 from ._util import recording
 from .linear import linear
 
-__all__ = ["InProj", "attend", "multi_head_attention_forward", "scaled_dot_product_attention"]
+__all__ = ["InProj", "attend", "multi_head_attention_forward", "rows_linear", "scaled_dot_product_attention"]
 
 _NEG_INF = float("-inf")
 
@@ -319,10 +319,18 @@ def _project(
         in_proj = (w[:e], w[e : 2 * e], w[2 * e :])
         in_bias = (None,) * 3 if b is None else (b[:e], b[e : 2 * e], b[2 * e :])
     return (
-        linear(query, in_proj[0], in_bias[0]),
-        linear(key, in_proj[1], in_bias[1]),
-        linear(value, in_proj[2], in_bias[2]),
+        rows_linear(query, in_proj[0], in_bias[0]),
+        rows_linear(key, in_proj[1], in_bias[1]),
+        rows_linear(value, in_proj[2], in_bias[2]),
     )
+
+
+def rows_linear(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
+    """``linear`` of (..., in) as one (rows, in) product: one graph node (PyTorch flattens too)
+    where the batched form is a transpose, a broadcast matmul and an add, each summed back."""
+    lead = x._shape[:-1]
+    out = linear(x.reshape(-1, x._shape[-1]), w, b)
+    return out.reshape(*lead, w._shape[0])
 
 
 def multi_head_attention_forward(
@@ -356,7 +364,7 @@ def multi_head_attention_forward(
     packed = getattr(in_proj, "packed", None)
     if packed is not None and query is key and key is value and bias_k is None and not add_zero_attn:
         # (L, N, 3E) -> (3, N, heads, L, hd): one matmul and one node for the three projections
-        qkv = linear(query, *packed).reshape(lq, n, 3, num_heads, hd).permute(2, 1, 3, 0, 4)
+        qkv = rows_linear(query, *packed).reshape(lq, n, 3, num_heads, hd).permute(2, 1, 3, 0, 4)
         q, k, v = qkv.unbind(0)
         lk = lq
     else:
@@ -380,7 +388,7 @@ def multi_head_attention_forward(
     mask = None if causal else _merge_masks(attn_mask, key_padding_mask, n, num_heads, lq, lk, q)
     p = dropout_p if training else 0.0
     out, weights = attend(q, k, v, mask, p, causal, 1.0 / math.sqrt(hd), need_weights)
-    out = linear(out.permute(2, 0, 1, 3).reshape(lq, n, e), out_proj_weight, out_proj_bias)
+    out = linear(out.permute(2, 0, 1, 3).reshape(lq * n, e), out_proj_weight, out_proj_bias).reshape(lq, n, e)
     if weights is None:
         return out, None
     return out, weights.mean(1) if average_attn_weights else weights

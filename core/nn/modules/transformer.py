@@ -218,7 +218,9 @@ class TransformerEncoderLayer(Module):
         return self.dropout1(out)
 
     def _ff_block(self, x: Tensor) -> Tensor:
-        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        # over (rows, d_model): each Linear is one (rows, in) product and one graph node
+        h = self.dropout(self.activation(self.linear1(x.reshape(-1, x._shape[-1]))))
+        return self.dropout2(self.linear2(h)).reshape(x._shape)
 
     def forward(
         self,
