@@ -10,6 +10,7 @@ from . import (
     cases_math,
     cases_nn,
     cases_optim,
+    cases_recurrent,
     cases_reduce,
     cases_special,
 )
@@ -27,6 +28,7 @@ CASES: dict[str, OpCase] = {
         cases_index,
         cases_nn,
         cases_optim,
+        cases_recurrent,
         cases_special,
         cases_linalg,
     )
