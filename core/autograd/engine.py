@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from sys import getrefcount
 from typing import Any
 
 from .._ops._common import sum_to
@@ -10,6 +11,8 @@ from .._tensor import Tensor
 from . import anomaly
 from .grad_mode import set_grad_enabled
 from .graph import AccumulateGrad, Node, edge
+
+_COMPLEX = 3  # DType.category of the complex dtypes (ember.backends.dtypes.COMPLEX)
 
 __all__ = ["check_function_grads", "check_hook_result", "check_root_grad", "run_backward"]
 
@@ -84,16 +87,40 @@ def _leaf_hooks(hooks: list, g: Any) -> Any:
     return g
 
 
+def _stealable(g: Any) -> bool:
+    """Whether a leaf may keep ``g`` itself as its ``.grad``: PyTorch's test, by reference
+    count. Only the engine holds it (its loop's ``g``, the caller's argument and this call's),
+    it is no view and has no graph; a gradient the user holds (a root grad, one a hook kept),
+    or that goes to two leaves (``x + y``), has more references and is copied."""
+    return getrefcount(g) <= _ENGINE_REFS and g._base is None and g.grad_fn is None and g._meta is None
+
+
+# References to a leaf's incoming gradient held by the engine alone, seen by getrefcount
+# inside _stealable: run_backward's ``g``, _leaf_accumulate's and _stealable's parameters,
+# getrefcount's own argument.
+_ENGINE_REFS = 4
+
+
 def _leaf_accumulate(node: AccumulateGrad, g: Any, create_graph: bool) -> None:
     leaf = node.variable
+    if leaf._grad is None:
+        if create_graph:
+            leaf._grad = g
+        elif _stealable(g) and not g._requires_grad:
+            leaf._grad = g  # a fresh result nobody else holds: no copy, as PyTorch steals it
+        else:
+            leaf._grad = g.detach().clone()
+        return _post_accumulate(leaf)
     if not create_graph:
         g = g.detach()
-    if leaf._grad is None:
-        leaf._grad = g if create_graph or g._base is None else g.clone()
-    elif create_graph:
+    if create_graph:
         leaf._grad = leaf._grad + g
     else:
         leaf._grad.add_(g)
+    _post_accumulate(leaf)
+
+
+def _post_accumulate(leaf: Any) -> None:
     for hook in (leaf._meta or {}).get("post_acc_hooks", ()):
         hook(leaf)
 
@@ -127,30 +154,51 @@ def run_backward(
         _accumulate(grads, n, g)
     captured: list[Any] = [None] * (len(capture) if capture else 0)
     order = _topo_order(nodes)
+    anomalous = anomaly.is_anomaly_enabled()
     with set_grad_enabled(bool(create_graph)):
         for node in order:
             g = grads.pop(id(node), None)
             if g is None:
                 continue
-            g = _run_pre_hooks(node, g)
-            if isinstance(node, AccumulateGrad):
+            if node._pre_hooks:
+                g = _run_pre_hooks(node, g)
+            if type(node) is AccumulateGrad:  # a leaf: its class is never relabelled
                 g = _reach_leaf(node, g, accumulate or (capture is not None and id(node) in capture))
-            if capture is not None and id(node) in capture:
-                captured[capture[id(node)]] = g
-            if isinstance(node, AccumulateGrad):
+                if capture is not None and id(node) in capture:
+                    captured[capture[id(node)]] = g
                 if accumulate:
                     _leaf_accumulate(node, g, create_graph)
                 continue
-            if capture is not None and not accumulate and not _feeds_capture(node, capture):
-                continue
-            in_grads = _apply(node, g)
-            for i, ((nxt, _), ig) in enumerate(zip(node.next_functions, in_grads)):
+            if capture is not None:
+                if id(node) in capture:
+                    captured[capture[id(node)]] = g
+                if not accumulate and not _feeds_capture(node, capture):
+                    continue
+            nexts = node.next_functions
+            in_grads = node.rule(node, g)
+            # ember's own rules are trusted (their shapes hold by construction): user code that
+            # hands gradients back (custom Functions, hooks) is checked where it returns.
+            if len(in_grads) != len(nexts):
+                raise RuntimeError(
+                    f"Function {node.name()} returned an incorrect number of gradients "
+                    f"(expected {len(nexts)}, got {len(in_grads)})"
+                )
+            if node._hooks:
+                in_grads = _run_post_hooks(node, in_grads, g)
+            if anomalous:
+                anomaly.check(node, in_grads)
+            for (nxt, _), ig in zip(nexts, in_grads):
                 if nxt is not None and ig is not None:
-                    if nxt._real_out and ig.dtype.is_complex:
+                    if nxt._real_out and ig.dtype.category == _COMPLEX:
                         ig = ig.real  # a real input gets the real part, as in PyTorch
-                    _accumulate(grads, nxt, ig)
+                    key = id(nxt)
+                    prev = grads.get(key)
+                    grads[key] = ig if prev is None else prev + ig
             if not retain_graph:
                 node.release()
+            # Drop the loop's references to the gradients just passed on, so a leaf's
+            # reference count says whether anyone but the engine holds its gradient.
+            in_grads = ig = None
     return captured
 
 
