@@ -80,14 +80,20 @@ def plan(outs: tuple, inputs: dict[int, int]) -> tuple[list[Node], list[Node], l
     return inner, bounds, paths
 
 
-def cut(t: Tensor) -> Tensor:
-    """A fresh tensor around the same data: no grad_fn, and no view base that holds the graph."""
-    return wrap(t._data, t._be, t._device, t.dtype, t._shape)
+def cut(t: Tensor, share_version: bool = False) -> Tensor:
+    """A fresh tensor around the same data: no grad_fn, and no view base that holds the graph;
+    ``share_version``: an in-place write through it counts as a write to ``t``."""
+    out = wrap(t._data, t._be, t._device, t.dtype, t._shape)
+    if share_version:
+        out._vc = t._vc
+    return out
 
 
-def attach(outs: tuple, edges: tuple, saved: tuple, rule: Callable[[list], tuple]) -> None:
+def attach(outs: tuple, edges: tuple, saved: tuple, versions: tuple, rule: Callable[[list], tuple]) -> None:
     """One ``CheckpointBackward`` node for the differentiable outputs; ``rule`` maps the outputs'
-    gradients (a list, None where an output got none) to one gradient per edge."""
+    gradients (a list, None where an output got none) to one gradient per edge. The saved inputs
+    are checked against their ``versions`` from before the forward: an input changed in place,
+    inside the segment or after it, fails the backward as in PyTorch."""
     diff = [
         k
         for k, o in enumerate(outs)
@@ -103,6 +109,7 @@ def attach(outs: tuple, edges: tuple, saved: tuple, rule: Callable[[list], tuple
         return rule(gs)
 
     node = node_class("CheckpointBackward")(node_rule, edges, saved)
+    node._versions = tuple(zip(saved, versions))
     targets = (
         [(node, k) for k in diff]
         if len(diff) == 1

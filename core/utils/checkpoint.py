@@ -138,7 +138,7 @@ class _Input(Function):
 
     @staticmethod
     def forward(ctx: Any, t: Tensor) -> Tensor:
-        return _graph.cut(t)
+        return _graph.cut(t, share_version=True)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Tensor:
@@ -220,6 +220,7 @@ def _non_reentrant(
             return function(*args, **kwargs)
     replay = _Replay(function, preserve, args, kwargs)
     tensors = tuple(a for a in args if isinstance(a, Tensor))
+    versions = tuple(t._vc[0] for t in tensors)
     inner_args, _ = replay.bind(tensors, connected=False)
     with forward_context:
         out = function(*inner_args, **kwargs)
@@ -237,7 +238,7 @@ def _non_reentrant(
         def rule(grads: list) -> tuple:
             return _recompute(replay, recompute_context, tensors, grads, paths, metas if check else None)
 
-        _graph.attach(cut, edges, tensors, rule)
+        _graph.attach(cut, edges, tensors, versions, rule)
     return cut if isinstance(out, tuple) else cut[0]
 
 
