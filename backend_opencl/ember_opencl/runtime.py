@@ -179,7 +179,8 @@ def kernel(dev: Device, key: tuple[Any, ...], make: Callable[[], KernelSpec]) ->
 
 def build(dev: Device, source: str, options: list[str]) -> Any:
     """The built program: from ember's disk cache when there, else compiled from source
-    (with the progress line) and stored for the next process."""
+    (with the progress line); the second process to compile it stores its binary for the
+    next ones (progcache.py says why not the first)."""
     import pyopencl as cl
 
     cache = dev.programs
@@ -198,7 +199,10 @@ def build(dev: Device, source: str, options: list[str]) -> Any:
         finally:
             progress.end()
     if cache is not None:
-        cache.store(source, options, prg.get_info(cl.program_info.BINARIES)[0])
+        if cache.seen(source, options):
+            cache.store(source, options, prg.get_info(cl.program_info.BINARIES)[0])
+        else:
+            cache.mark_seen(source, options)
     return prg
 
 

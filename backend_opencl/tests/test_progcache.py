@@ -96,24 +96,28 @@ def _run(dev, prg) -> list[float]:
     return host.tolist()
 
 
-def test_a_program_compiles_once_then_comes_from_disk(dev) -> None:
+def test_the_second_compile_stores_the_binary_then_it_comes_from_disk(dev) -> None:
     assert _run(dev, runtime.build(dev, SOURCE, OPTIONS)) == [1.0, 3.0, 5.0, 7.0]
     assert progcache.progress.count == 1
+    assert dev.programs.seen(SOURCE, OPTIONS) and dev.programs.load(SOURCE, OPTIONS) is None
+    assert _run(dev, runtime.build(dev, SOURCE, OPTIONS)) == [1.0, 3.0, 5.0, 7.0]
+    assert progcache.progress.count == 2
     assert os.path.exists(dev.programs.path(SOURCE, OPTIONS))
     assert _run(dev, runtime.build(dev, SOURCE, OPTIONS)) == [1.0, 3.0, 5.0, 7.0]
-    assert progcache.progress.count == 1  # the second build read the binary
+    assert progcache.progress.count == 2  # the third build read the binary
 
 
 @pytest.mark.parametrize("bad", ["truncated", "refused"])
 def test_a_bad_cache_file_is_rebuilt_from_source(dev, bad) -> None:
     runtime.build(dev, SOURCE, OPTIONS)
+    runtime.build(dev, SOURCE, OPTIONS)  # stored now
     path = dev.programs.path(SOURCE, OPTIONS)
     if bad == "truncated":
         os.truncate(path, os.path.getsize(path) // 2)
     else:  # a well-formed file whose binary the driver cannot load
         dev.programs.store(SOURCE, OPTIONS, b"not a program binary")
     assert _run(dev, runtime.build(dev, SOURCE, OPTIONS)) == [1.0, 3.0, 5.0, 7.0]
-    assert progcache.progress.count == 2
+    assert progcache.progress.count == 3
     assert dev.programs.load(SOURCE, OPTIONS) not in (None, b"not a program binary")  # rewritten
 
 
