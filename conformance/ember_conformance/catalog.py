@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import (
+    cases_attention,
     cases_composite,
     cases_index,
     cases_layout,
@@ -29,6 +30,7 @@ CASES: dict[str, OpCase] = {
         cases_nn,
         cases_optim,
         cases_recurrent,
+        cases_attention,
         cases_special,
         cases_linalg,
     )
