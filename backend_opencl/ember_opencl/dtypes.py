@@ -3,13 +3,18 @@
 bool is stored as ``uchar`` holding 0 or 1 (NumPy's bool layout), so host transfer is a
 plain byte copy. float16 and bfloat16 are storage types only (``ushort`` bits): kernels
 load them as float, compute in float32 and round once on store (round to nearest even, NaN
-stays NaN), as the CPU backend's half loops do, so no device extension is needed. complex64/complex128 are ``float2``/``double2`` (real, imaginary), NumPy's
+stays NaN), as the CPU backend's half loops do, so no device extension is needed. On a
+device with ``cl_khr_fp16`` the elementwise kernels whose operands are all float16 compute
+in native ``half`` instead (``native=True`` below; ``has_fp16`` reads the extension list).
+complex64/complex128 are ``float2``/``double2`` (real, imaginary), NumPy's
 layout. ``ctype`` is the type kernels compute in, ``stype`` the type in memory; kernels
 read and write through ``load``/``store``. Which dtypes a device gets depends on fp64, so
 the declared set is computed from the device, not fixed here.
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 import numpy as np
 from ember.backends import DTYPES_BY_NAME, DType
@@ -18,11 +23,13 @@ __all__ = [
     "BASE_DTYPES",
     "BF16_SRC",
     "F16_SRC",
+    "FP16_PRAGMA",
     "FP64",
     "HALF_DTYPES",
     "ctype",
     "from_np",
     "half_helpers",
+    "has_fp16",
     "kind",
     "load",
     "scalar_np",
@@ -97,6 +104,19 @@ static ushort ember_f2bf(float f)
 """
 
 
+FP16_PRAGMA = "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n"
+
+
+@lru_cache(maxsize=8)
+def has_fp16(extensions: str) -> bool:
+    """Whether a device with this extension list (space separated) has native ``half``."""
+    return "cl_khr_fp16" in extensions.split()
+
+
+def _native(d: DType, native: bool) -> bool:
+    return native and d.name == "float16"
+
+
 def _np_bf16() -> np.dtype:
     import ml_dtypes
 
@@ -128,18 +148,22 @@ def scalar_np(d: DType) -> type:
     return np.dtype(d.name).type
 
 
-def ctype(d: DType) -> str:
-    """The OpenCL C type kernels compute ``d`` in."""
-    return _CTYPES[d.name]
+def ctype(d: DType, native: bool = False) -> str:
+    """The OpenCL C type kernels compute ``d`` in (``half`` for native float16)."""
+    return "half" if _native(d, native) else _CTYPES[d.name]
 
 
-def stype(d: DType) -> str:
+def stype(d: DType, native: bool = False) -> str:
     """The OpenCL C type that stores ``d`` in memory."""
+    if _native(d, native):
+        return "half"
     return _STYPES.get(d.name) or _CTYPES[d.name]
 
 
-def load(d: DType, ptr: str, idx: str) -> str:
+def load(d: DType, ptr: str, idx: str, native: bool = False) -> str:
     """C expression reading element ``idx`` of ``ptr`` (of ``stype(d)``) as ``ctype(d)``."""
+    if _native(d, native):
+        return f"{ptr}[{idx}]"
     if d.name == "float16":
         return f"ember_h2f({ptr}[{idx}])"
     if d.name == "bfloat16":
@@ -147,8 +171,10 @@ def load(d: DType, ptr: str, idx: str) -> str:
     return f"{ptr}[{idx}]"
 
 
-def store(d: DType, ptr: str, idx: str, value: str) -> str:
+def store(d: DType, ptr: str, idx: str, value: str, native: bool = False) -> str:
     """C statement writing ``value`` (a ``ctype(d)``) to element ``idx``, rounding half types."""
+    if _native(d, native):  # a float value rounds to nearest even, as ember_f2h does
+        return f"{ptr}[{idx}] = convert_half_rte({value})"
     if d.name == "float16":
         return f"{ptr}[{idx}] = ember_f2h((float)({value}))"
     if d.name == "bfloat16":

@@ -4,6 +4,12 @@ One generator (``run``) builds every elementwise kernel from ``EMBER_ELEMENTWISE
 walks any strided output and inputs (views, 0-strides from expand, offsets) in place, with
 Python scalars passed as kernel arguments. Programs are cached per signature (expression,
 types, which operands are scalars, collapsed rank, index width).
+
+float16 unary and binary kernels compute in native ``half`` where the device lists
+``cl_khr_fp16`` (``native_half``, chosen when the program is built: the pragma, ``half``
+operands and expression types); elsewhere they load float16 as float and round once on
+store. Python scalars stay ``float`` either way (PyTorch's CPU kernels keep a float scalar
+for half tensors), so such a kernel computes in float and rounds on store, as before.
 """
 
 from __future__ import annotations
@@ -18,7 +24,19 @@ from ember.backends import DTYPES_BY_NAME, DType, writes_out
 from . import runtime
 from .cexprs import COMPLEX_BINARY, COMPLEX_COMPARE, COMPLEX_SRC, COMPLEX_UNARY
 from .clarray import CLArray, empty
-from .dtypes import HALF_DTYPES, ctype, half_helpers, kind, load, scalar_np, store, stype, utype
+from .dtypes import (
+    FP16_PRAGMA,
+    HALF_DTYPES,
+    ctype,
+    half_helpers,
+    has_fp16,
+    kind,
+    load,
+    scalar_np,
+    store,
+    stype,
+    utype,
+)
 from .exprs import BINARY_EXPRS, COMPARE_EXPRS, FLAGGED, HELPERS, UNARY_EXPRS, cast_expr
 from .strided import (
     array_args,
@@ -39,6 +57,8 @@ __all__ = [
     "clone",
     "compare",
     "full",
+    "native_half",
+    "op_source",
     "run",
     "scalar_arg",
     "store_expr",
@@ -89,10 +109,17 @@ def store_helpers(out: DType) -> str:
 
 
 def _source(
-    out: CLArray, expr: str, helpers: str, sig: tuple[Any, ...], rank: int, contig: bool, it: str
+    out: DType,
+    expr: str,
+    helpers: str,
+    sig: tuple[Any, ...],
+    rank: int,
+    contig: bool,
+    it: str,
+    native: bool = False,
 ) -> runtime.KernelSpec:
     params = [
-        f"__global {stype(out.dtype)} *p_out, {it} off_out"
+        f"__global {stype(out, native)} *p_out, {it} off_out"
         + "".join(f", {it} st_out_{d}" for d in range(rank))
     ]
     loads, names, dtypes = [], ["out"], array_dtypes(rank, it)
@@ -101,23 +128,53 @@ def _source(
             params.append(f"{ctype(dt)} {name}")
             dtypes.append(scalar_np(dt))
         else:
-            params.append(array_params(name, stype(dt), rank, it))
+            params.append(array_params(name, stype(dt, native), rank, it))
             if not name.startswith("raw"):  # raw operands are indexed by the expression
-                loads.append(f"    {ctype(dt)} {name} = {load(dt, 'p_' + name, 'i_' + name)};\n")
+                value = load(dt, "p_" + name, "i_" + name, native)
+                loads.append(f"    {ctype(dt, native)} {name} = {value};\n")
             names.append(name)
             dtypes += array_dtypes(rank, it)
     np_it = np_index_type(it)
     dtypes += [np_it] * rank + [np_it, None]
+    converted = [d for d in (out, *(dt for _, dt, _ in sig)) if not (native and d.name == "float16")]
     src = EMBER_ELEMENTWISE_SRC.substitute(
-        helpers=half_helpers(out.dtype, *(dt for _, dt, _ in sig)) + helpers,
+        helpers=(FP16_PRAGMA if native else "") + half_helpers(*converted) + helpers,
         params=", ".join(params) + ", ",
         shape=shape_params(rank, it),
         it=it,
         index=index_code(names, rank, contig, it),
         loads="".join(loads),
-        store=store(out.dtype, "p_out", "i_out", store_expr(out.dtype, expr)),
+        store=store(out, "p_out", "i_out", store_expr(out, expr), native),
     )
     return src, "ember_elementwise", dtypes
+
+
+def native_half(extensions: str, dt: DType) -> bool:
+    """Whether a unary/binary kernel over float16 ``dt`` computes in native ``half`` on a
+    device with this extension list (cl_khr_fp16), rather than in float."""
+    return dt.name == "float16" and has_fp16(extensions)
+
+
+_FP16_DEVICES: dict[int, bool] = {}
+
+
+def _native(dev: runtime.Device, dt: DType) -> bool:
+    if dt.name != "float16":
+        return False
+    found = _FP16_DEVICES.get(id(dev))
+    if found is None:
+        found = _FP16_DEVICES[id(dev)] = has_fp16(dev.dev.extensions)
+    return found
+
+
+def op_source(op: str, dt: DType, extensions: str, binary_op: bool = False) -> str:
+    """The OpenCL C source of the contiguous unary (or binary) kernel ``op`` over ``dt`` on a
+    device with ``extensions``: what ``unary``/``binary`` would build there."""
+    native = native_half(extensions, dt)
+    table = BINARY_EXPRS if binary_op else UNARY_EXPRS
+    expr, helper, _ = _expr(table, op, dt, native)
+    sig = tuple((n, dt, False) for n in (("a", "b") if binary_op else ("a",)))
+    return _source(dt, expr, helper, sig, 1, True, "int", native)[0]
 
 
 def scalar_arg(value: Any, dt: DType) -> Any:
@@ -138,11 +195,13 @@ def run(
     operands: list[Operand],
     flag_msg: str | None = None,
     flag_exc: type[Exception] = RuntimeError,
+    native: bool = False,
 ) -> CLArray:
     """Evaluate ``expr`` over ``out``'s shape and store into ``out`` (which may be a view).
 
     Operands named ``raw...`` are not loaded: the expression indexes ``p_raw..`` itself
     (gather). If the kernel sets the error flag, ``flag_exc(flag_msg)`` is raised.
+    ``native``: float16 operands are ``half`` in the expression (``native_half``).
     """
     n = out.size
     if n == 0:
@@ -154,8 +213,18 @@ def run(
     contig = rank == 1 and all(st[0] == 1 for st in strides)
     it = index_type(n, [out, *arrays])
     sig = tuple((name, dt, not isinstance(v, CLArray)) for name, dt, v in operands)
-    key = ("ew", expr, helpers, out.dtype.name, tuple((a, d.name, c) for a, d, c in sig), rank, contig, it)
-    knl = runtime.kernel(dev, key, lambda: _source(out, expr, helpers, sig, rank, contig, it))
+    key = (
+        "ew",
+        expr,
+        helpers,
+        out.dtype.name,
+        tuple((a, d.name, c) for a, d, c in sig),
+        rank,
+        contig,
+        it,
+        native,
+    )
+    knl = runtime.kernel(dev, key, lambda: _source(out.dtype, expr, helpers, sig, rank, contig, it, native))
     args = array_args(out, strides[0])
     k = 1
     for _, dt, v in operands:
@@ -173,11 +242,11 @@ def run(
     return out
 
 
-def _subst(template: str, dt: DType, out: DType | None = None) -> str:
+def _subst(template: str, dt: DType, out: DType | None = None, native: bool = False) -> str:
     real = real_of(dt)
-    part = ctype(real_of(out or dt))
+    part = ctype(real_of(out or dt), native)
     return Template(template).substitute(
-        T=ctype(dt), U=utype(dt), OT=ctype(out or dt), R=ctype(real), OR=part
+        T=ctype(dt, native), U=utype(dt), OT=ctype(out or dt, native), R=ctype(real, native), OR=part
     )
 
 
@@ -198,7 +267,9 @@ def _cexpr(table: dict[str, dict[str, str]], op: str, dt: DType) -> tuple[str, s
     return expr, helper, None
 
 
-def _expr(table: dict[str, dict[str, str]], op: str, dt: DType) -> tuple[str, str, str | None]:
+def _expr(
+    table: dict[str, dict[str, str]], op: str, dt: DType, native: bool = False
+) -> tuple[str, str, str | None]:
     k = kind(dt)
     if k == "c":
         return _cexpr(table, op, dt)
@@ -206,7 +277,7 @@ def _expr(table: dict[str, dict[str, str]], op: str, dt: DType) -> tuple[str, st
     if k not in exprs:
         raise TypeError(f"{op}: backend 'opencl' has no {dt.name} kernel")
     helper = HELPERS.get((op, k), "")
-    return _subst(exprs[k], dt), _subst(helper, dt), FLAGGED.get((op, k))
+    return _subst(exprs[k], dt, native=native), _subst(helper, dt, native=native), FLAGGED.get((op, k))
 
 
 def _like(*values: Any) -> CLArray:
@@ -218,9 +289,10 @@ def _like(*values: Any) -> CLArray:
 
 def unary(op: str) -> Callable[[CLArray], CLArray]:
     def k(x: CLArray) -> CLArray:
-        expr, helper, msg = _expr(UNARY_EXPRS, op, x.dtype)
+        native = _native(x.dev, x.dtype)
+        expr, helper, msg = _expr(UNARY_EXPRS, op, x.dtype, native)
         odt = real_of(x.dtype) if op == "abs" else x.dtype  # |complex| is real
-        return run(empty(x.dev, x.shape, odt), expr, helper, [("a", x.dtype, x)], msg)
+        return run(empty(x.dev, x.shape, odt), expr, helper, [("a", x.dtype, x)], msg, native=native)
 
     k.__name__ = op
     return k
@@ -233,14 +305,15 @@ def binary(op: str, mark: bool = True) -> Callable[..., CLArray]:
         x = _like(a, b)
         if op == "pow" and kind(x.dtype) == "i" and not isinstance(b, CLArray) and b < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
-        expr, helper, msg = _expr(BINARY_EXPRS, op, x.dtype)
+        native = _native(x.dev, x.dtype)
+        expr, helper, msg = _expr(BINARY_EXPRS, op, x.dtype, native)
         if out is None:
             out = empty(x.dev, x.shape, x.dtype)
         elif any(st == 0 and n > 1 for st, n in zip(out.strides, out.shape)):
             # Each work item reads and writes its own element, so out may alias an operand
             # exactly; an expanded view would be written by many items at once.
             raise ValueError(f"{op}: out has elements that share memory (an expanded view)")
-        return run(out, expr, helper, [("a", x.dtype, a), ("b", x.dtype, b)], msg)
+        return run(out, expr, helper, [("a", x.dtype, a), ("b", x.dtype, b)], msg, native=native)
 
     k.__name__ = op
     return writes_out(k) if mark else k

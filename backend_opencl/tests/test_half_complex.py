@@ -127,3 +127,47 @@ def test_complex_matmul_and_sum(ocl: Any) -> None:
     )
     np.testing.assert_allclose(got, np.prod(a[:1, :5], axis=2), rtol=1e-5)
     np.testing.assert_allclose(ocl.backend.to_numpy(ocl.k["sum"](x, (0, 1, 2), False)), a.sum(), rtol=1e-5)
+
+
+# Native half (cl_khr_fp16) is chosen from the device's extension list when the program is
+# built. PoCL here lacks it, so the native source is checked as text (it also passes clang's
+# OpenCL C front end); the float path it replaces is what the tests above run.
+FP16_EXTS = "cl_khr_byte_addressable_store cl_khr_fp16 cl_khr_fp64"
+
+
+@pytest.mark.parametrize(("op", "binary"), [("add", True), ("exp", False)])
+def test_float16_kernels_compute_in_half_where_the_device_has_fp16(op: str, binary: bool) -> None:
+    from ember_opencl.elementwise import op_source
+
+    src = op_source(op, DTYPES_BY_NAME["float16"], FP16_EXTS, binary)
+    assert "#pragma OPENCL EXTENSION cl_khr_fp16 : enable" in src
+    assert "__global half *p_out" in src and "half a = p_a[i_a];" in src
+    assert "convert_half_rte(" in src and "ember_h2f" not in src
+
+
+@pytest.mark.parametrize("exts", ["", "cl_khr_fp64 cl_khr_fp16_extra"])
+def test_float16_kernels_compute_in_float_without_fp16(exts: str) -> None:
+    from ember_opencl.elementwise import op_source
+
+    src = op_source("add", DTYPES_BY_NAME["float16"], exts, True)
+    assert "cl_khr_fp16" not in src and "half" not in src
+    assert "float a = ember_h2f(p_a[i_a]);" in src and "ember_f2h(" in src
+
+
+def test_only_float16_takes_the_native_path() -> None:
+    from ember_opencl.elementwise import op_source
+
+    for name in ("bfloat16", "float32"):
+        assert "cl_khr_fp16" not in op_source("add", DTYPES_BY_NAME[name], FP16_EXTS, True)
+
+
+def test_this_device_takes_the_path_its_extensions_name() -> None:
+    """The runtime's choice is the same function of the extension list (on PoCL: float)."""
+    import ember.backends as eb
+    from ember_opencl import runtime
+    from ember_opencl.elementwise import _native, native_half
+
+    eb.get("opencl")
+    dev = runtime.device(0)
+    f16 = DTYPES_BY_NAME["float16"]
+    assert _native(dev, f16) == native_half(dev.dev.extensions, f16) == dev.fp16
