@@ -5,12 +5,15 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import numpy as np
 from ember.backends import dtypes as D
 
 from ..._autocast_hook import autocast_op
 from ..._creation import zeros
+from ..._dispatch import to_host
 from ..._dtype import pt_name as _pt
 from ..._ops import pointwise_unary as U
+from ..._ops.gather_scatter import gather_checked, scatter_checked
 from ..._ops.select import clamp, where
 from ..._tensor import Tensor
 from ...autograd.grad_mode import is_grad_enabled, no_grad
@@ -165,15 +168,11 @@ def nll_loss(
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_pt(target.dtype)}")
     n_cls = input._shape[1] if input.ndim >= 2 else input._shape[0]
     t = target.to(D.int64)
-    valid = t != ignore_index
-    all_valid = bool(valid.all())
-    safe = t if all_valid else where(valid, t, 0)
-    if safe.numel():
-        hi, lo = int(safe.max()), int(safe.min())
-        if hi >= n_cls or lo < 0:
-            raise IndexError(f"Target {hi if hi >= n_cls else lo} is out of bounds.")
+    all_valid = _check_targets(t, n_cls, ignore_index)
     if weight is None and all_valid and input.ndim == 2 and reduction in ("mean", "sum", "none"):
-        return _nll_2d(input, safe.unsqueeze(-1), reduction)
+        return _nll_2d(input, t.unsqueeze(-1), reduction)
+    valid = t != ignore_index
+    safe = t if all_valid else where(valid, t, 0)
     x = _class_dim_last(input)
     picked = x.gather(-1, safe.unsqueeze(-1)).squeeze(-1)
     w = valid.to(input.dtype)
@@ -185,11 +184,26 @@ def nll_loss(
     return apply_reduction(loss, reduction)
 
 
+def _check_targets(t: Tensor, n_cls: int, ignore_index: int) -> bool:
+    """Whether every target is a class (none is ``ignore_index``); PyTorch's IndexError for
+    one out of range. One host read of the targets instead of a reduction and a sync each."""
+    th = np.asarray(to_host(t._be, t._data))
+    valid = th != ignore_index
+    all_valid = bool(valid.all())
+    safe = th if all_valid else np.where(valid, th, 0)
+    if safe.size:
+        hi, lo = int(safe.max()), int(safe.min())
+        if hi >= n_cls or lo < 0:
+            raise IndexError(f"Target {hi if hi >= n_cls else lo} is out of bounds.")
+    return all_valid
+
+
 def _nll_rule(n: Any, g: Tensor) -> tuple:
     idx, shape, reduction, count = n.ctx
     per = -g / count if reduction == "mean" else -g  # the same roundings as -(x.sum() / N)
     per = per.expand(shape[0]) if reduction != "none" else per
-    gx = zeros(shape, dtype=g.dtype, device=g.device).scatter(1, idx, per.unsqueeze(-1))
+    # the targets were checked when the loss ran: no second host read of them
+    gx = scatter_checked(zeros(shape, dtype=g.dtype, device=g.device), 1, idx, per.unsqueeze(-1), None)
     return (gx,)
 
 
@@ -197,7 +211,7 @@ def _nll_2d(input: Tensor, idx: Tensor, reduction: str) -> Tensor:
     """Unweighted NLL on (N, C) log-probabilities with every target valid: one graph node
     (PyTorch's ``NllLossBackward0``), whose gradient scatters ``-g`` (``-g/N``) at the targets."""
     with no_grad():
-        loss = -(input.gather(1, idx).squeeze(1))
+        loss = -(gather_checked(input, 1, idx).squeeze(1))  # targets checked by the caller
         count = input._shape[0]
         out = loss.sum() / count if reduction == "mean" else apply_reduction(loss, reduction)
     if is_grad_enabled() and input.requires_grad:
