@@ -349,3 +349,23 @@ def test_transformer_encoder(batch_first: bool, norm_first: bool, dtype: str) ->
     to.backward(torch.tensor(g))
     _grads_close(em, tm, tol * 50)
     _close(ex.grad, tx.grad, tol * 50)
+
+
+def test_transformer_with_causal_hints() -> None:
+    """The whole model; ``tgt_is_causal`` makes the decoder's self-attention causal (PyTorch
+    then ignores the mask's values, as here), and the hint reaches every layer."""
+    rng = np.random.default_rng(10)
+    torch.manual_seed(0)
+    tm = torch.nn.Transformer(8, 2, 1, 2, 16, 0.0).double()
+    em = enn.Transformer(8, 2, 1, 2, 16, 0.0, dtype=ember.float64)
+    _copy(tm, em)
+    src, tgt = rng.normal(size=(6, 2, 8)), rng.normal(size=(5, 2, 8))
+    (es, ts), (et, tt) = _pair(src), _pair(tgt)
+    causal = np.triu(np.full((5, 5), -np.inf), 1)
+    to = tm(ts, tt, tgt_mask=torch.tensor(causal), tgt_is_causal=True)
+    eo = em(es, et, tgt_mask=ember.tensor(causal), tgt_is_causal=True)
+    _close(eo, to, 1e-10)
+    eo.sum().backward()
+    to.sum().backward()
+    _grads_close(em, tm, 1e-9)
+    _close(es.grad, ts.grad, 1e-9)

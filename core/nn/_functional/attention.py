@@ -23,7 +23,7 @@ from ..._creation import ones, zeros
 from ..._dispatch import call, has_kernel
 from ..._dtype import c_name
 from ..._ops._common import broadcast_shape
-from ..._ops._composite import NoRecord, _as_tensor
+from ..._ops._composite import DECOMPOSITIONS, NoRecord, _as_tensor
 from ..._ops.join import cat
 from ..._ops.select import where
 from ..._random import rand
@@ -95,6 +95,9 @@ def _kernel_form(fn: Any, n: int) -> Any:
     return make
 
 
+# Declared here rather than with ``@decomposition``: mask and drop may be None, which its
+# kernel form cannot pass.
+DECOMPOSITIONS.update(sdpa=_sdpa_decomposed, sdpa_backward=_sdpa_backward_decomposed)
 registry.declare_decomposition("sdpa", _kernel_form(_sdpa_decomposed, 5))
 registry.declare_decomposition("sdpa_backward", _kernel_form(_sdpa_backward_decomposed, 6))
 

@@ -113,10 +113,17 @@ class MultiheadAttention(Module):
             bs = (None, None, None) if b is None else (b[:e], b[e : 2 * e], b[2 * e :])
             return ws, bs
         w = self.in_proj_weight
+        # The views stay valid while the parameters keep their arrays (in-place updates do);
+        # kept outside the module's attribute machinery, so no state_dict or repr sees them.
+        key = (w, b, w._data, None if b is None else b._data)
+        cached = self.__dict__.get("_in_proj_views")
+        if cached is not None and all(x is y for x, y in zip(cached[0], key)):
+            return cached[1], cached[2]
         with NoRecord():
             ws = InProj((w[:e], w[e : 2 * e], w[2 * e :]))
             bs = (None, None, None) if b is None else (b[:e], b[e : 2 * e], b[2 * e :])
         ws.packed = (w, b)
+        self.__dict__["_in_proj_views"] = (key, ws, bs)
         return ws, bs
 
     def forward(
@@ -213,8 +220,12 @@ class TransformerEncoderLayer(Module):
         self.dropout2 = Dropout(dropout)
         self.activation = _activation(activation)
 
-    def _sa_block(self, x: Tensor, mask: Tensor | None, padding: Tensor | None) -> Tensor:
-        out = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=padding, need_weights=False)[0]
+    def _sa_block(
+        self, x: Tensor, mask: Tensor | None, padding: Tensor | None, causal: bool = False
+    ) -> Tensor:
+        out = self.self_attn(
+            x, x, x, attn_mask=mask, key_padding_mask=padding, need_weights=False, is_causal=causal
+        )[0]
         return self.dropout1(out)
 
     def _ff_block(self, x: Tensor) -> Tensor:
@@ -231,9 +242,9 @@ class TransformerEncoderLayer(Module):
     ) -> Tensor:
         x = src
         if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask)
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
             return x + self._ff_block(self.norm2(x))
-        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask))
+        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
         return self.norm2(x + self._ff_block(x))
 
 
@@ -261,8 +272,9 @@ class TransformerEncoder(Module):
         is_causal: bool | None = None,
     ) -> Tensor:
         x = src
+        causal = bool(is_causal)  # PyTorch's hint; a causal mask without it gives the same numbers
         for layer in self.layers:
-            x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask)
+            x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask, is_causal=causal)
         return self.norm(x) if self.norm is not None else x
 
 
@@ -303,19 +315,23 @@ class TransformerDecoderLayer(Module):
         self.dropout3 = Dropout(dropout)
         self.activation = _activation(activation)
 
-    def _sa(self, x: Tensor, mask: Tensor | None, padding: Tensor | None) -> Tensor:
-        return self.dropout1(
-            self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=padding, need_weights=False)[0]
+    def _sa(self, x: Tensor, mask: Tensor | None, padding: Tensor | None, causal: bool) -> Tensor:
+        out = self.self_attn(
+            x, x, x, attn_mask=mask, key_padding_mask=padding, need_weights=False, is_causal=causal
         )
+        return self.dropout1(out[0])
 
-    def _mha(self, x: Tensor, mem: Tensor, mask: Tensor | None, padding: Tensor | None) -> Tensor:
-        out = self.multihead_attn(x, mem, mem, attn_mask=mask, key_padding_mask=padding, need_weights=False)[
-            0
-        ]
-        return self.dropout2(out)
+    def _mha(
+        self, x: Tensor, mem: Tensor, mask: Tensor | None, padding: Tensor | None, causal: bool
+    ) -> Tensor:
+        out = self.multihead_attn(
+            x, mem, mem, attn_mask=mask, key_padding_mask=padding, need_weights=False, is_causal=causal
+        )
+        return self.dropout2(out[0])
 
     def _ff(self, x: Tensor) -> Tensor:
-        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        h = self.dropout(self.activation(self.linear1(x.reshape(-1, x._shape[-1]))))
+        return self.dropout3(self.linear2(h)).reshape(x._shape)
 
     def forward(
         self,
@@ -330,11 +346,11 @@ class TransformerDecoderLayer(Module):
     ) -> Tensor:
         x = tgt
         if self.norm_first:
-            x = x + self._sa(self.norm1(x), tgt_mask, tgt_key_padding_mask)
-            x = x + self._mha(self.norm2(x), memory, memory_mask, memory_key_padding_mask)
+            x = x + self._sa(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
+            x = x + self._mha(self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal)
             return x + self._ff(self.norm3(x))
-        x = self.norm1(x + self._sa(x, tgt_mask, tgt_key_padding_mask))
-        x = self.norm2(x + self._mha(x, memory, memory_mask, memory_key_padding_mask))
+        x = self.norm1(x + self._sa(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
+        x = self.norm2(x + self._mha(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal))
         return self.norm3(x + self._ff(x))
 
 
@@ -362,7 +378,16 @@ class TransformerDecoder(Module):
     ) -> Tensor:
         x = tgt
         for layer in self.layers:
-            x = layer(x, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask)
+            x = layer(
+                x,
+                memory,
+                tgt_mask,
+                memory_mask,
+                tgt_key_padding_mask,
+                memory_key_padding_mask,
+                bool(tgt_is_causal),
+                memory_is_causal,
+            )
         return self.norm(x) if self.norm is not None else x
 
 
@@ -429,7 +454,9 @@ class Transformer(Module):
         tgt_is_causal: bool | None = None,
         memory_is_causal: bool = False,
     ) -> Tensor:
-        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask)
+        memory = self.encoder(
+            src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal
+        )
         return self.decoder(
             tgt,
             memory,
@@ -437,6 +464,8 @@ class Transformer(Module):
             memory_mask=memory_mask,
             tgt_key_padding_mask=tgt_key_padding_mask,
             memory_key_padding_mask=memory_key_padding_mask,
+            tgt_is_causal=tgt_is_causal,
+            memory_is_causal=memory_is_causal,
         )
 
     @staticmethod
