@@ -15,14 +15,14 @@ from __future__ import annotations
 from typing import Any
 
 from ..._creation import zeros
-from ..._dispatch import call, has_kernel
+from ..._dispatch import call, call_out, has_kernel, kernel_writes_out
 from ..._ops._composite import decomposition
 from ..._tensor import Tensor, wrap
 from ...autograd.graph import record
 from ._util import NoRecord, recording
 from .padding import constant_pad
 
-__all__ = ["conv2d_op", "conv_input_grad", "conv_weight_grad", "out_size"]
+__all__ = ["conv2d_op", "conv_input_grad", "conv_weight_grad", "fits_bias", "out_size"]
 
 Pair = tuple[int, int]
 
@@ -168,15 +168,43 @@ def _conv_rule(n: Any, g: Tensor) -> tuple:
     need = n.needs_input_grad
     gx = conv_input_grad(g, w, x._shape[2:], stride, padding, dilation, groups) if need[0] else None
     gw = conv_weight_grad(x, g, w._shape, stride, padding, dilation, groups) if need[1] else None
-    return gx, gw
+    if len(need) == 2:
+        return gx, gw
+    return gx, gw, g.sum((0, 2, 3)) if need[2] else None
 
 
-def conv2d_op(x: Tensor, w: Tensor, stride: Pair, padding: Pair, dilation: Pair, groups: int) -> Tensor:
-    """Cross-correlation of NCHW ``x`` with OIHW ``w`` (validated args, no bias)."""
+def fits_bias(out_channels: int, bias: Tensor, like: Tensor) -> bool:
+    """A bias ``conv2d_op`` adds itself: one value per output channel, of the result's dtype
+    and device (anything else takes the broadcasting add and its errors)."""
+    return bias._shape == (out_channels,) and bias.dtype is like.dtype and bias._device is like._device
+
+
+def conv2d_op(
+    x: Tensor, w: Tensor, stride: Pair, padding: Pair, dilation: Pair, groups: int, bias: Tensor | None = None
+) -> Tensor:
+    """Cross-correlation of NCHW ``x`` with OIHW ``w`` (validated args), plus a (O,) ``bias``
+    that ``fits_bias``: added into the fresh result, one ``ConvolutionBackward0`` node for all
+    three inputs, as PyTorch records it."""
     out = _conv_data(x, w, stride, padding, dilation, groups)
-    if recording(x, w):
-        record("ConvolutionBackward0", _conv_rule, out, (x, w), (), (x, w, stride, padding, dilation, groups))
+    ctx = (x, w, stride, padding, dilation, groups)
+    if bias is not None:
+        out = _add_bias(out, bias)
+        if recording(x, w, bias):
+            record("ConvolutionBackward0", _conv_rule, out, (x, w, bias), (), ctx)
+    elif recording(x, w):
+        record("ConvolutionBackward0", _conv_rule, out, (x, w), (), ctx)
     return out
+
+
+def _add_bias(out: Tensor, bias: Tensor) -> Tensor:
+    """``out + bias`` per channel: written into ``out``'s own fresh array where the kernel can
+    write there (not a view of the conv's temporaries), else a new result."""
+    be = out._be
+    b = call(be, "expand", call(be, "reshape", bias._data, (1, bias._shape[0], 1, 1)), out._shape)
+    if out._base is None and kernel_writes_out(be, "add"):
+        call_out(be, "add", out._data, b, out=out._data)
+        return out
+    return wrap(call(be, "add", out._data, b), be, out._device, out.dtype, out._shape)
 
 
 def _crop_like(t: Tensor, ref: Tensor) -> Tensor:

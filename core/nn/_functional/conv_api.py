@@ -7,7 +7,7 @@ from typing import Any
 from ..._autocast_hook import autocast_op
 from ..._public import op, public
 from ..._tensor import Tensor
-from .conv import conv2d_op, conv_input_grad
+from .conv import conv2d_op, conv_input_grad, fits_bias
 from .padding import constant_pad
 
 PUBLIC = public(
@@ -107,9 +107,12 @@ def conv2d(
     stride, dilation = _tuple(stride, 2), _tuple(dilation, 2)
     x, pad = _resolve_padding(x, weight, padding, dilation, stride, 2)
     _check_size(x, weight, pad, dilation)
-    out = conv2d_op(x, weight, stride, pad, dilation, groups)
-    if bias is not None:
-        out = out + bias.reshape(1, -1, 1, 1)
+    if bias is not None and fits_bias(weight._shape[0], bias, x):
+        out = conv2d_op(x, weight, stride, pad, dilation, groups, bias)
+    else:
+        out = conv2d_op(x, weight, stride, pad, dilation, groups)
+        if bias is not None:
+            out = out + bias.reshape(1, -1, 1, 1)
     return out.squeeze(0) if unbatched else out
 
 
