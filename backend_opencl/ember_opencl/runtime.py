@@ -196,13 +196,13 @@ def build(dev: Device, source: str, options: list[str]) -> Any:
         progress.begin()
         try:
             prg = cl.Program(dev.ctx, source).build(options=options)
+            if cache is not None:  # inside the progress: reading the binary compiles too
+                if cache.seen(source, options):
+                    cache.store(source, options, prg.get_info(cl.program_info.BINARIES)[0])
+                else:
+                    cache.mark_seen(source, options)
         finally:
             progress.end()
-    if cache is not None:
-        if cache.seen(source, options):
-            cache.store(source, options, prg.get_info(cl.program_info.BINARIES)[0])
-        else:
-            cache.mark_seen(source, options)
     return prg
 
 
