@@ -177,3 +177,27 @@ def test_flatten_parameters_keeps_parameters_and_results() -> None:
     np.testing.assert_allclose(
         em(ember.tensor(x))[0].detach().numpy(), tm(torch.tensor(x))[0].detach().numpy(), rtol=1e-12
     )
+
+
+def _error(lib: Any, fn: Any) -> tuple[type, str]:
+    with pytest.raises(Exception) as info:
+        fn(lib)
+    return type(info.value), str(info.value).replace(lib.__name__ + ".", "")
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
+def test_input_of_another_dtype_than_the_weights_as_torch(kind: str) -> None:
+    def call(lib: Any) -> Any:
+        return getattr(lib.nn, kind)(IN, HID)(lib.zeros(L, N, IN, dtype=lib.float64))
+
+    t, e = _error(torch, call), _error(ember, call)
+    assert e[0] is t[0] is ValueError and e[1] == t[1]
+
+
+@pytest.mark.parametrize("kind", ["GRU", "RNN"])
+def test_state_of_another_dtype_than_the_weights_as_torch(kind: str) -> None:
+    def call(lib: Any) -> Any:
+        return getattr(lib.nn, kind)(IN, HID)(lib.zeros(L, N, IN), lib.zeros(1, N, HID, dtype=lib.float64))
+
+    t, e = _error(torch, call), _error(ember, call)
+    assert e[0] is t[0] is RuntimeError and e[1] == t[1]

@@ -12,7 +12,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..._autocast_hook import hook as autocast_hook
 from ..._creation import empty, zeros
+from ..._dtype import pt_name
 from ..._ops.join import stack
 from ..._ops.pointwise_unary import sigmoid, tanh
 from ..._ops.select import where
@@ -182,6 +184,23 @@ class RNNBase(Module):
             out = R.rnn_layer(gi, h, w_hh, b_hh, self.mode == "RNN_RELU", rev, lens)
         return out, out[last], None
 
+    def _check_dtypes(self, x: Tensor, h0: Tensor, c0: Tensor | None) -> None:
+        """PyTorch's errors for an input or state of another dtype than the weights (the fused
+        layers would promote; autocast casts them itself)."""
+        w = self.weight_ih_l0
+        if autocast_hook[0] is not None or not x.is_floating_point():
+            return
+        if x.dtype != w.dtype:
+            raise ValueError(
+                f"RNN input dtype ({x.dtype}) does not match weight dtype ({w.dtype}). Convert input: "
+                f"input.to({w.dtype}), or convert model: model.to({x.dtype})"
+            )
+        for h in (h0, c0):
+            if h is not None and h.dtype != w.dtype:
+                raise RuntimeError(
+                    f"mat1 and mat2 must have the same dtype, but got {pt_name(h.dtype)} and {pt_name(w.dtype)}"
+                )
+
     def _check(self, x: Tensor, hx: Any) -> bool:
         if x.ndim not in (2, 3):
             raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {x.ndim}D instead")
@@ -231,6 +250,7 @@ class RNNBase(Module):
                 raise RuntimeError(f"Expected {which} {shape}, got {list(h0.shape)}")
             if c0 is not None and tuple(c0.shape) != c_shape:
                 raise RuntimeError(f"Expected hidden[1] size {c_shape}, got {list(c0.shape)}")
+        self._check_dtypes(x, h0, c0)
         hs, cs = [], []
         for layer in range(self.num_layers):
             outs = []
