@@ -229,9 +229,7 @@ class TransformerEncoderLayer(Module):
         return self.dropout1(out)
 
     def _ff_block(self, x: Tensor) -> Tensor:
-        # over (rows, d_model): each Linear is one (rows, in) product and one graph node
-        h = self.dropout(self.activation(self.linear1(x.reshape(-1, x._shape[-1]))))
-        return self.dropout2(self.linear2(h)).reshape(x._shape)
+        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
     def forward(
         self,
@@ -330,8 +328,7 @@ class TransformerDecoderLayer(Module):
         return self.dropout2(out[0])
 
     def _ff(self, x: Tensor) -> Tensor:
-        h = self.dropout(self.activation(self.linear1(x.reshape(-1, x._shape[-1]))))
-        return self.dropout3(self.linear2(h)).reshape(x._shape)
+        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
     def forward(
         self,
