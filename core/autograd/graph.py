@@ -236,7 +236,8 @@ def record(
     if not wanted:
         return out
     # Node.__init__'s work, inlined: a class call with a Python __init__ costs a frame more.
-    node = out.grad_fn = _new(_classes.get(name) or node_class(name))
+    node: Node = _new(_classes.get(name) or node_class(name))
+    out.grad_fn = node
     node.rule = rule
     node.next_functions = tuple(nexts)
     node._ctx = ctx
