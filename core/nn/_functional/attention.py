@@ -175,8 +175,8 @@ def attend(
             mask = mask.expand(*broadcast_shape(full, mask._shape))
     drop = None
     if dropout_p > 0.0:
-        if dropout_p == 1.0:
-            drop = rand(full, dtype=q.dtype, device=q._device) * 0.0
+        if dropout_p == 1.0:  # F.dropout draws nothing then either
+            drop = zeros(full, dtype=q.dtype, device=q._device)
         else:  # F.dropout's draw: keep where a uniform is >= p, scaled by 1/(1-p)
             keep = rand(full, dtype=q.dtype, device=q._device) >= dropout_p
             drop = keep.to(q.dtype) * (1.0 / (1.0 - dropout_p))
