@@ -139,6 +139,7 @@ class Progress:
         now = self.last = self.clock()
         self.count += 1
         if self.bar is not None:
+            self.bar.set_postfix_str(self._seconds(), refresh=False)
             self.bar.update(1)
         elif now - self.first >= self.threshold_s:
             try:
@@ -168,13 +169,18 @@ class Progress:
         bar = tqdm(
             desc=desc,
             file=file,
-            disable=None,
+            # Off on a file that is not a terminal, or with tqdm's own switch TQDM_DISABLE=1
+            # (which an explicit ``disable`` would override).
+            disable=True if os.environ.get("TQDM_DISABLE", "").lower() in ("1", "true") else None,
             initial=self.count,
-            bar_format="{desc}: {n_fmt} programs [{elapsed}]",
+            postfix=self._seconds(),
+            bar_format="{desc}: {n_fmt} programs{postfix}",
         )
-        if not bar.disable:  # a disabled bar (stderr not a terminal) has no clock
-            bar.start_t -= self.clock() - self.first  # the burst began before the bar
         return bar
+
+    def _seconds(self) -> str:
+        """The burst's time so far, to its last compile (tqdm's own clock starts with the bar)."""
+        return f"{self.last - self.first:.1f} s"
 
 
 class _Line:

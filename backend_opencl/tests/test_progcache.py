@@ -157,7 +157,7 @@ def test_progress_appears_when_compiling_takes_over_a_second() -> None:
         text.rstrip()
         .splitlines()[-1]
         .split("\r")[-1]
-        .startswith("compiling OpenCL kernels (cached for next time): 3 programs")
+        .startswith("compiling OpenCL kernels (cached for next time): 3 programs, 1.8 s")
     )
 
 
@@ -179,12 +179,15 @@ def test_progress_without_the_cache_does_not_promise_it() -> None:
     progress.cached = False
     _compile(progress, clock, 2.0)
     progress.close()
-    assert "compiling OpenCL kernels: 1 programs" in out.getvalue()
+    assert "compiling OpenCL kernels: 1 programs, 2.0 s" in out.getvalue()
 
 
-def test_progress_on_a_file_that_is_not_a_terminal_writes_nothing() -> None:
+@pytest.mark.parametrize("tty", [False, True])
+def test_progress_off_when_not_a_terminal_or_tqdm_disabled(tty, monkeypatch) -> None:
     pytest.importorskip("tqdm")
-    out, clock = io.StringIO(), _Clock()
+    if tty:
+        monkeypatch.setenv("TQDM_DISABLE", "1")
+    out, clock = (_Tty() if tty else io.StringIO()), _Clock()
     progress = Progress(threshold_s=1.0, clock=clock, file=out)
     for _ in range(3):
         _compile(progress, clock, 0.6)
