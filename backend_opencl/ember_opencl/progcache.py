@@ -113,12 +113,18 @@ class ProgramCache:
 class Progress:
     """A counter of programs compiled from source, shown on stderr (tqdm's bar, off when
     stderr is not a terminal or ``TQDM_DISABLE=1``) once a burst of compiles has lasted
-    ``threshold_s``; nothing at all while programs come from the cache."""
+    ``threshold_s``; nothing at all while programs come from the cache. A burst ends after
+    ``gap_s`` without a compile (a training step's first launches pause it for a while)."""
 
     def __init__(
-        self, threshold_s: float = 1.0, clock: Callable[[], float] = time.perf_counter, file: Any = None
+        self,
+        threshold_s: float = 1.0,
+        clock: Callable[[], float] = time.perf_counter,
+        file: Any = None,
+        gap_s: float = 5.0,
     ) -> None:
         self.threshold_s = threshold_s
+        self.gap_s = gap_s
         self.clock = clock
         self.file = file
         self.cached = True  # whether the message may promise "cached for next time"
@@ -130,7 +136,7 @@ class Progress:
     def begin(self) -> float:
         """Call before compiling; returns the start time to pass to ``end``."""
         now = self.clock()
-        if now - self.last > self.threshold_s:  # a new burst
+        if now - self.last > self.gap_s:  # a new burst
             self.close()
             self.count, self.first = 0, now
         return now
@@ -148,8 +154,8 @@ class Progress:
                 self.bar = _Line()
 
     def idle(self) -> None:
-        """Close the bar once no program has compiled for ``threshold_s`` (a cache hit calls this)."""
-        if self.bar is not None and self.clock() - self.last > self.threshold_s:
+        """Close the bar once no program has compiled for ``gap_s`` (a cache hit calls this)."""
+        if self.bar is not None and self.clock() - self.last > self.gap_s:
             self.close()
 
     def close(self) -> None:

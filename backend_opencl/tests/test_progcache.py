@@ -79,7 +79,7 @@ def dev(monkeypatch, tmp_path):
     """The OpenCL device with its program cache in a fresh folder, and source compiles counted."""
     d = runtime.device(0)
     monkeypatch.setattr(d, "programs", ProgramCache(str(tmp_path), d.dev))
-    counter = Progress(threshold_s=1e9, file=io.StringIO())
+    counter = Progress(threshold_s=1e9, file=io.StringIO(), gap_s=1e9)
     monkeypatch.setattr(progcache, "progress", counter)
     return d
 
@@ -148,7 +148,7 @@ def test_progress_appears_when_compiling_takes_over_a_second() -> None:
     assert out.getvalue() == ""  # 0.6 s so far: still quiet
     _compile(progress, clock, 0.6)
     _compile(progress, clock, 0.6)
-    clock.now += 5.0
+    clock.now += 10.0
     progress.idle()  # a cache hit after the burst closes the bar
     assert progress.bar is None
     text = out.getvalue()
@@ -191,6 +191,23 @@ def test_progress_off_when_not_a_terminal_or_tqdm_disabled(tty, monkeypatch) -> 
     progress = Progress(threshold_s=1.0, clock=clock, file=out)
     for _ in range(3):
         _compile(progress, clock, 0.6)
-    clock.now += 5.0
+    clock.now += 10.0
     progress.idle()
     assert out.getvalue() == "" and progress.bar is None
+
+
+def test_a_pause_between_compiles_keeps_one_bar() -> None:
+    pytest.importorskip("tqdm")
+    out, clock = _Tty(), _Clock()
+    progress = Progress(threshold_s=1.0, clock=clock, file=out, gap_s=5.0)
+    _compile(progress, clock, 1.5)  # shown from here
+    clock.now += 3.0  # first launches, no compile
+    progress.idle()
+    _compile(progress, clock, 0.5)
+    clock.now += 6.0
+    progress.idle()
+    assert out.getvalue().count("\n") == 1  # one bar, closed once
+    assert (
+        out.getvalue().rstrip().split("\r")[-1]
+        == "compiling OpenCL kernels (cached for next time): 2 programs, 5.0 s"
+    )
