@@ -116,9 +116,11 @@ def lstm_layer_backward(
     d = np.empty((steps, n, 4, hid), hc.dtype)
     dh, dc, tmp = np.zeros((n, hid), hc.dtype), np.zeros((n, hid), hc.dtype), np.empty((n, hid), hc.dtype)
     w = np.ascontiguousarray(w_hh)
+    c_hit = g[1].any(axis=(1, 2))  # the cells' gradient is mostly c_n's alone
     for t in _order(steps, not reverse):
         dh += g[0, t]
-        dc += g[1, t]
+        if c_hit[t]:
+            dc += g[1, t]
         idle = _idle(lengths, t)
         kept = None if idle is None else (dh[idle], dc[idle])
         np.multiply(dh, on_c[t], out=tmp)

@@ -109,7 +109,7 @@ def _lstm_rule(n: Any, g: Tensor) -> tuple:
     if _grad.enabled:
         return _regrad(_lstm_decomposed, n, g, (gi, h0, c0, w_hh, b_hh, reverse, lengths))
     d_g, d_h0, d_c0 = _run("lstm_layer_backward", (g, h0, c0, w_hh, hc, gates), (reverse, lengths), g.dtype)
-    return (d_g, d_h0, d_c0, *_weight_grads(n, d_g, _prev(hc[0], h0, reverse)))
+    return (d_g, d_h0, d_c0, *_weight_grads(n, d_g, _prev(hc.select(0, 0), h0, reverse)))
 
 
 @decomposition("lstm_layer")

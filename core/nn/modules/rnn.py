@@ -177,12 +177,13 @@ class RNNBase(Module):
         last = 0 if rev else gi.shape[0] - 1
         if self.mode == "LSTM":
             hc = R.lstm_layer(gi, h, c, w_hh, b_hh, rev, lens)  # type: ignore[arg-type]
-            return hc[0], hc[0, last], hc[1, last]
+            out = hc.select(0, 0)  # select, not indexing: no key to parse on this hot path
+            return out, out.select(0, last), hc.select(0, 1).select(0, last)
         if self.mode == "GRU":
             out = R.gru_layer(gi, h, w_hh, b_hh, rev, lens)
         else:
             out = R.rnn_layer(gi, h, w_hh, b_hh, self.mode == "RNN_RELU", rev, lens)
-        return out, out[last], None
+        return out, out.select(0, last), None
 
     def _check_dtypes(self, x: Tensor, h0: Tensor, c0: Tensor | None) -> None:
         """PyTorch's errors for an input or state of another dtype than the weights (the fused
@@ -256,7 +257,8 @@ class RNNBase(Module):
             outs = []
             for d in range(dirs):
                 k = layer * dirs + d
-                out, h, c = self._run_direction(x, layer, d, h0[k], c0[k] if lstm else None, masks)  # type: ignore[index]
+                h_k, c_k = h0.select(0, k), c0.select(0, k) if c0 is not None else None
+                out, h, c = self._run_direction(x, layer, d, h_k, c_k, masks)
                 outs.append(out)
                 hs.append(h)
                 cs.append(c)
