@@ -9,7 +9,7 @@ from ember.backends import dtypes as D
 
 from ..._autocast_hook import autocast_op
 from ..._creation import arange
-from ..._dispatch import call
+from ..._dispatch import call, call_out, kernel_writes_out
 from ..._ops import pointwise_unary as U
 from ..._ops.convert import inplace as _inplace_form
 from ..._ops.gather_scatter import INDEX_DTYPES, first_outside, legacy_type_name
@@ -110,7 +110,11 @@ def _linear_2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     shape = (x._shape[0], w._shape[0])
     data = call(be, "matmul", x._data, call(be, "permute", w._data, (1, 0)))
     if b is not None:
-        data = call(be, "add", data, call(be, "expand", b._data, shape))
+        bias = call(be, "expand", b._data, shape)
+        if kernel_writes_out(be, "add"):  # into the product's fresh array: no second result
+            call_out(be, "add", data, bias, out=data)
+        else:
+            data = call(be, "add", data, bias)
     out = wrap(data, x._be, x._device, x.dtype, shape)
     if _grad.enabled and (x._requires_grad or w._requires_grad or (b is not None and b._requires_grad)):
         if b is None:
