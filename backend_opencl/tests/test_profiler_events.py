@@ -178,3 +178,22 @@ def test_the_profiler_reads_a_mark_per_call_session(cuda_events, monkeypatch) ->
     assert [e.name for e in calls] == ["opencl::add", "opencl::sum"]
     for e in calls:
         assert e.device_ns == 1_000 and [k[0] for k in e.device_events] == [e.name]
+
+
+def test_a_session_that_fails_to_stop_keeps_the_cpu_events(monkeypatch) -> None:
+    a, b = _workload()
+
+    class Broken(ocl_events.KernelEvents):
+        def stop(self) -> None:
+            super().stop()
+            raise RuntimeError("device lost")
+
+    monkeypatch.setattr(ocl_events, "KernelEvents", Broken)
+    with (
+        pytest.warns(UserWarning, match="profiler: no device times for opencl: RuntimeError: device lost"),
+        profile(activities=[ProfilerActivity.CPU, ProfilerActivity.OPENCL]) as prof,
+    ):
+        (a + b).sum()
+    calls = [e.name for e in prof.events() if e.kind == "kernel"]
+    assert calls == ["opencl::add", "opencl::sum"]
+    assert all(e.device_ns == 0 for e in prof.events())

@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 import traceback
+import warnings
 from typing import Any
 
 from ember import _op_trace
@@ -229,10 +230,20 @@ class Recorder:
 
     def _collect_device_events(self) -> None:
         """Stop the sessions and give each kernel call its device kernels and their time."""
-        for session in self._sessions.values():
-            if session is not None:
+        failed = set()
+        for backend, session in self._sessions.items():
+            if session is None:
+                continue
+            try:
                 session.stop()
+            except Exception as e:  # noqa: BLE001 - a device error must not lose the CPU events
+                warnings.warn(
+                    f"profiler: no device times for {backend}: {type(e).__name__}: {e}", stacklevel=3
+                )
+                failed.add(id(session))
         for ev, session, a, b in self.pending:
+            if id(session) in failed:
+                continue
             records = session.between(a, b)
             ev.device_events = [(name or ev.name, start, end) for name, start, end in records]
             ev.device_ns = sum(end - start for _, start, end in records)
