@@ -75,6 +75,11 @@ class Backend(Protocol):
     #   reset_peak_memory_stats(index), empty_cache(index), memory_info(index) -> (free, total)
     #   new_stream(index, priority), current_stream(index), set_current_stream(index, stream)
     #   new_event(index, enable_timing)   stream/event handles as ember.accelerator._streams
+    #
+    # Optional, read by ``ember.profiler`` for device time (docs/profiler.md):
+    #   kernel_events() -> session | None: session.start(); session.mark() before/after each
+    #   kernel call; session.stop() at the profile's end; session.between(m0, m1) ->
+    #   [(kernel name, start_ns, end_ns)] on time.perf_counter_ns's clock
 
 
 KernelTable = dict[str, Callable[..., Any]]

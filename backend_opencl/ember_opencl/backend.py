@@ -231,7 +231,7 @@ class MarkerEvent:
         if not self.dev.queue.properties & cl.command_queue_properties.PROFILING_ENABLE:
             raise RuntimeError(
                 "opencl: Event.elapsed_time needs a command queue created with profiling enabled; "
-                "ember's OpenCL queues are created without it"
+                "this device's queue was created without it"
             )
         end.marker.wait()
         return (end.marker.profile.end - self.marker.profile.end) / 1e6

@@ -170,7 +170,7 @@ def matmul(a: CLArray, b: CLArray) -> CLArray:
     args += [b.buf, b.offset, b.strides[-2], b.strides[-1], *sb, *shape, n, kd, m]
     groups = (-(-m // _TILE), -(-n // _TILE), batch)
     local = (1, 1, 1) if packed else (8, 8, 1)
-    knl(a.dev.queue, tuple(g * w for g, w in zip(groups, local)), local, *args)
+    runtime.launch_nd(a.dev, knl, tuple(g * w for g, w in zip(groups, local)), local, args)
     return out
 
 
