@@ -3,8 +3,9 @@
 The training loop of pytorch/examples' word_language_model (embedding 32, hidden 32, two
 layers, bptt 20, batch 10, dropout 0.2, gradient clipping 0.25, plain SGD on ``p.data``,
 hidden state carried and detached between batches) on a synthetic corpus of fixed seed with
-a 10000-word vocabulary, for an LSTM, a GRU and a Transformer encoder, ember's CPU backend
-beside PyTorch's CPU build in the same process. Each round times one pass over the corpus
+a 10000-word vocabulary, for an LSTM, a GRU and a Transformer encoder (2 heads), with the
+models of ``tests_onnx/programs/word_language_model.py`` (that example's model code), ember's
+CPU backend beside PyTorch's CPU build in the same process. Each round times one pass over the corpus
 for every (model, library), interleaved so that machine noise hits both alike; the summary
 holds the median of the rounds and the ratio ember / PyTorch. Writes bench/results/wordlm.json.
 On a shared machine pass ``--threads 1`` with ``OPENBLAS_NUM_THREADS=1`` in the environment:
@@ -14,11 +15,13 @@ oversubscribed OpenMP/BLAS threads spin and make both columns slow and noisy.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
 import os
 import statistics
 import sys
 import time
+import warnings
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -38,66 +41,46 @@ def corpus(batches: int) -> np.ndarray:
     return ids.reshape(BATCH, n).T.copy()
 
 
+PROGRAM = os.path.join(os.path.dirname(__file__), "..", "tests_onnx", "programs", "word_language_model.py")
+
+
+def program(lib: Any) -> Any:
+    """The word-LM program's module (its RNNModel and TransformerModel) with ``torch`` bound to ``lib``.
+
+    The program is plain PyTorch code (the ONNX tests run it under ember); it is loaded once per
+    library, with ``torch`` and its submodules pointing at ``lib`` while it imports.
+    """
+    names = {
+        "torch": lib,
+        "torch.nn": lib.nn,
+        "torch.nn.functional": lib.nn.functional,
+        "torch.onnx": lib.onnx,
+    }
+    saved = {k: sys.modules.get(k) for k in names}
+    sys.modules.update(names)
+    try:
+        spec = importlib.util.spec_from_file_location(f"_word_lm_{lib.__name__}", PROGRAM)
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+    return mod
+
+
 def build(lib: Any, kind: str) -> Any:
-    """The example's RNNModel / TransformerModel, written against ``lib`` (ember or torch)."""
-    nn = lib.nn
-
-    class RNNModel(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.drop = nn.Dropout(DROPOUT)
-            self.encoder = nn.Embedding(VOCAB, EMBED)
-            self.rnn = getattr(nn, kind)(EMBED, HIDDEN, LAYERS, dropout=DROPOUT)
-            self.decoder = nn.Linear(HIDDEN, VOCAB)
-            nn.init.uniform_(self.encoder.weight, -0.1, 0.1)
-            nn.init.zeros_(self.decoder.bias)
-            nn.init.uniform_(self.decoder.weight, -0.1, 0.1)
-
-        def forward(self, x: Any, hidden: Any) -> tuple:
-            out, hidden = self.rnn(self.drop(self.encoder(x)), hidden)
-            logits = self.decoder(self.drop(out)).view(-1, VOCAB)
-            return nn.functional.log_softmax(logits, dim=1), hidden
-
-        def init_hidden(self) -> Any:
-            h = lib.zeros(LAYERS, BATCH, HIDDEN)
-            return (h, h.clone()) if kind == "LSTM" else h
-
-    class PositionalEncoding(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.drop = nn.Dropout(DROPOUT)
-            pos = np.arange(BPTT)[:, None]
-            div = np.exp(np.arange(0, EMBED, 2) * (-math.log(10000.0) / EMBED))
-            pe = np.zeros((BPTT, 1, EMBED), dtype=np.float32)
-            pe[:, 0, 0::2], pe[:, 0, 1::2] = np.sin(pos * div), np.cos(pos * div)
-            self.register_buffer("pe", lib.tensor(pe))
-
-        def forward(self, x: Any) -> Any:
-            return self.drop(x + self.pe[: x.size(0)])
-
-    class TransformerModel(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.pos = PositionalEncoding()
-            layer = nn.TransformerEncoderLayer(EMBED, 2, HIDDEN, DROPOUT)
-            self.body = nn.TransformerEncoder(layer, LAYERS, enable_nested_tensor=False)
-            self.encoder = nn.Embedding(VOCAB, EMBED)
-            self.decoder = nn.Linear(EMBED, VOCAB)
-            nn.init.uniform_(self.encoder.weight, -0.1, 0.1)
-            nn.init.zeros_(self.decoder.bias)
-            nn.init.uniform_(self.decoder.weight, -0.1, 0.1)
-            self.mask = nn.Transformer.generate_square_subsequent_mask(BPTT)
-
-        def forward(self, x: Any, hidden: Any) -> tuple:
-            h = self.pos(self.encoder(x) * math.sqrt(EMBED))
-            out = self.decoder(self.body(h, self.mask))
-            return nn.functional.log_softmax(out, dim=-1).view(-1, VOCAB), hidden
-
-        def init_hidden(self) -> Any:
-            return None
-
+    """The example's RNNModel (LSTM, GRU) or TransformerModel (2 heads), at this bench's sizes."""
+    prog = program(lib)
     lib.manual_seed(0)
-    return TransformerModel() if kind == "Transformer" else RNNModel()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PyTorch's note on nested tensors and batch_first
+        if kind == "Transformer":
+            return prog.TransformerModel(VOCAB, EMBED, 2, HIDDEN, LAYERS, DROPOUT)
+        return prog.RNNModel(kind, VOCAB, EMBED, HIDDEN, LAYERS, DROPOUT)
 
 
 def detach(h: Any) -> Any:
@@ -110,13 +93,17 @@ def epoch(lib: Any, model: Any, data: Any) -> float:
     """One training pass over ``data`` as the example's ``train()``; returns the last loss."""
     model.train()
     criterion = lib.nn.NLLLoss()
-    hidden = model.init_hidden()
+    rnn = hasattr(model, "init_hidden")
+    hidden = model.init_hidden(BATCH) if rnn else None
     loss = None
     for i in range(0, data.size(0) - 1, BPTT):
         x, y = data[i : i + BPTT], data[i + 1 : i + 1 + BPTT].reshape(-1)
         model.zero_grad()
-        hidden = detach(hidden)
-        out, hidden = model(x, hidden)
+        if rnn:
+            hidden = detach(hidden)
+            out, hidden = model(x, hidden)
+        else:
+            out = model(x).view(-1, VOCAB)
         loss = criterion(out, y)
         loss.backward()
         lib.nn.utils.clip_grad_norm_(model.parameters(), CLIP)
