@@ -8,7 +8,8 @@ Example::
 
 from __future__ import annotations
 
-from . import lr_scheduler
+from typing import Any
+
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
@@ -38,3 +39,13 @@ __all__ = [
     "Rprop",
     "lr_scheduler",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # ``ember.optim.lr_scheduler`` loads on first use: training scripts without a scheduler
+    # (and every ``import ember``) skip its import.
+    if name == "lr_scheduler":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.lr_scheduler")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
