@@ -95,10 +95,22 @@ def _stealable(g: Any) -> bool:
     return getrefcount(g) <= _ENGINE_REFS and g._base is None and g.grad_fn is None and g._meta is None
 
 
-# References to a leaf's incoming gradient held by the engine alone, seen by getrefcount
-# inside _stealable: run_backward's ``g``, _leaf_accumulate's and _stealable's parameters,
-# getrefcount's own argument.
-_ENGINE_REFS = 4
+def _calibrate() -> int:
+    """What getrefcount says inside _stealable of a gradient only the engine holds: the same
+    chain of frames (run_backward's local, _leaf_accumulate's and _stealable's parameters),
+    measured rather than assumed, as interpreters count borrowed references differently."""
+
+    def stealable(g: object) -> int:
+        return getrefcount(g)
+
+    def leaf_accumulate(g: object) -> int:
+        return stealable(g)
+
+    g = object()
+    return leaf_accumulate(g)
+
+
+_ENGINE_REFS = _calibrate()
 
 
 def _leaf_accumulate(node: AccumulateGrad, g: Any, create_graph: bool) -> None:
