@@ -64,6 +64,11 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     b2 = b.unsqueeze(-1) if b.ndim == 1 else b
     if a2._shape[-1] != b2._shape[-2]:
         _shape_error(a, b, a2, b2)
+    if a.ndim > 2 and b.ndim == 2:
+        # As PyTorch: the batch folds into the rows of one mm (one BLAS call, and an mm gradient)
+        # instead of a product broadcast over the batch.
+        flat = a.reshape(numel(a._shape[:-1]), a._shape[-1])
+        return matmul(flat, b).view(*a._shape[:-1], b._shape[-1])
     with NoRecord():
         out = _core(a2.detach(), b2.detach())
         if a.ndim == 1:
