@@ -94,6 +94,44 @@ SIGNATURES: dict[str, tuple[str, str]] = {
         ),
         "lists of arrays (a parameter group); steps: a float per tensor; returns None",
     ),
+    "lstm_layer": (
+        "lstm_layer(gi, h0, c0, w_hh, b_hh, reverse, lengths)",
+        (
+            "one direction of one layer; gi: the input projection of every step (PyTorch's "
+            "mkldnn_rnn_layer takes x and w_ih); returns the activated gates for the backward"
+        ),
+    ),
+    "lstm_layer_backward": (
+        "lstm_layer_backward(g, h0, c0, w_hh, hc, gates, reverse, lengths)",
+        "gate gradients, not weight gradients (the frontend forms those with one matmul over all steps)",
+    ),
+    "gru_layer": (
+        "gru_layer(gi, h0, w_hh, b_hh, reverse, lengths)",
+        "PyTorch has no GRU layer kernel on CPU (it loops over gru_cell)",
+    ),
+    "gru_layer_backward": (
+        "gru_layer_backward(g, h0, w_hh, out, gates, reverse, lengths)",
+        "as lstm_layer_backward",
+    ),
+    "rnn_layer": (
+        "rnn_layer(gi, h0, w_hh, b_hh, relu, reverse, lengths)",
+        "PyTorch has no Elman layer kernel on CPU (it loops over rnn_tanh_cell/rnn_relu_cell)",
+    ),
+    "rnn_layer_backward": (
+        "rnn_layer_backward(g, h0, w_hh, out, relu, reverse, lengths)",
+        "as lstm_layer_backward",
+    ),
+    "sdpa": (
+        "sdpa(q, k, v, mask, drop, scale, is_causal)",
+        (
+            "returns (out, weights); mask None, bool (True attends) or additive, already broadcast; "
+            "drop: the dropout factors (0 or 1/(1-p)) the frontend drew, or None"
+        ),
+    ),
+    "sdpa_backward": (
+        "sdpa_backward(g, q, k, v, weights, drop, scale)",
+        "(dq, dk, dv) from sdpa's weights (no mask or causal flag needed)",
+    ),
     "atan": ("atan(x)", ""),
     "atan2": ("atan2(a, b)", "the angle of the point (b, a), as torch.atan2(input, other)"),
     "asin": ("asin(x)", ""),

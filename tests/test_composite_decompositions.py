@@ -89,6 +89,35 @@ def _pool_grad(pool: Callable[[Any], Any]) -> Callable[[Any, str], Any]:
     return call
 
 
+def _attention(grads: bool) -> Callable[[Any, str], Any]:
+    """scaled_dot_product_attention with a bool mask broadcast over heads and dropout factors
+    (the draws come from the seed, the same on both devices); its (dq, dk, dv) if ``grads``."""
+
+    def call(e: Any, dev: str) -> Any:
+        q, k, v = (_t(e, dev, _x(2, 3, 4, 5), requires_grad=grads) for _ in range(3))
+        mask = _t(e, dev, np.tril(np.ones((4, 4), bool)))
+        e.manual_seed(5)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.25)
+        if not grads:
+            return out
+        return e.autograd.grad(out, (q, k, v), _t(e, dev, _x(2, 3, 4, 5)))
+
+    return call
+
+
+def _rnn(kind: str, grad: bool) -> Callable[[Any, str], Any]:
+    """A bidirectional recurrent layer's output, or its input's gradient (the *_backward composite)."""
+
+    def call(e: Any, dev: str) -> Any:
+        e.manual_seed(0)
+        m = getattr(e.nn, kind)(3, 4, bidirectional=True).double().to(dev)
+        x = _t(e, dev, _x(5, 2, 3), requires_grad=grad)
+        out = m(x)[0]
+        return e.autograd.grad(out, x, _t(e, dev, _x(*out.shape)))[0] if grad else out.detach()
+
+    return call
+
+
 def _scatter_reduce(reduce: str) -> Callable[[Any, str], Any]:
     def call(e: Any, dev: str) -> Any:
         x, i, s = SCATTER
@@ -133,6 +162,14 @@ CALLS: dict[str, tuple[Callable[[Any, str], Any], float]] = {
     "adam_update": (_adam, 1e-14),
     "sgd_update_foreach": (lambda e, d: _sgd(e, d, foreach=True), 1e-15),
     "adam_update_foreach": (lambda e, d: _adam(e, d, foreach=True), 1e-14),
+    "lstm_layer": (_rnn("LSTM", False), 1e-13),
+    "lstm_layer_backward": (_rnn("LSTM", True), 1e-13),
+    "gru_layer": (_rnn("GRU", False), 1e-13),
+    "gru_layer_backward": (_rnn("GRU", True), 1e-13),
+    "rnn_layer": (_rnn("RNN", False), 1e-13),
+    "rnn_layer_backward": (_rnn("RNN", True), 1e-13),
+    "sdpa": (_attention(False), 1e-13),
+    "sdpa_backward": (_attention(True), 1e-13),
     "atan": (_unary(lambda e, x: x.atan(), WIDE), 1e-15),
     "atan2": (lambda e, d: e.atan2(_t(e, d, _x(3, 4)), _t(e, d, _x(3, 4))), 1e-15),
     "asin": (_unary(lambda e, x: x.asin(), UNIT), 1e-15),
