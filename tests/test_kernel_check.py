@@ -49,12 +49,12 @@ def test_off_by_default_wrap_runs_its_own_code() -> None:
 def test_off_a_wrong_shape_goes_unnoticed(bad: str) -> None:
     set_kernel_checks(False)
     assert _tensor.wrap.__code__ is _tensor._plain_wrap.__code__ and not kernel_checks_enabled()
-    a, b = ember.ones(2, 3, 4, device=bad), ember.ones(4, 5, device=bad)
+    a, b = ember.ones(2, 3, 4, device=bad), ember.ones(2, 4, 5, device=bad)
     assert (a @ b).shape == (2, 3, 5)  # what the frontend claims, not what the kernel returned
 
 
 def test_on_a_wrong_shape_names_op_backend_expected_and_got(bad: str) -> None:
-    a, b = ember.ones(2, 3, 4, device=bad), ember.ones(4, 5, device=bad)
+    a, b = ember.ones(2, 3, 4, device=bad), ember.ones(2, 4, 5, device=bad)
     set_kernel_checks(True)
     with pytest.raises(RuntimeError) as e:
         a @ b
