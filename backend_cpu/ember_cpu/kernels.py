@@ -34,12 +34,15 @@ def _ufunc1(uf: np.ufunc) -> Callable[[np.ndarray], np.ndarray]:
 
 
 _PY_SCALARS = (bool, int, float, complex)
+_ND = np.ndarray
 
 
 def _ufunc2(uf: np.ufunc, mark: bool = True) -> Callable[..., np.ndarray]:
     """A binary kernel (marked ``writes_out``) or, with ``mark=False``, a compare kernel."""
 
     def k(a: Any, b: Any, out: np.ndarray | None = None) -> np.ndarray:
+        if type(a) is _ND and type(b) is _ND and out is None and a.size < LARGE:
+            return uf(a, b, out=...)  # the common small case: no scalar to pin, no split
         # ml_dtypes' bfloat16 is not a NEP 50 "weak" partner for Python floats: pin the scalar.
         if type(b) in _PY_SCALARS and a.dtype in BF16:
             b = np.asarray(b, dtype=a.dtype)

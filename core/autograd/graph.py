@@ -241,7 +241,15 @@ def record(
     node.rule = rule
     node.next_functions = tuple(nexts)
     node._ctx = ctx
-    node._versions = _versions(ctx) if type(ctx) is tuple else ()
+    versions: Any = ()
+    if type(ctx) is tuple:  # _versions, inlined
+        for t in ctx:
+            vc = getattr(t, "_vc", None)
+            if vc is not None:
+                if t._meta is not None and t._meta.get("inference"):
+                    raise RuntimeError(_INFERENCE_SAVED)
+                versions = (*versions, (t, vc[0]))
+    node._versions = versions
     node._released = False
     node._out_id = id(out)
     node._real_out = out.dtype.category == _FLOAT
