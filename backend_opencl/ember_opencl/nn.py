@@ -1,7 +1,7 @@
 """Fused nn composites: max/avg pooling (one work item per output) and conv2d (im2col + matmul).
 
 Conventions as in ``ember_cpu.nn_kernels``: NCHW inputs (leading dims are planes), OIHW
-weights, parameters as (h, w) pairs; forward only (the frontend records the derivatives).
+weights, parameters as (h, w) pairs; forward only (the backward kernels are in nn_backward.py).
 
 * ``max_pool2d``: each work item walks its window in row-major order and keeps the first
   maximum (``>``), NaN counting as the maximum (the first NaN wins); padding is ``-inf``.
