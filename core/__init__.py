@@ -74,17 +74,24 @@ _methods.bind()
 # These subpackages need the Tensor methods bound above.
 from . import (
     amp,
-    distributed,
-    distributions,
-    func,
-    jit,
     nn,
-    onnx,
     optim,
-    profiler,
     serialization,
     utils,
 )
+
+# Subpackages imported on first use (``ember.distributions``, ``from ember import jit``): most
+# programs never touch them (about a sixth of ``import ember``).
+_LAZY = frozenset(("distributed", "distributions", "func", "jit", "onnx", "profiler"))
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")  # binds the name in this module too
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # Every op's public names, generated from the PUBLIC tables beside the ops (_public.py).
 from ._namespace import *

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import functional, graph, profiler
+from . import functional, graph
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .engine import check_root_grad, run_backward
 from .function import Function, FunctionCtx
@@ -149,3 +149,12 @@ def grad(
                 )
         result[i] = g if g is None or create_graph else g.detach()
     return tuple(result)
+
+
+def __getattr__(name: str) -> Any:
+    # ``ember.autograd.profiler`` (and ember.profiler behind it) loads on first use.
+    if name == "profiler":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.profiler")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

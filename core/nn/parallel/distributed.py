@@ -15,8 +15,17 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from ... import distributed as dist
 from ..modules.module import Module
+
+
+class _Dist:
+    def __getattr__(self, name: str) -> Any:
+        from ... import distributed
+
+        return getattr(distributed, name)
+
+
+dist = _Dist()
 
 __all__ = ["DistributedDataParallel"]
 
