@@ -145,8 +145,11 @@ class Progress:
         now = self.last = self.clock()
         self.count += 1
         if self.bar is not None:
-            self.bar.set_postfix_str(self._seconds(), refresh=False)
-            self.bar.update(1)
+            try:
+                self.bar.set_postfix_str(self._seconds(), refresh=False)
+                self.bar.update(1)
+            except Exception:  # noqa: BLE001 - a progress display must never fail a compile
+                self.bar = _Line()
         elif now - self.first >= self.threshold_s:
             try:
                 self.bar = self._open()
@@ -193,6 +196,9 @@ class _Line:
     """Stands in for tqdm's bar when tqdm is not installed."""
 
     def update(self, n: int) -> None:
+        pass
+
+    def set_postfix_str(self, s: str, refresh: bool = True) -> None:
         pass
 
     def close(self) -> None:

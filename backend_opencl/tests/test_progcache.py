@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -141,7 +142,6 @@ def _compile(progress: Progress, clock: _Clock, seconds: float) -> None:
 
 
 def test_progress_appears_when_compiling_takes_over_a_second() -> None:
-    pytest.importorskip("tqdm")
     out, clock = _Tty(), _Clock()
     progress = Progress(threshold_s=1.0, clock=clock, file=out)
     _compile(progress, clock, 0.6)
@@ -173,7 +173,6 @@ def test_progress_is_silent_for_quick_compiles_and_cache_hits() -> None:
 
 
 def test_progress_without_the_cache_does_not_promise_it() -> None:
-    pytest.importorskip("tqdm")
     out, clock = _Tty(), _Clock()
     progress = Progress(threshold_s=1.0, clock=clock, file=out)
     progress.cached = False
@@ -184,7 +183,6 @@ def test_progress_without_the_cache_does_not_promise_it() -> None:
 
 @pytest.mark.parametrize("tty", [False, True])
 def test_progress_off_when_not_a_terminal_or_tqdm_disabled(tty, monkeypatch) -> None:
-    pytest.importorskip("tqdm")
     if tty:
         monkeypatch.setenv("TQDM_DISABLE", "1")
     out, clock = (_Tty() if tty else io.StringIO()), _Clock()
@@ -197,7 +195,6 @@ def test_progress_off_when_not_a_terminal_or_tqdm_disabled(tty, monkeypatch) -> 
 
 
 def test_a_pause_between_compiles_keeps_one_bar() -> None:
-    pytest.importorskip("tqdm")
     out, clock = _Tty(), _Clock()
     progress = Progress(threshold_s=1.0, clock=clock, file=out, gap_s=5.0)
     _compile(progress, clock, 1.5)  # shown from here
@@ -211,3 +208,15 @@ def test_a_pause_between_compiles_keeps_one_bar() -> None:
         out.getvalue().rstrip().split("\r")[-1]
         == "compiling OpenCL kernels (cached for next time): 2 programs, 5.0 s"
     )
+
+
+def test_without_tqdm_one_plain_line_and_compiles_go_on(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # import fails as if not installed
+    out, clock = _Tty(), _Clock()
+    progress = Progress(threshold_s=1.0, clock=clock, file=out)
+    for _ in range(4):
+        _compile(progress, clock, 0.6)
+    clock.now += 10.0
+    progress.idle()
+    assert out.getvalue() == "ember: compiling OpenCL kernels (cached for next time) ...\n"
+    assert progress.count == 4 and progress.bar is None
