@@ -110,7 +110,8 @@ def _rnn(kind: str, grad: bool) -> Callable[[Any, str], Any]:
 
     def call(e: Any, dev: str) -> Any:
         e.manual_seed(0)
-        m = getattr(e.nn, kind)(3, 4, bidirectional=True).double().to(dev)
+        # made on the cpu (the default device may be a test backend), then moved: the same weights
+        m = getattr(e.nn, kind)(3, 4, bidirectional=True, device="cpu", dtype=e.float64).to(dev)
         x = _t(e, dev, _x(5, 2, 3), requires_grad=grad)
         out = m(x)[0]
         return e.autograd.grad(out, x, _t(e, dev, _x(*out.shape)))[0] if grad else out.detach()
