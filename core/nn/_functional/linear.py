@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -51,6 +52,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``; ``weight`` is (out_features, in_features)."""
     if _plain_2d(input, weight, bias):
         return _linear_2d(input, weight, bias)
+    if input.ndim > 2 and weight.ndim == 2 and input.is_contiguous():
+        # As PyTorch: the batch dims fold into the rows of one addmm, viewed back.
+        flat = input.reshape(math.prod(input._shape[:-1]), input._shape[-1])
+        if _plain_2d(flat, weight, bias):
+            return _linear_2d(flat, weight, bias).view(*input._shape[:-1], weight._shape[0])
     _check_linear(input, weight, bias)
     out = matmul(input, weight.t() if weight.ndim == 2 else weight)
     return out if bias is None else out + bias
