@@ -318,6 +318,21 @@ _COMPOSITE_LIST = [
         "scale",
         "(dq, dk, dv) of sdpa for output gradient g, given q, k, v, its weights and drop",
     ),
+    # softmax backward: one call each (the frontend's rules; g and out of one shape)
+    _op(
+        "softmax_backward",
+        "composite",
+        2,
+        "dim",
+        "out * (g - sum(g * out, dim)) for softmax's output out and its gradient g",
+    ),
+    _op(
+        "log_softmax_backward",
+        "composite",
+        2,
+        "dim",
+        "g - exp(out) * sum(g, dim) for log_softmax's output out and its gradient g",
+    ),
     # special functions, scans, scatter_reduce, complex parts, linear algebra (ember.special, .linalg)
     _op("atan", "composite", 1, "", "arctangent"),
     _op("atan2", "composite", 2, "", "angle of (b, a) in (-pi, pi], quadrant-aware"),

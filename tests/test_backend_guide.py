@@ -132,6 +132,14 @@ SIGNATURES: dict[str, tuple[str, str]] = {
         "sdpa_backward(g, q, k, v, weights, drop, scale)",
         "(dq, dk, dv) from sdpa's weights (no mask or causal flag needed)",
     ),
+    "softmax_backward": (
+        "softmax_backward(g, out, dim)",
+        "x's gradient from softmax's output (half types may compute in float32)",
+    ),
+    "log_softmax_backward": (
+        "log_softmax_backward(g, out, dim)",
+        "x's gradient from log_softmax's output (half types may compute in float32)",
+    ),
     "atan": ("atan(x)", ""),
     "atan2": ("atan2(a, b)", "the angle of the point (b, a), as torch.atan2(input, other)"),
     "asin": ("asin(x)", ""),

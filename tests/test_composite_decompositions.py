@@ -45,6 +45,18 @@ def _t(e: Any, dev: str, a: Any, **kw: Any) -> Any:
     return e.tensor(a, device=dev, **kw)
 
 
+def _softmax_grad(log: bool) -> Callable[[Any, str], Any]:
+    """x's gradient through (log_)softmax along dim 0 of a transposed input (a strided g too)."""
+
+    def run(e: Any, dev: str) -> Any:
+        x = _t(e, dev, _x(5, 3), requires_grad=True)
+        y = (e.log_softmax if log else e.softmax)(x.t(), 1)
+        y.backward(_t(e, dev, _x(5, 3)).t())
+        return x.grad
+
+    return run
+
+
 def _sgd(e: Any, dev: str, foreach: bool | None = None) -> Any:
     p = _t(e, dev, _x(3, 4), requires_grad=True)
     opt = e.optim.SGD([p], lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01, foreach=foreach)
@@ -171,6 +183,8 @@ CALLS: dict[str, tuple[Callable[[Any, str], Any], float]] = {
     "rnn_layer_backward": (_rnn("RNN", True), 1e-13),
     "sdpa": (_attention(False), 1e-13),
     "sdpa_backward": (_attention(True), 1e-13),
+    "softmax_backward": (_softmax_grad(False), 1e-15),
+    "log_softmax_backward": (_softmax_grad(True), 1e-15),
     "atan": (_unary(lambda e, x: x.atan(), WIDE), 1e-15),
     "atan2": (lambda e, d: e.atan2(_t(e, d, _x(3, 4)), _t(e, d, _x(3, 4))), 1e-15),
     "asin": (_unary(lambda e, x: x.asin(), UNIT), 1e-15),

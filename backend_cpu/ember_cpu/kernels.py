@@ -397,7 +397,15 @@ from .math_kernels import MATH_KERNELS
 
 KERNELS.update(MATH_KERNELS)
 
-from .nn_kernels import avg_pool2d, conv2d, log_softmax, max_pool2d, softmax
+from .nn_kernels import (
+    avg_pool2d,
+    conv2d,
+    log_softmax,
+    log_softmax_backward,
+    max_pool2d,
+    softmax,
+    softmax_backward,
+)
 
 KERNELS.update(
     {
@@ -406,6 +414,8 @@ KERNELS.update(
         "avg_pool2d": avg_pool2d,
         "softmax": softmax,
         "log_softmax": log_softmax,
+        "softmax_backward": softmax_backward,
+        "log_softmax_backward": log_softmax_backward,
     }
 )
 

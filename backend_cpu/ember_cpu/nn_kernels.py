@@ -199,3 +199,25 @@ def log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
     z = acc - acc.max(axis=dim, keepdims=True)
     z -= np.log(np.exp(z).sum(axis=dim, keepdims=True))
     return np.asarray(z.astype(x.dtype, copy=False))  # a 0-d input gives a scalar
+
+
+def softmax_backward(g: np.ndarray, out: np.ndarray, dim: int) -> np.ndarray:
+    """``out * (g - sum(g * out))`` in four passes over one buffer (product, sum, subtract, scale)."""
+    y = out.astype(_F32) if out.dtype in HALF else out
+    ax = dim if y.ndim else None
+    r = np.multiply(g, y, dtype=y.dtype)
+    s = r.sum(axis=ax, keepdims=True)
+    np.subtract(g, s, out=r, dtype=y.dtype)
+    np.multiply(r, y, out=r)
+    return np.asarray(r.astype(out.dtype, copy=False))
+
+
+def log_softmax_backward(g: np.ndarray, out: np.ndarray, dim: int) -> np.ndarray:
+    """``g - exp(out) * sum(g)``: exp into a fresh buffer, then in place (no temporaries)."""
+    half = out.dtype in HALF
+    acc = _F32 if half else out.dtype
+    s = g.sum(axis=dim if out.ndim else None, keepdims=True, dtype=acc)
+    r = np.exp(out, dtype=acc) if half else np.exp(out)
+    np.multiply(r, s, out=r)
+    np.subtract(g, r, out=r, dtype=acc)
+    return np.asarray(r.astype(out.dtype, copy=False))

@@ -13,6 +13,7 @@ from . import (
     cases_optim,
     cases_recurrent,
     cases_reduce,
+    cases_softmax_backward,
     cases_special,
 )
 from .records import OpCase
@@ -31,6 +32,7 @@ CASES: dict[str, OpCase] = {
         cases_optim,
         cases_recurrent,
         cases_attention,
+        cases_softmax_backward,
         cases_special,
         cases_linalg,
     )

@@ -1,7 +1,10 @@
 """``softmax``, ``log_softmax`` and ``softmin`` along a dim: one node each, stable forms.
 
 The forward uses the backend's fused kernel when it registers one, else subtracts the max
-before ``exp`` (so ``softmax([1000., 0.])`` is ``[1., 0.]``, not NaN).
+before ``exp`` (so ``softmax([1000., 0.])`` is ``[1., 0.]``, not NaN). The backward is one
+``softmax_backward``/``log_softmax_backward`` call where the backend has it (a 10000-wide
+row's gradient in a few passes instead of four recorded ops), else those composites'
+decompositions; under ``create_graph`` the decomposition runs recorded, so it differentiates.
 """
 
 from __future__ import annotations
@@ -14,8 +17,10 @@ from ..._dispatch import call, has_kernel
 from ..._dtype import pt_name as _pt
 from ..._ops._args import check_dtype, check_tensor
 from ..._ops._common import norm_dim
+from ..._ops._composite import decomposition
 from ..._public import op, public
 from ..._tensor import Tensor, wrap
+from ...autograd.grad_mode import state as _grad
 from ...autograd.graph import record
 from ._util import NoRecord, recording
 
@@ -67,14 +72,33 @@ def _softmax_data(x: Tensor, d: int, log: bool) -> Tensor:
         return e / e.sum(d, keepdim=True)
 
 
+@decomposition("softmax_backward")
+def _softmax_backward(g: Tensor, y: Tensor, d: int) -> Tensor:
+    return y * (g - (g * y).sum(d, keepdim=True))
+
+
+@decomposition("log_softmax_backward")
+def _log_softmax_backward(g: Tensor, y: Tensor, d: int) -> Tensor:
+    return g - y.exp() * g.sum(d, keepdim=True)
+
+
+def _backward(op: str, fn: Any, g: Tensor, y: Tensor, d: int) -> Tensor:
+    """The fused kernel on plain backward, the recorded decomposition under create_graph."""
+    if _grad.enabled or y.ndim == 0 or not has_kernel(y._be, op):
+        return fn(g, y, d)
+    if g.dtype is not y.dtype:
+        g = g.to(y.dtype)
+    return wrap(call(y._be, op, g._data, y._data, d), y._be, y._device, y.dtype, y._shape)
+
+
 def _softmax_rule(n: Any, g: Tensor) -> tuple:
     y, d = n.ctx
-    return (y * (g - (g * y).sum(d, keepdim=True)),)
+    return (_backward("softmax_backward", _softmax_backward, g, y, d),)
 
 
 def _log_softmax_rule(n: Any, g: Tensor) -> tuple:
     y, d = n.ctx
-    return (g - y.exp() * g.sum(d, keepdim=True),)
+    return (_backward("log_softmax_backward", _log_softmax_backward, g, y, d),)
 
 
 @autocast_op("softmax")
