@@ -203,7 +203,9 @@ def _nll_rule(n: Any, g: Tensor) -> tuple:
     per = -g / count if reduction == "mean" else -g  # the same roundings as -(x.sum() / N)
     per = per.expand(shape[0]) if reduction != "none" else per
     # the targets were checked when the loss ran: no second host read of them
-    gx = scatter_checked(zeros(shape, dtype=g.dtype, device=g.device), 1, idx, per.unsqueeze(-1), None)
+    # scattered into a broadcast zero: the kernel's one copy is the only (N, C) buffer made
+    zero = zeros((), dtype=g.dtype, device=g.device).expand(shape)
+    gx = scatter_checked(zero, 1, idx, per.unsqueeze(-1), None)
     return (gx,)
 
 
