@@ -74,3 +74,24 @@ def test_cross_entropy_gradient_matches_pytorch() -> None:
     ember.nn.functional.cross_entropy(e, ember.tensor(y)).backward()
     torch.nn.functional.cross_entropy(t, torch.tensor(y)).backward()
     np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), atol=1e-7)
+
+
+@pytest.mark.parametrize("norm_type", [2.0, float("inf"), 1.0, 3.0])
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+def test_clip_grad_norm_matches_pytorch(norm_type: float, dtype: str) -> None:
+    """The word-LM's other per-batch step: per-parameter norms, one total, one scale each
+    (a complex gradient's 2-norm takes |g|, not g * g)."""
+    rng = np.random.default_rng(11)
+    grads = [rng.normal(0, 1, s) for s in ((40, 8), (8,), (3, 5))]
+    if dtype == "complex64":
+        grads = [g + 1j * rng.normal(0, 1, g.shape) for g in grads]
+    pe = [ember.zeros(g.shape, dtype=getattr(ember, dtype), requires_grad=True) for g in grads]
+    pt = [torch.zeros(g.shape, dtype=getattr(torch, dtype), requires_grad=True) for g in grads]
+    for e, t, g in zip(pe, pt, grads):
+        e.grad, t.grad = ember.tensor(g, dtype=e.dtype), torch.tensor(g, dtype=t.dtype)
+    ne = ember.nn.utils.clip_grad_norm_(pe, 0.25, norm_type)
+    nt = torch.nn.utils.clip_grad_norm_(pt, 0.25, norm_type)
+    assert ne.dtype == getattr(ember, str(nt.dtype).removeprefix("torch."))
+    np.testing.assert_allclose(ne.numpy(), nt.numpy(), rtol=1e-5)
+    for e, t in zip(pe, pt):
+        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-7)
