@@ -188,8 +188,10 @@ def avg_pool2d(
 
 
 def softmax(x: np.ndarray, dim: int) -> np.ndarray:
-    acc = x.astype(_F32) if x.dtype in HALF else x
-    e = np.exp(acc - acc.max(axis=dim, keepdims=True))
+    """One fresh buffer: ``x - max``, exponentiated and normalised in place."""
+    acc = _F32 if x.dtype in HALF else x.dtype
+    e = np.asarray(np.subtract(x, x.max(axis=dim, keepdims=True), dtype=acc))
+    np.exp(e, out=e)
     e /= e.sum(axis=dim, keepdims=True)
     return np.asarray(e.astype(x.dtype, copy=False))  # a 0-d input gives a scalar
 
