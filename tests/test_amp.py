@@ -4,6 +4,9 @@ cpu), backends' declared dtypes, backward's dtypes, and GradScaler's one host re
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import ember
@@ -11,6 +14,8 @@ import pytest
 from ember import amp
 from ember._dispatch import DispatchMode
 from ember.amp import GradScaler, autocast
+
+MINIMAL = Path(__file__).resolve().parent.parent / "examples" / "minimal_backend"
 
 
 class Record(DispatchMode):
@@ -61,10 +66,26 @@ def test_region_of_one_device_type_leaves_others_alone(cpu_prims: str) -> None:
         assert ((a @ a).dtype, (b @ b).dtype) == (ember.bfloat16, ember.float32)
 
 
-def test_backend_without_bfloat16_warns_and_disables() -> None:
-    if "minimal" not in ember.backends.available():
-        pytest.skip("the minimal example backend is not installed in this environment")
-    x = ember.ones(2, 2, device="minimal")
+@pytest.fixture
+def minimal() -> Iterator[str]:
+    """The example third-party backend (it declares no bfloat16): installed, or registered in
+    this process from examples/minimal_backend."""
+    if "minimal" in ember.backends.available():
+        yield "minimal"
+        return
+    sys.path.insert(0, str(MINIMAL))
+    try:
+        import ember_minimal.plugin
+
+        ember.backends.register("minimal", ember_minimal.plugin)
+        yield "minimal"
+    finally:
+        ember.backends.unregister("minimal")
+        sys.path.remove(str(MINIMAL))
+
+
+def test_backend_without_bfloat16_warns_and_disables(minimal: str) -> None:
+    x = ember.ones(2, 2, device=minimal)
     with pytest.warns(UserWarning, match="MINIMAL Autocast only supports dtypes of ember.float16 currently"):
         region = autocast("minimal", dtype=ember.bfloat16)
     with region:
