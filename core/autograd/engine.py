@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from sys import getrefcount
 from typing import Any
 
@@ -17,19 +17,20 @@ _COMPLEX = 3  # DType.category of the complex dtypes (ember.backends.dtypes.COMP
 __all__ = ["check_function_grads", "check_hook_result", "check_root_grad", "run_backward"]
 
 
-def _topo_order(roots: list[Node]) -> list[Node]:
-    """Nodes reachable from ``roots``, each after every node that feeds it a gradient."""
+def _topo_order(roots: list[Node], keep: Callable[[Node], bool] | None = None) -> list[Node]:
+    """Nodes reachable from ``roots``, each after every node that feeds it a gradient; with
+    ``keep``, only through the nodes it accepts (a checkpoint's inner graph)."""
     order: list[Node] = []
     seen: set[int] = set()
     for root in roots:
-        if id(root) in seen:
+        if id(root) in seen or (keep is not None and not keep(root)):
             continue
         seen.add(id(root))
         stack = [(root, iter(root.next_functions))]
         while stack:
             node, it = stack[-1]
             for nxt, _ in it:
-                if nxt is not None and id(nxt) not in seen:
+                if nxt is not None and id(nxt) not in seen and (keep is None or keep(nxt)):
                     seen.add(id(nxt))
                     stack.append((nxt, iter(nxt.next_functions)))
                     break

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._tensor import Tensor, wrap
-from ..autograd.engine import _apply, _run_pre_hooks
+from ..autograd.engine import _apply, _run_pre_hooks, _topo_order
 from ..autograd.function import _Grads, _pass
 from ..autograd.graph import Node, edge, node_class
 
@@ -179,22 +179,4 @@ def backward_through(
 
 def _inner_order(roots: list[Node], reach: dict[int, bool], stop: dict[int, int]) -> list[Node]:
     """The inner nodes below ``roots``, each after every inner node that feeds it a gradient."""
-    order: list[Node] = []
-    seen: set[int] = set()
-    for root in roots:
-        if id(root) in seen or id(root) in stop or not reach.get(id(root)):
-            continue
-        seen.add(id(root))
-        stack = [(root, iter(root.next_functions))]
-        while stack:
-            node, it = stack[-1]
-            for nxt, _ in it:
-                if nxt is not None and id(nxt) not in seen and id(nxt) not in stop and reach.get(id(nxt)):
-                    seen.add(id(nxt))
-                    stack.append((nxt, iter(nxt.next_functions)))
-                    break
-            else:
-                stack.pop()
-                order.append(node)
-    order.reverse()
-    return order
+    return _topo_order(roots, lambda n: id(n) not in stop and bool(reach.get(id(n))))
