@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ember.backends import DType, device
 from ember.backends.dtypes import (
     bfloat16,
@@ -82,7 +84,15 @@ from . import (
 
 # Subpackages imported on first use (``ember.distributions``, ``from ember import jit``): most
 # programs never touch them (about a sixth of ``import ember``).
-_LAZY = frozenset(("distributed", "distributions", "func", "jit", "onnx", "profiler"))
+_LAZY = frozenset(("compiler", "distributed", "distributions", "func", "jit", "onnx", "profiler"))
+
+
+def compile(model: Any = None, **kwargs: Any) -> Any:
+    """``ember.compile(fn_or_module, *, fullgraph=False, dynamic=None, backend="default")``:
+    capture once per input signature, replay without Python dispatch (``ember.compiler``)."""
+    from .compiler import compile as _compile
+
+    return _compile(model, **kwargs)
 
 
 def __getattr__(name: str) -> object:
@@ -172,6 +182,8 @@ __all__ = [
     "float16",
     "float32",
     "float64",
+    "compile",
+    "compiler",
     "func",
     "get_autocast_dtype",
     "half",

@@ -36,6 +36,7 @@ __all__ = [
     "call_out",
     "from_host",
     "has_kernel",
+    "host_test",
     "kernel_writes_out",
     "to_host",
 ]
@@ -68,6 +69,19 @@ def to_host(be: LoadedBackend, data: Any) -> Any:
     if _modes:
         return _through_modes("to_host", be.name, be.backend.to_numpy, (data,), {})
     return be.backend.to_numpy(data)
+
+
+def host_test(be: LoadedBackend, data: Any, test: Callable[[Any], Any]) -> Any:
+    """``test(host copy of data)``, for a check whose only use of the values is ``test``'s small
+    result (are the targets in range?): ``ember.compile`` then guards on that result instead of
+    on the whole array."""
+    if _modes:
+        return _through_modes("host_test", be.name, _run_test(be), (data, test), {})
+    return test(be.backend.to_numpy(data))
+
+
+def _run_test(be: LoadedBackend) -> Callable[..., Any]:
+    return lambda data, test: test(be.backend.to_numpy(data))
 
 
 def from_host(be: LoadedBackend, array: Any, index: int) -> Any:

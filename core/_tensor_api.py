@@ -791,6 +791,7 @@ TOP_LEVEL_FUNCTIONS = (
     "clone",
     "column_stack",
     "combinations",
+    "compile",
     "complex",
     "concat",
     "concatenate",

@@ -92,6 +92,7 @@ _RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
             "distributed",
             "distributions",
             "func",
+            "compiler",
         ),
     ),
 )

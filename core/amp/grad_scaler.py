@@ -13,6 +13,7 @@ from typing import Any
 
 from .._tensor import Tensor
 from ..backends.dtypes import float16, float32, float64, int32
+from ..compiler._disable import eager_only
 from .autocast_mode import _usable
 
 __all__ = ["GradScaler", "OptState"]
@@ -270,3 +271,8 @@ def _combine_list(flags: list[Tensor], device: Any) -> Tensor:
     from .. import stack
 
     return stack([f.to(device=device) for f in flags]).any()
+
+
+# ember.compile replays the scaler's step and update eagerly (they read found_inf on the host).
+GradScaler.step = eager_only(GradScaler.step)  # type: ignore[method-assign]
+GradScaler.update = eager_only(GradScaler.update)  # type: ignore[method-assign]

@@ -148,6 +148,9 @@ def _reach_leaf(node: AccumulateGrad, g: Any, wanted: bool) -> Any:
     return _leaf_hooks(hooks, g) if hooks else g
 
 
+runs = [0]  # backward passes so far: ember.compile tells a training step from a forward
+
+
 def run_backward(
     roots: Sequence[Any],
     root_grads: Sequence[Any],
@@ -161,6 +164,7 @@ def run_backward(
     ``capture`` maps id(node) -> position: the gradient arriving at those nodes is returned
     (autograd.grad) instead of, or besides, being accumulated into leaves.
     """
+    runs[0] += 1
     nodes = [t.grad_fn if t.grad_fn is not None else _leaf_node(t) for t in roots]
     grads: dict[int, Any] = {}
     for n, g in zip(nodes, root_grads):

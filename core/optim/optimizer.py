@@ -15,6 +15,7 @@ from typing import Any
 from .._dispatch import call, has_kernel
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
+from ..compiler._disable import eager_only
 
 __all__ = [
     "Optimizer",
@@ -84,8 +85,12 @@ class Optimizer:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        # ember.compile replays a captured training step with the update run eagerly in its
+        # place (learning rates, step counts and lazily made state stay live).
         if "step" in cls.__dict__:
-            cls.step = _with_hooks(cls.__dict__["step"])  # type: ignore[method-assign]
+            cls.step = eager_only(_with_hooks(cls.__dict__["step"]))  # type: ignore[method-assign]
+        if "zero_grad" in cls.__dict__:
+            cls.zero_grad = eager_only(cls.__dict__["zero_grad"], idempotent=True)  # type: ignore[method-assign]
 
     def __init__(self, params: Any, defaults: dict[str, Any]) -> None:
         self._step_pre_hooks: dict[int, Any] = {}
@@ -300,7 +305,8 @@ class Optimizer:
                     group.setdefault(name, default)
 
 
-Optimizer.step = _with_hooks(Optimizer.step)  # type: ignore[method-assign]
+Optimizer.step = eager_only(_with_hooks(Optimizer.step))  # type: ignore[method-assign]
+Optimizer.zero_grad = eager_only(Optimizer.zero_grad, idempotent=True)  # type: ignore[method-assign]
 
 
 _SCALAR_STATE = ("step", "eta", "mu", "mu_product")

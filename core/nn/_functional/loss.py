@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Any
 
@@ -10,7 +11,7 @@ from ember.backends import dtypes as D
 
 from ..._autocast_hook import autocast_op
 from ..._creation import zeros
-from ..._dispatch import to_host
+from ..._dispatch import host_test
 from ..._dtype import pt_name as _pt
 from ..._ops import pointwise_unary as U
 from ..._ops.gather_scatter import gather_checked, scatter_checked
@@ -187,15 +188,23 @@ def nll_loss(
 def _check_targets(t: Tensor, n_cls: int, ignore_index: int) -> bool:
     """Whether every target is a class (none is ``ignore_index``); PyTorch's IndexError for
     one out of range. One host read of the targets instead of a reduction and a sync each."""
-    th = np.asarray(to_host(t._be, t._data))
+    all_valid, bad = host_test(t._be, t._data, functools.partial(_targets_test, n_cls, ignore_index))
+    if bad is not None:
+        raise IndexError(f"Target {bad} is out of bounds.")
+    return all_valid
+
+
+def _targets_test(n_cls: int, ignore_index: int, th: Any) -> tuple[bool, int | None]:
+    """(no target is ``ignore_index``, the first out-of-range target seen or None)."""
+    th = np.asarray(th)
     valid = th != ignore_index
     all_valid = bool(valid.all())
     safe = th if all_valid else np.where(valid, th, 0)
     if safe.size:
         hi, lo = int(safe.max()), int(safe.min())
         if hi >= n_cls or lo < 0:
-            raise IndexError(f"Target {hi if hi >= n_cls else lo} is out of bounds.")
-    return all_valid
+            return all_valid, hi if hi >= n_cls else lo
+    return all_valid, None
 
 
 def _nll_rule(n: Any, g: Tensor) -> tuple:

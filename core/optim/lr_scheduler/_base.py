@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from ...compiler._disable import eager_only
 from ..optimizer import Optimizer
 
 __all__ = ["EPOCH_DEPRECATION_WARNING", "LRScheduler", "format_param", "group_values"]
@@ -44,6 +45,11 @@ def check_optimizer(optimizer: Any) -> None:
 
 class LRScheduler:
     """Base class: subclasses define ``get_lr()`` (and optionally ``_get_closed_form_lr()``)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__:  # replayed eagerly by ember.compile, as the optimizers' step
+            cls.step = eager_only(cls.__dict__["step"])  # type: ignore[method-assign]
 
     _is_initial = False
 
@@ -132,3 +138,6 @@ def _track_optimizer_steps(optimizer: Optimizer) -> None:
     optimizer._opt_called = False  # type: ignore[attr-defined]
     optimizer._step_tracked = True  # type: ignore[attr-defined]
     optimizer.step = tracked_step  # type: ignore[method-assign]
+
+
+LRScheduler.step = eager_only(LRScheduler.step)  # type: ignore[method-assign]

@@ -1,0 +1,59 @@
+"""The graph a backend may compile: a run of kernel calls ``ember.compile`` captured.
+
+A backend that declares the optional member ``compile_graph(graph) -> KernelGraph | None``
+receives each straight run of kernel calls of a captured function (calls on that backend, in
+the order they ran, with no Python side effect between them) and may return a graph that
+computes the same ``outputs`` from the same ``inputs`` in fewer calls: typically one generated
+kernel for a chain of elementwise ops and reductions. Returning ``None`` keeps the calls as
+they are (plain replay). A backend without the member gets plain replay.
+
+Values are ``Value(n)``: each is one native array. ``KernelCall.args``/``kwargs`` hold Values
+where the captured call had arrays, and plain Python parameters elsewhere, exactly as the
+kernel in ``ops.py`` takes them; ``out`` is the result with new Values in place of arrays.
+A call of the returned graph either names an op (``fn is None``: the backend's own kernel
+for it runs) or carries ``fn``, any callable taking ``args``/``kwargs`` with Values replaced by
+arrays and returning ``out``'s structure. Calls that write into an argument (``assign``, the
+optimizer updates, ``out=``) must keep their order relative to every read of that array.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["KernelCall", "KernelGraph", "Value"]
+
+
+@dataclass(frozen=True)
+class Value:
+    """One native array of the graph."""
+
+    n: int
+
+
+@dataclass
+class KernelCall:
+    """One call: ``op``'s kernel (or ``fn``) on ``args``/``kwargs``, giving ``out``."""
+
+    op: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    out: Any
+    fn: Callable[..., Any] | None = None
+
+
+@dataclass
+class KernelGraph:
+    """A straight run of kernel calls on one backend.
+
+    ``inputs``: values defined before the run (arrays read from tensors, constants, results of
+    earlier calls); ``outputs``: values the rest of the function uses after the run, which the
+    returned graph must still produce (the other results are the backend's to drop or fuse).
+    """
+
+    backend: str
+    calls: list[KernelCall]
+    inputs: frozenset[int]
+    outputs: frozenset[int]
+    meta: dict[str, Any] = field(default_factory=dict)  # per value: (shape, dtype) where known

@@ -1,0 +1,489 @@
+"""A compiled callable: per input signature, capture once, then replay.
+
+The signature is what decides which kernels run: tensor shapes, dtypes, devices and
+``requires_grad``, the other arguments' values, grad mode and autocast state. Inside a
+signature, guards the capture wrote (a module's ``training`` flag, whether a parameter's
+``.grad`` is set, an outside tensor's shape) pick one of up to ``CACHE_LIMIT`` plans, or make a
+new one. A function that reads a tensor's value on the host and then changes state (a
+``.item()`` between ``backward()`` and an in-place update) cannot be replayed: it runs eagerly,
+or raises with ``fullgraph=True``.
+
+Two kinds of plan: a *step* (the function ran ``backward()`` itself: forward, backward and the
+updates all replay, and returned tensors are detached, as a step's outputs are); and a
+*differentiable* forward (outputs require grad, no backward inside): replay is one autograd
+node whose backward replays the captured backward, as AOTAutograd gives ``torch.compile``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+from ember._tensor import Tensor, wrap
+from ember.autograd import engine
+from ember.autograd import grad as autograd_grad
+from ember.autograd.function import Function
+from ember.autograd.grad_mode import state as grad_state
+
+from . import _fuse
+from ._capture import _SLOT_DATA, Capture, Ref
+from ._codegen import Mismatch, Program, generate, irreversible_at
+
+__all__ = ["CACHE_LIMIT", "CompiledFunction", "Unsupported"]
+
+CACHE_LIMIT = 8  # plans per function, as torch._dynamo's cache_size_limit
+
+
+class Unsupported(RuntimeError):
+    """What ``fullgraph=True`` raises where the function cannot be captured whole."""
+
+
+@dataclass
+class _Plan:
+    kind: str  # "replay" (no autograd node) or "autograd"
+    forward: Program | None
+    backward: Program | None
+    template: Any  # how to rebuild the Python result from the returned values
+    n_out: int = 0  # autograd: values before the saved ones
+    out_meta: list[Any] = field(default_factory=list)  # autograd: a tensor like each output
+    grad_outs: list[int] = field(default_factory=list)  # autograd: outputs the backward takes
+    targets: list[Any] = field(default_factory=list)  # autograd: (in/obj, index) of grad inputs
+    why: str | None = None  # set when the function runs eagerly
+    mismatches: int = 0
+
+
+class CompiledFunction:
+    """``ember.compile(fn)``: call it as ``fn``."""
+
+    def __init__(self, fn: Any, fullgraph: bool, backend: str) -> None:
+        self._fn = fn
+        self._fullgraph = fullgraph
+        self._backend = backend
+        self._cache: dict[tuple, list[_Plan]] = {}
+        self._plans = 0
+        self._warned = False
+
+    # -- inspection --------------------------------------------------------------------------
+    @property
+    def code(self) -> str:
+        """The generated replay source of the latest plan (empty before the first call)."""
+        for plans in reversed(list(self._cache.values())):
+            for p in plans:
+                if p.forward is not None:
+                    return p.forward.source + ("" if p.backward is None else "\n" + p.backward.source)
+        return ""
+
+    def explain(self) -> list[str]:
+        """Why each captured signature runs eagerly (empty: every one replays)."""
+        return [p.why for plans in self._cache.values() for p in plans if p.why]
+
+    def reset(self) -> None:
+        self._cache.clear()
+        self._plans = 0
+
+    # -- calling -----------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._backend == "eager" or _disabled[0]:
+            return self._fn(*args, **kwargs)
+        parts: list[Any] = [grad_state.enabled, _autocast_key()]
+        tensors: list[Tensor] = []
+        _walk(args, parts, tensors)
+        _walk(kwargs, parts, tensors)
+        key = tuple(parts)
+        plans = self._cache.get(key)
+        if plans is not None:
+            for plan in plans:
+                if plan.forward is None:
+                    return self._fn(*args, **kwargs)
+                try:
+                    return self._replay(plan, tensors)
+                except Mismatch as m:
+                    if not m.safe:
+                        raise RuntimeError(f"ember.compile: {m} after the step changed state") from None
+                    if str(m) == "guard":
+                        continue
+                    plan.mismatches += 1
+                    if plan.mismatches > CACHE_LIMIT:
+                        plan.forward, plan.why = None, f"{m} on more than {CACHE_LIMIT} calls"
+                    return self._fn(*args, **kwargs)
+        if self._plans >= CACHE_LIMIT:
+            if not self._warned:
+                self._warned = True
+                warnings.warn(
+                    f"ember.compile: {getattr(self._fn, '__qualname__', self._fn)} was captured "
+                    f"{CACHE_LIMIT} times (the cache limit); further signatures run eagerly",
+                    stacklevel=2,
+                )
+            return self._fn(*args, **kwargs)
+        plan, result = self._capture(args, kwargs, tensors)
+        self._plans += 1
+        self._cache.setdefault(key, []).append(plan)
+        return result
+
+    def _replay(self, plan: _Plan, tensors: list[Tensor]) -> Any:
+        assert plan.forward is not None
+        if plan.kind == "autograd" and grad_state.enabled:
+            outs = _Replayed.apply(plan, tensors, *_grad_inputs(plan, tensors))
+            values: Any = list(outs if isinstance(outs, tuple) else (outs,))
+            return _rebuild(plan.template, values, tensors, plan.forward, True)
+        values = plan.forward.fn(tensors)
+        return _rebuild(plan.template, values, tensors, plan.forward, False)
+
+    # -- capturing ---------------------------------------------------------------------------
+    def _capture(self, args: tuple, kwargs: dict[str, Any], tensors: list[Tensor]) -> tuple[_Plan, Any]:
+        runs = engine.runs[0]
+        with Capture(tensors) as cap:
+            result = self._fn(*args, **kwargs)
+            step = engine.runs[0] != runs
+            outs = [] if step or not grad_state.enabled else _differentiable_outputs(cap, result)
+            split = len(cap.steps)
+            backward = _capture_backward(cap, outs) if outs else None
+        _hoist_guards(cap.steps, split)
+        why = cap.unreplayable
+        late = irreversible_at(cap.steps, cap.outer)
+        for i, s in enumerate(cap.steps[:split]):
+            if (
+                s.kind in ("host", "guard")
+                and late[i]
+                and any(
+                    t.kind in ("kernel", "set_data", "set_grad", "call") for t in cap.steps[i + 1 : split]
+                )
+            ):
+                why = (
+                    why
+                    or "a tensor's value is read on the host (.item(), bool(), .tolist()) after the call changed state"
+                )
+        if backward is not None and any(s.kind not in ("kernel", "read", "const") for s in cap.steps[split:]):
+            why = why or "the backward of the captured forward does more than run kernels (a hook?)"
+        if why is not None:
+            if self._fullgraph:
+                raise Unsupported(f"ember.compile(fullgraph=True): {why}")
+            return _Plan("replay", None, None, None, why=why), result
+        template, returns = _template(cap, result, cap.steps[:split])
+        guards = _guards(cap)
+        fuse = self._backend != "replay"
+        if backward is None:
+            keep = {r.n for r in returns}
+            steps = _fuse.fuse(cap.steps, keep) if fuse else cap.steps
+            prog = generate(
+                steps,
+                cap.outer,
+                cap.objects,
+                cap.arrays,
+                params="I",
+                given={},
+                returns=returns,
+                guards=guards,
+            )
+            return _Plan("replay", prog, None, template), result
+        # A differentiable forward: the forward returns its results and what backward needs.
+        gouts, grads = backward
+        fwd_steps, bwd_steps = cap.steps[:split], cap.steps[split:]
+        defined = {n for s in fwd_steps for n in _outs(s)}
+        used_by_bwd: list[int] = []
+        for s in bwd_steps:
+            _collect(s.args, used_by_bwd)
+            _collect(s.kwargs, used_by_bwd)
+        _collect(grads, used_by_bwd)
+        saved = sorted({n for n in used_by_bwd if n in defined})
+        position = {r.n: k for k, r in enumerate(returns)}
+        grad_outs = [position[cap.values[id(_SLOT_DATA.__get__(t, Tensor))]] for t in outs]
+        fwd_returns = list(returns) + [Ref(n) for n in saved]
+        keep = {r.n for r in fwd_returns}
+        fwd_steps = _fuse.fuse(fwd_steps, keep) if fuse else fwd_steps
+        fwd = generate(
+            fwd_steps,
+            cap.outer,
+            cap.objects,
+            cap.arrays,
+            params="I",
+            given={},
+            returns=fwd_returns,
+            guards=guards,
+        )
+        given = {n: f"S[{k}]" for k, n in enumerate(saved)}
+        given.update({n: f"G[{i}]" for i, n in enumerate(gouts)})
+        bwd_keep = {r.n for r in grads if r is not None}
+        bwd_steps = _fuse.fuse(bwd_steps, bwd_keep) if fuse else bwd_steps
+        bwd = generate(
+            bwd_steps,
+            cap.outer,
+            cap.objects,
+            cap.arrays,
+            params="S, G",
+            given=given,
+            returns=grads,
+            guards=[],
+        )
+        metas: list[Any] = [None] * len(returns)
+        _metas(template, metas)
+        plan = _Plan(
+            "autograd",
+            fwd,
+            bwd,
+            template,
+            n_out=len(returns),
+            out_meta=metas,
+            grad_outs=grad_outs,
+            targets=[cap.target(t) for t in _targets(cap)],
+        )
+        return plan, result
+
+
+class _Replayed(Function):
+    """The autograd node of a differentiable compiled forward."""
+
+    @staticmethod
+    def forward(ctx: Any, plan: _Plan, tensors: list[Tensor], *grad_inputs: Tensor) -> Any:
+        assert plan.forward is not None
+        values = plan.forward.fn(tensors)
+        ctx.plan, ctx.saved, ctx.grad_inputs = plan, values[plan.n_out :], grad_inputs
+        return tuple(
+            v if m is None else wrap(v, m._be, m._device, m.dtype, tuple(v.shape))
+            for m, v in zip(plan.out_meta, values[: plan.n_out])
+        )
+
+    @staticmethod
+    def backward(ctx: Any, *gouts: Any) -> Any:
+        plan = ctx.plan
+        if grad_state.enabled:
+            raise RuntimeError(
+                "ember.compile: a compiled forward's backward cannot build a graph (create_graph=True, "
+                "double backward); compile with backend='eager' for that"
+            )
+        arrays = []
+        for k in plan.grad_outs:
+            g = gouts[k]
+            arrays.append(_SLOT_DATA.__get__(g, Tensor) if g is not None else _zeros_like(plan.out_meta[k]))
+        assert plan.backward is not None
+        grads = plan.backward.fn(ctx.saved, arrays)
+        return (
+            None,
+            None,
+            *(
+                None if g is None else wrap(g, m._be, m._device, m.dtype, m._shape)
+                for g, m in zip(grads, ctx.grad_inputs)
+            ),
+        )
+
+
+# -- helpers -------------------------------------------------------------------------------
+_disabled = [False]  # ember.compiler's switch: every compiled function runs eagerly
+
+
+def _autocast_key() -> Any:
+    import sys
+
+    mod = sys.modules.get("ember.amp.autocast_mode")
+    if mod is None:
+        return None
+    tls = mod._tls
+    return tuple(sorted(getattr(tls, "enabled", {}).items())) or None
+
+
+def _walk(a: Any, parts: list[Any], tensors: list[Tensor]) -> None:
+    if isinstance(a, Tensor):
+        tensors.append(a)
+        parts.append((a._shape, a.dtype, a._device, a.requires_grad))
+    elif type(a) in (tuple, list):
+        parts.append(len(a))
+        for x in a:
+            _walk(x, parts, tensors)
+    elif isinstance(a, dict):
+        for k, v in a.items():
+            parts.append(k)
+            _walk(v, parts, tensors)
+    else:
+        try:
+            hash(a)
+            parts.append(a)
+        except TypeError:
+            parts.append(id(a))
+
+
+def _outs(s: Any) -> list[int]:
+    found: list[int] = []
+    _collect(s.out, found)
+    return found
+
+
+def _collect(a: Any, out: list[int]) -> None:
+    if isinstance(a, Ref):
+        out.append(a.n)
+    elif isinstance(a, (list, tuple)):
+        for x in a:
+            _collect(x, out)
+    elif isinstance(a, dict):
+        for x in a.values():
+            _collect(x, out)
+
+
+def _flat_tensors(obj: Any) -> list[Tensor]:
+    if isinstance(obj, Tensor):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        return [t for x in obj for t in _flat_tensors(x)]
+    if isinstance(obj, dict):
+        return [t for x in obj.values() for t in _flat_tensors(x)]
+    return []
+
+
+def _differentiable_outputs(cap: Capture, result: Any) -> list[Tensor]:
+    seen: set[int] = set()
+    outs = []
+    for t in _flat_tensors(result):
+        if id(t) in cap.created and t.requires_grad and id(t) not in seen:
+            seen.add(id(t))
+            outs.append(t)
+    return outs
+
+
+def _targets(cap: Capture) -> list[Tensor]:
+    """The tensors a differentiable forward's gradients flow to: arguments and outside tensors
+    (parameters) that require grad, in first-read order."""
+    found: list[Tensor] = []
+    seen: set[int] = set()
+    for s in cap.steps:
+        if s.kind == "read":
+            t = cap.inputs_list[s.target[1]] if s.target[0] == "in" else cap.objects[s.target[1]]
+            if t.requires_grad and id(t) not in seen:
+                seen.add(id(t))
+                found.append(t)
+    return found
+
+
+def _capture_backward(cap: Capture, outs: list[Tensor]) -> tuple[list[int], list[Any]] | None:
+    """Record the backward of ``outs`` into ``cap``: (values of the output gradients, Refs of the
+    target gradients)."""
+    targets = _targets(cap)
+    if not targets:
+        return None
+    gouts, arrays = [], []
+    cap.paused += 1
+    try:
+        from ember import ones_like
+
+        ones = [ones_like(o) for o in outs]
+    finally:
+        cap.paused -= 1
+    for g in ones:
+        a = _SLOT_DATA.__get__(g, Tensor)
+        cap.from_callback.discard(id(g))
+        arrays.append(a)
+        gouts.append(cap._new_value(a).n)
+    grads = autograd_grad(outs, targets, grad_outputs=ones, allow_unused=True, retain_graph=True)
+    refs = [None if g is None else cap.ref(_SLOT_DATA.__get__(g, Tensor)) for g in grads]
+    return gouts, refs
+
+
+def _grad_inputs(plan: _Plan, tensors: list[Tensor]) -> list[Tensor]:
+    assert plan.forward is not None
+    ns = plan.forward.names
+    return [tensors[j] if where == "in" else ns[f"o{j}"] for where, j in plan.targets]
+
+
+def _metas(t: Any, out: list[Any]) -> None:
+    """The tensor each returned position stands for (None: a host value)."""
+    if t[0] == "tensor":
+        out[t[1]] = t[2]
+    elif t[0] == "seq":
+        for x in t[2]:
+            _metas(x, out)
+    elif t[0] == "dict":
+        for x in t[2].values():
+            _metas(x, out)
+
+
+def _zeros_like(m: Tensor) -> Any:
+    from ember import zeros_like
+
+    return _SLOT_DATA.__get__(zeros_like(m), Tensor)
+
+
+def _hoist_guards(steps: list[Any], split: int) -> None:
+    """Move each ``.grad`` guard up to just after the last step that could change that
+    ``.grad`` (an eager-only call, or a write of it), so a failing guard is met before the
+    call changes anything that outlives it."""
+    for i in range(split):
+        s = steps[i]
+        if s.kind != "guard":
+            continue
+        j = i
+        while j > 0:
+            prev = steps[j - 1]
+            if prev.kind == "call" or (prev.kind == "set_grad" and prev.target == s.target):
+                break
+            j -= 1
+        if j < i:
+            steps.insert(j, steps.pop(i))
+
+
+def _guards(cap: Capture) -> list[str]:
+    lines = []
+    for m in cap.modules.values():
+        lines.append(f"if o{cap.obj(m)}.training is not {bool(m.training)}: raise Mismatch('guard')")
+    for s in cap.steps:
+        if s.kind == "read" and s.target[0] == "obj":
+            t = cap.objects[s.target[1]]
+            lines.append(f"if o{s.target[1]}._shape != {t._shape!r}: raise Mismatch('guard')")
+    return lines
+
+
+def _template(cap: Capture, result: Any, steps: list[Any]) -> tuple[Any, list[Ref]]:
+    """The result's shape with each tensor and host value replaced by its place among the
+    values replay returns."""
+    returns: list[Ref] = []
+    tail_hosts = []
+    for s in reversed(steps):
+        if s.kind in ("read", "const"):
+            continue
+        if s.kind != "host":
+            break
+        tail_hosts.append(s)
+
+    def walk(o: Any) -> Any:
+        if isinstance(o, Tensor):
+            if id(o) in cap.inputs:
+                return ("in", cap.inputs[id(o)])
+            if id(o) not in cap.created or id(o) in cap.tracked:
+                return ("same", o)
+            returns.append(cap.ref(_SLOT_DATA.__get__(o, Tensor)))
+            return ("tensor", len(returns) - 1, o)
+        if type(o) in (tuple, list):
+            return ("seq", type(o), [walk(x) for x in o])
+        if isinstance(o, dict):
+            return ("dict", type(o), {k: walk(v) for k, v in o.items()})
+        if isinstance(o, (bool, int, float)):
+            for s in tail_hosts:
+                seen = s.note
+                if seen.size == 1 and type(seen.item()) is type(o) and seen.item() == o:
+                    returns.append(s.out)
+                    return ("item", len(returns) - 1)
+        if isinstance(o, list):
+            pass
+        return ("const", o)
+
+    return walk(result), returns
+
+
+def _rebuild(t: Any, values: Any, tensors: list[Tensor], prog: Program, replayed_node: bool) -> Any:
+    tag = t[0]
+    if tag == "tensor":
+        v = values[t[1]]
+        if isinstance(v, Tensor):
+            return v
+        m = t[2]
+        return wrap(v, m._be, m._device, m.dtype, tuple(v.shape))
+    if tag == "seq":
+        items = [_rebuild(x, values, tensors, prog, replayed_node) for x in t[2]]
+        return items if t[1] is list else t[1](items)
+    if tag == "dict":
+        return t[1]((k, _rebuild(v, values, tensors, prog, replayed_node)) for k, v in t[2].items())
+    if tag == "item":
+        return values[t[1]].item()
+    if tag == "same":
+        return t[1]
+    if tag == "in":
+        return tensors[t[1]]
+    return t[1]
