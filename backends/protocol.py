@@ -14,8 +14,8 @@ __all__ = ["CONTRACT_VERSION", "Backend"]
 # Major.minor. A plugin built for another major version is refused at load time. Minor
 # versions add optional things only: 1.2 the foreach optimizer updates, 1.3 the recurrent
 # layers, sdpa, softmax/log_softmax backward, and the optional accelerator and kernel_events
-# members.
-CONTRACT_VERSION = "1.3"
+# members; 1.4 the optional compile_graph member (ember.compile).
+CONTRACT_VERSION = "1.4"
 
 
 @runtime_checkable
@@ -83,6 +83,10 @@ class Backend(Protocol):
     #   kernel_events() -> session | None: session.start(); session.mark() before/after each
     #   kernel call; session.stop() at the profile's end; session.between(m0, m1) ->
     #   [(kernel name, start_ns, end_ns)] on time.perf_counter_ns's clock
+    #
+    # Optional, read by ``ember.compile`` (docs/compile.md):
+    #   compile_graph(graph: ember.backends.graph.KernelGraph) -> KernelGraph | None: a straight
+    #   run of captured kernel calls, returned fused (fewer calls, same outputs) or None
 
 
 KernelTable = dict[str, Callable[..., Any]]
