@@ -18,6 +18,7 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
         "Tensor.bitwise_left_shift_ Tensor.bitwise_right_shift_",
     ),
     **_all("histogram", "histc histogram histogramdd"),
+    **_all("compiler", "compile"),
     **_all(
         "autocast",
         "autocast_decrement_nesting autocast_increment_nesting clear_autocast_cache get_autocast_dtype "
