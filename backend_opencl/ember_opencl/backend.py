@@ -79,6 +79,12 @@ class OpenCLBackend:
 
         return KernelEvents()
 
+    def compile_graph(self, graph: Any) -> Any:
+        """Optional (ember.compile, ember.backends.graph): each elementwise chain as one kernel."""
+        from .fuse import compile_graph
+
+        return compile_graph(graph)
+
     def empty(self, shape: tuple[int, ...], dtype: DType, index: int) -> CLArray:
         check_dtype(dtype)
         return empty(runtime.device(index), tuple(shape), dtype)
