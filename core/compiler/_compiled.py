@@ -247,24 +247,35 @@ class _Replayed(Function):
     @staticmethod
     def backward(ctx: Any, *gouts: Any) -> Any:
         plan = ctx.plan
-        if grad_state.enabled:
-            raise RuntimeError(
-                "ember.compile: a compiled forward's backward cannot build a graph (create_graph=True, "
-                "double backward); compile with backend='eager' for that"
-            )
         arrays = []
         for k in plan.grad_outs:
             g = gouts[k]
             arrays.append(_SLOT_DATA.__get__(g, Tensor) if g is not None else _zeros_like(plan.out_meta[k]))
         assert plan.backward is not None
         grads = plan.backward.fn(ctx.saved, arrays)
-        return (
-            None,
-            None,
-            *(
-                None if g is None else wrap(g, m._be, m._device, m.dtype, m._shape)
-                for g, m in zip(grads, ctx.grad_inputs)
-            ),
+        out = [
+            None if g is None else wrap(g, m._be, m._device, m.dtype, m._shape)
+            for g, m in zip(grads, ctx.grad_inputs)
+        ]
+        if grad_state.enabled:  # create_graph: first-order gradients whose own backward refuses
+            anchors = [t for t in ctx.grad_inputs if t.requires_grad]
+            out = [None if g is None else _NoDoubleBackward.apply(g, *anchors) for g in out]
+        return (None, None, *out)
+
+
+class _NoDoubleBackward(Function):
+    """A compiled forward's gradient under ``create_graph``: differentiating it raises, as
+    PyTorch's AOTAutograd does."""
+
+    @staticmethod
+    def forward(ctx: Any, g: Tensor, *anchors: Tensor) -> Tensor:
+        return g
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> Any:
+        raise RuntimeError(
+            "ember.compile does not currently support double backward: a compiled forward's gradient "
+            "cannot be differentiated again; compile with backend='eager' for that"
         )
 
 
