@@ -18,9 +18,28 @@ from ember.autograd.grad_mode import no_grad
 from ember.nn.modules.module import Module
 
 from ._graph import Graph, Node, Value, flatten
+from ._save import load, save
+from ._script import RecursiveScriptModule, ScriptFunction, ScriptGraph, ScriptModule, script, script_method
 from ._tracer import Tracer, TracerWarning
 
-__all__ = ["Graph", "Node", "TracedGraph", "TracerWarning", "Value", "is_scripting", "is_tracing", "trace"]
+__all__ = [
+    "Graph",
+    "Node",
+    "RecursiveScriptModule",
+    "ScriptFunction",
+    "ScriptGraph",
+    "ScriptModule",
+    "TracedGraph",
+    "TracerWarning",
+    "Value",
+    "is_scripting",
+    "is_tracing",
+    "load",
+    "save",
+    "script",
+    "script_method",
+    "trace",
+]
 
 
 def _param_names(func: Any) -> dict[int, str]:
