@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
+from ...compiler._disable import eager_only
 from ..parameter import Buffer, Parameter
 from ._hooks import BackwardHookRunner, RemovableHandle
 from ._state_dict import IncompatibleKeys, collect, load_into
@@ -308,6 +310,7 @@ class Module:
             p.requires_grad_(requires_grad)
         return self
 
+    @functools.partial(eager_only, idempotent=True)  # ember.compile replays it in place, eagerly
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the parameters' gradients (to None by default, as PyTorch 2 does)."""
         for p in self.parameters():
