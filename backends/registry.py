@@ -7,21 +7,25 @@ is one dict lookup. The CPU fallback and its policy live here, once, for every o
 
 Which composites have a decomposition is the frontend's knowledge: it declares them here
 (``declare_decomposition``) when ``ember`` is imported, so ``composite_fallbacks`` can say
-which composites a backend would run on the CPU.
+which composites a backend would run on the CPU. A declaration may name the frontend module
+that defines the decomposition: it is imported when a backend without the composite's kernel
+loads, so a program on a backend with the kernels never pays for it.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
+import sys
 import warnings
 import weakref
-from collections.abc import Callable
-from importlib import metadata
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pluggy
 
 from . import hookspecs
+from ._entry_points import EntryPoint, entry_points
 from .errors import BackendError, BackendUnavailableError, ContractError, FallbackError
 from .ops import ALL_OPS, COMPOSITES, PRIMITIVES
 from .protocol import CONTRACT_VERSION, Backend
@@ -66,7 +70,7 @@ _fallback_counts: dict[tuple[str, str], int] = {}
 # and mode changes re-resolve them all.
 _instances: weakref.WeakSet[LoadedBackend] = weakref.WeakSet()
 
-_entry_points: dict[str, metadata.EntryPoint] | None = None
+_entry_points: dict[str, EntryPoint] | None = None
 _discovery_errors: dict[str, str] = {}
 _loaded: dict[str, LoadedBackend] = {}
 _broken: dict[str, str] = {}
@@ -77,6 +81,9 @@ _accelerator_rows: list[tuple[str, bool]] = []
 # each with a factory for a kernel-shaped adapter where the frontend offers one (None: the
 # decomposition lives inside the op's frontend function and has no kernel form).
 _decomposed: dict[str, Callable[[LoadedBackend], Callable[..., Any]] | None] = {}
+# Composite -> the frontend module whose import registers its decomposition, where the
+# declaration named one (imported when a backend lacking the composite's kernel resolves).
+_decomposition_modules: dict[str, str] = {}
 
 
 class LoadedBackend:
@@ -118,6 +125,7 @@ class LoadedBackend:
             table[op] = self._resolve(op, dense)
         self.k.clear()
         self.k.update(table)
+        _import_decompositions(op for op in _decomposition_modules if op not in self.native)
 
     def _resolve(self, op: str, dense: bool) -> Callable[..., Any] | None:
         fn = self.native.get(op)
@@ -332,20 +340,20 @@ def _dense_host(a: Any) -> Any:
     return a if a.flags.c_contiguous else a.copy(order="C")
 
 
-def _discover() -> dict[str, metadata.EntryPoint]:
+def _discover() -> dict[str, EntryPoint]:
     global _entry_points
     if _entry_points is not None:
         return _entry_points
-    found: dict[str, metadata.EntryPoint] = {}
-    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        dist = ep.dist.name if ep.dist is not None else "?"
+    found: dict[str, EntryPoint] = {}
+    for ep in entry_points(ENTRY_POINT_GROUP):
+        dist = ep.dist or "?"
         if ep.name in found:
             other = found[ep.name].dist
-            if other is not None and other.name == dist:
+            if other is not None and other == dist:
                 continue  # the same distribution seen twice on sys.path
             _discovery_errors[ep.name] = (
                 f"backend name '{ep.name}' is claimed by two distributions: "
-                f"'{other.name if other else '?'}' and '{dist}'; uninstall one"
+                f"'{other or '?'}' and '{dist}'; uninstall one"
             )
             continue
         reserved = FIRST_PARTY.get(ep.name)
@@ -378,8 +386,7 @@ def _load(name: str) -> LoadedBackend:
         plugin = ep.load()
     except Exception as e:  # a broken plugin must not break ember
         raise BackendError(f"backend '{name}' failed to import: {type(e).__name__}: {e}") from e
-    dist = ep.dist.name if ep.dist is not None else "?"
-    return _install(name, plugin, dist)
+    return _install(name, plugin, ep.dist or "?")
 
 
 def _install(name: str, plugin: Any, dist: str) -> LoadedBackend:
@@ -539,19 +546,36 @@ def unregister(name: str) -> None:
 
 
 def declare_decomposition(
-    op: str, make_kernel: Callable[[LoadedBackend], Callable[..., Any]] | None = None
+    op: str,
+    make_kernel: Callable[[LoadedBackend], Callable[..., Any]] | None = None,
+    module: str | None = None,
 ) -> None:
     """Record that the frontend computes composite ``op`` from primitives when a backend has no
     kernel for it (called by the frontend at import; a contract error for a non-composite).
 
     ``make_kernel(lb)``, where given, returns the decomposition as a kernel on ``lb``'s arrays.
+    ``module``, where given, is imported (registering the decomposition) before any backend
+    without ``op``'s kernel runs it.
     """
     if op not in COMPOSITES:
         raise ContractError(f"'{op}' is not a composite op; only composites have decompositions")
     _decomposed[op] = make_kernel
+    if module is not None:
+        _decomposition_modules[op] = module
+    lacking = False
     for lb in list(_instances):
         if op not in lb.native:
             lb.k[op] = None
+            lacking = True
+    if lacking:
+        _import_decompositions((op,))
+
+
+def _import_decompositions(ops: Iterable[str]) -> None:
+    """Import the modules that define the decompositions of ``ops`` (those not imported yet)."""
+    for name in sorted({_decomposition_modules[op] for op in ops if op in _decomposition_modules}):
+        if name not in sys.modules:
+            importlib.import_module(name)
 
 
 def decomposed() -> frozenset[str]:

@@ -9,23 +9,21 @@ functions in ``nn/_functional/conv.py`` and ``pooling.py``.) A composite in neit
 runs on the CPU and is reported as a fallback (``ember info``, the conformance suite).
 ``tests/test_composite_decompositions.py`` runs each declared one on a primitives-only backend with the
 fallback policy ``error``, so this list cannot claim a decomposition that is not there.
+
+The standalone ones are declared here by name (``MODULES``) and their modules imported only when
+a backend without the composite's kernel loads (``registry.declare_decomposition(module=)``):
+the CPU backend has every kernel, and the series and iterations cost about a tenth of
+``import ember``. ``tests/test_import_cost.py`` checks this table against what each module
+registers.
 """
 
 from __future__ import annotations
 
-from . import (
-    _decomp_bessel,
-    _decomp_eig,
-    _decomp_elementary,
-    _decomp_gamma,
-    _decomp_jacobi,
-    _decomp_linalg,
-    _decomp_normal,
-    _decomp_scatter,
-)
-from ._ops._composite import declare_inline
+from ember.backends import registry
 
-__all__ = ["INLINE"]
+from ._ops._composite import declare_inline, decomposed_kernel
+
+__all__ = ["INLINE", "MODULES"]
 
 INLINE = (
     "clone",  # _ops/convert.py: empty + assign
@@ -57,13 +55,46 @@ INLINE = (
 )
 
 declare_inline(*INLINE)
-_MODULES = (
-    _decomp_bessel,
-    _decomp_eig,
-    _decomp_elementary,
-    _decomp_gamma,
-    _decomp_jacobi,
-    _decomp_linalg,
-    _decomp_normal,
-    _decomp_scatter,
-)
+# module -> the composites whose decompositions its import registers (with ``@decomposition``)
+MODULES: dict[str, tuple[str, ...]] = {
+    "ember._decomp_bessel": ("i0", "i0e", "i1", "i1e", "bessel_j0", "bessel_j1"),
+    "ember._decomp_eig": ("linalg_eig",),
+    "ember._decomp_elementary": ("atan", "asin", "acos", "atan2", "real", "imag", "complex"),
+    "ember._decomp_gamma": ("lgamma", "digamma", "zeta", "polygamma"),
+    "ember._decomp_jacobi": ("linalg_eigh", "linalg_svd", "linalg_lstsq"),
+    "ember._decomp_linalg": (
+        "linalg_det",
+        "linalg_slogdet",
+        "linalg_solve",
+        "linalg_inv",
+        "linalg_cholesky",
+        "linalg_householder_product",
+        "linalg_qr",
+        "linalg_matrix_exp",
+    ),
+    "ember._decomp_normal": ("erfc", "erfcx", "log_ndtr", "erfinv", "ndtri"),
+    "ember._decomp_scatter": ("scatter_reduce",),
+    "ember.nn._functional.attention": ("sdpa", "sdpa_backward"),
+    "ember.nn._functional.conv": ("conv2d_input_grad", "conv2d_weight_grad"),
+    "ember.nn._functional.pooling": ("max_pool2d_backward", "avg_pool2d_backward"),
+    "ember.nn._functional.recurrent": (
+        "lstm_layer",
+        "lstm_layer_backward",
+        "gru_layer",
+        "gru_layer_backward",
+        "rnn_layer",
+        "rnn_layer_backward",
+    ),
+    "ember.nn._functional.softmax": ("softmax_backward", "log_softmax_backward"),
+}
+
+
+def _declare(module: str, op: str) -> None:
+    if op in registry.decomposed():  # its module is imported: its own declaration stands
+        return
+    registry.declare_decomposition(op, lambda lb: decomposed_kernel(lb, op), module=module)
+
+
+for _module, _ops in MODULES.items():
+    for _op in _ops:
+        _declare(_module, _op)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ember.backends import dtypes as D
 
@@ -26,18 +26,20 @@ from ._ops.pointwise_unary import erf, exp, exp2, expm1, isnan, log, log1p, roun
 from ._ops.reduction import logsumexp
 from ._ops.select import where
 from ._public import op, public
-from ._special_bessel import (
-    airy_ai,
-    bessel_y0,
-    bessel_y1,
-    modified_bessel_k0,
-    modified_bessel_k1,
-    scaled_modified_bessel_k0,
-    scaled_modified_bessel_k1,
-)
 from ._tensor import Tensor
 from .autograd.grad_mode import state as _grad
 from .autograd.graph import record
+
+if TYPE_CHECKING:
+    from ._special_bessel import (
+        airy_ai,
+        bessel_y0,
+        bessel_y1,
+        modified_bessel_k0,
+        modified_bessel_k1,
+        scaled_modified_bessel_k0,
+        scaled_modified_bessel_k1,
+    )
 
 PUBLIC = public(
     __name__,
@@ -103,6 +105,34 @@ __all__ = [
     "xlogy",
     "zeta",
 ]
+
+# Defined in ``_special_bessel`` (series and rational fits), imported on first use.
+_BESSEL = frozenset(
+    (
+        "airy_ai",
+        "bessel_y0",
+        "bessel_y1",
+        "modified_bessel_k0",
+        "modified_bessel_k1",
+        "scaled_modified_bessel_k0",
+        "scaled_modified_bessel_k1",
+    )
+)
+
+
+def __getattr__(name: str) -> object:
+    if name in _BESSEL:
+        from . import _special_bessel
+
+        value = getattr(_special_bessel, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 _SQRT_PI = math.sqrt(math.pi)
 _SQRT_2PI = math.sqrt(2 * math.pi)

@@ -6,6 +6,8 @@ CPU backend (NumPy/LAPACK) and the results are copied back.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .._ops.diagonal import diagonal as _diagonal
 from .._ops.matmul import matmul
 from .._tensor import Tensor
@@ -29,7 +31,6 @@ from ._decomp import (
     svd,
     svdvals,
 )
-from ._ldl import ldl_factor, ldl_factor_ex
 from ._lu import lu, lu_factor, lu_factor_ex, lu_solve
 from ._misc import (
     cond,
@@ -47,6 +48,24 @@ from ._misc import (
     vecdot,
     vector_norm,
 )
+
+if TYPE_CHECKING:
+    from ._ldl import ldl_factor, ldl_factor_ex
+
+
+def __getattr__(name: str) -> object:
+    """``ldl_factor``, ``ldl_factor_ex``: their module loads on first use (rarely used)."""
+    if name in ("ldl_factor", "ldl_factor_ex"):
+        from . import _ldl
+
+        value = getattr(_ldl, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
