@@ -210,7 +210,7 @@ def _build(chain: list[KernelCall], inputs: list[Value], arrays: tuple[CLArray, 
         if helper and helper not in helpers:
             helpers.append(helper)
         decls = []
-        for local, a, adt in zip("abc", c.args, operand_dts):
+        for local, a, adt in zip("cab" if c.op == "where" else "ab", c.args, operand_dts):
             if isinstance(a, Value):
                 if dtypes[a.n] is not adt:
                     raise _Eager  # an operand of another dtype: not the convention's call
