@@ -43,9 +43,18 @@ class Stats(nn.Module):
         self.tags = {"kind": ("x", 1, 2.5, None)}
         self.dtype_ = ember.float64
         self.act = nn.functional.relu
+        self.shift = ember.full((4,), 0.25)  # a plain tensor attribute, neither buffer nor parameter
 
     def forward(self, x):
-        return self.act(self.b(self.a(x))) * self.scale
+        return self.act(self.b(self.a(x))) * self.scale + self.shift
+
+
+class Dropper(jit.ScriptModule):
+    """The older API with a training branch of its own."""
+
+    @jit.script_method
+    def forward(self, x):
+        return x + 1 if self.training else x - 1
 
 
 class Holder(nn.Module):
@@ -103,6 +112,7 @@ def test_script_module_shares_tensors_and_state_dict_keys():
     assert list(sm.state_dict()) == ["weight", "bias"] and sm.weight is m.weight
     assert sm.in_features == 3 and sm.original_name == "Linear"
     assert repr(sm) == "RecursiveScriptModule(original_name=Linear)"
+    assert sm.code.startswith("# nothing captured yet") and sm.graph.nodes() == []
     assert [p is q for p, q in zip(sm.parameters(), m.parameters())] == [True, True]
 
 
@@ -135,6 +145,28 @@ def test_script_module_keys_on_training_flag():
         assert ember.equal(sm(x), y * 3) and ember.equal(sm(x), y * 3)
     sm.train()
     assert ember.equal(sm(x).detach(), y * 2)
+
+
+def test_script_method_keys_on_training_flag_and_copies_capture_anew():
+    import copy
+
+    m = Dropper()
+    x = ember.zeros(2)
+    assert m.code.startswith("# nothing captured yet")
+    assert m(x).tolist() == [1.0, 1.0] and m(x).tolist() == [1.0, 1.0]
+    assert m.graph.nodes() == ["add"]
+    m.eval()
+    assert m(x).tolist() == [-1.0, -1.0] and m(x).tolist() == [-1.0, -1.0]
+    c = copy.deepcopy(m)
+    assert c.code.startswith("# nothing captured yet") and c(x).tolist() == [-1.0, -1.0]
+
+
+def test_compiler_reset_reaches_scripted_functions():
+    s = jit.script(f)
+    s(ember.ones(2), ember.ones(2))
+    assert s.graph.nodes() == ["mul", "add"]
+    ember.compiler.reset()
+    assert s.code.startswith("# nothing captured yet")
 
 
 # -- save / load ------------------------------------------------------------------------------
@@ -170,6 +202,7 @@ def test_save_load_attributes_buffers_and_tied_weights():
     assert loaded.tags == {"kind": ("x", 1, 2.5, None)} and loaded.dtype_ is ember.float64
     assert loaded.act is nn.functional.relu
     assert ember.equal(loaded.scale, ember.full((4,), 0.5)) and "scale" not in loaded.state_dict()
+    assert ember.equal(loaded.shift, ember.full((4,), 0.25))
     x = ember.randn(2, 4)
     assert ember.equal(loaded(x), m(x))
     assert list(loaded.state_dict()) == list(m.state_dict())
@@ -226,6 +259,9 @@ def test_load_builds_only_module_classes(tmp_path):
         jit.load(path)
     path = _crafted(tmp_path, lambda p: p["tree"]["attrs"].update({"_forward_hooks": {}}))
     with pytest.raises(RuntimeError, match="attribute name '_forward_hooks' is not allowed"):
+        jit.load(path)
+    path = _crafted(tmp_path, lambda p: p["tree"].update({"params": [["weight"]]}))
+    with pytest.raises(RuntimeError, match="not a valid ember.jit.save archive: a malformed module record"):
         jit.load(path)
     path = _crafted(tmp_path, lambda p: p["tree"]["attrs"].update({"f": {"__function__": "os.system"}}))
     with pytest.raises(RuntimeError, match="names 'os.system', which is not a function of ember"):

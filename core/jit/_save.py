@@ -10,7 +10,7 @@ arguments are needed: ``nn.Sequential`` and modules whose arguments are not kept
 load alike), then puts the saved tensors in place and returns the result scripted.
 
 What a module may hold to be saved: parameters, buffers, submodules, and attributes that are
-None, bool, int, float, str, bytes, an ember dtype, a function of ember itself (as
+None, bool, int, float, str, bytes, a tensor, an ember dtype, a function of ember itself (as
 ``TransformerEncoderLayer.activation``), or lists, tuples and str-keyed dicts of these. Anything
 else raises at save time, naming the attribute. Threat model: a crafted file cannot run code of
 its own; it can name an installed module for ``load`` to import (as ``import x`` would) and
@@ -49,6 +49,8 @@ def _attr(value: Any, where: str) -> Any:
         return value
     if isinstance(value, D.DType):
         return {"__dtype__": str(value).rsplit(".", 1)[-1]}
+    if isinstance(value, Tensor):
+        return {"__tensor__": value.detach()}
     if type(value) in (list, tuple):
         items = [_attr(v, f"{where}[{i}]") for i, v in enumerate(value)]
         return items if type(value) is list else {"__tuple__": items}
@@ -185,6 +187,10 @@ def _value(v: Any, label: str) -> Any:
         return tuple(_value(x, label) for x in v["__tuple__"])
     if "__dict__" in v:
         return {k: _value(x, label) for k, x in v["__dict__"].items()}
+    if "__tensor__" in v:
+        if not isinstance(v["__tensor__"], Tensor):
+            raise _bad(label, "a tensor attribute is not a tensor")
+        return v["__tensor__"]
     if "__dtype__" in v:
         dt = getattr(D, str(v["__dtype__"]), None)
         if not isinstance(dt, D.DType):
@@ -260,7 +266,10 @@ def load(f: Any, map_location: Any = None, _extra_files: Any = None, _restore_sh
     tensors.update(payload.get("non_persistent_buffers", {}))
     if not all(isinstance(t, Tensor) for t in tensors.values()):
         raise _bad(label, "a state entry is not a tensor")
-    root = _build(payload.get("tree"), label, tensors, {}, "")
+    try:
+        root = _build(payload.get("tree"), label, tensors, {}, "")
+    except (TypeError, ValueError, KeyError, AttributeError) as e:
+        raise _bad(label, f"a malformed module record ({type(e).__name__}: {e})") from None
     if _extra_files is not None:
         saved = payload.get("extra_files", {})
         for k in list(_extra_files):
