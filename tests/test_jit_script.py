@@ -116,6 +116,22 @@ def test_script_module_shares_tensors_and_state_dict_keys():
     assert [p is q for p, q in zip(sm.parameters(), m.parameters())] == [True, True]
 
 
+def test_script_module_copy_has_its_own_tensors_and_capture():
+    import copy
+
+    m = nn.Linear(2, 2)
+    sm = jit.script(m)
+    x = ember.ones(1, 2)
+    y = sm(x).detach()
+    sm(x)
+    c = copy.deepcopy(sm)
+    assert c.weight is c._orig.weight and c.weight is not m.weight
+    assert c.code.startswith("# nothing captured yet")
+    with ember.no_grad():
+        c.weight.add_(1)
+        assert ember.equal(sm(x), y) and ember.equal(c(x), y + 2) and ember.equal(c(x), y + 2)
+
+
 def test_script_module_forward_and_backward_match_eager():
     ember.manual_seed(0)
     m = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))

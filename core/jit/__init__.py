@@ -5,6 +5,9 @@ graph-level work by backends later. Like PyTorch's tracer it records what ran fo
 inputs: Python control flow is baked in, and converting a traced tensor to a Python value
 (``bool(t)``, ``t.item()``, ``t.tolist()``) warns ``TracerWarning``. Shapes read with
 ``size()``/``shape`` are constants of the trace.
+
+``ember.jit.script`` (``_script``) is TorchScript's entry point served by ``ember.compile``'s
+capture-and-replay; ``ember.jit.save``/``load`` (``_save``) keep a scripted module as data.
 """
 
 from __future__ import annotations

@@ -187,6 +187,7 @@ class _ScriptMethod:
 
     def __init__(self, fn: Callable) -> None:
         self.fn = fn
+        self.name = getattr(fn, "__name__", "forward")
         functools.update_wrapper(self, fn)  # type: ignore[arg-type]
 
     def __set_name__(self, owner: type, name: str) -> None:
@@ -261,7 +262,10 @@ class RecursiveScriptModule(ScriptModule):
         d["_script_cache"] = {"forward": _compiled(_call_module)}
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
-        cf = self.__dict__["_script_cache"].setdefault("forward", _compiled(_call_module))
+        cache = self.__dict__.setdefault("_script_cache", {})
+        cf = cache.get("forward")
+        if cf is None:  # a copy: capture anew
+            cf = cache["forward"] = _compiled(_call_module)
         return cf(self._orig, self.training, *args, **kwargs)
 
     def train(self, mode: bool = True) -> RecursiveScriptModule:
