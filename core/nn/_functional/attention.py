@@ -26,12 +26,11 @@ from ..._ops._common import broadcast_shape
 from ..._ops._composite import DECOMPOSITIONS, NoRecord, _as_tensor
 from ..._ops.join import cat
 from ..._ops.select import where
-from ..._random import rand
 from ..._tensor import Tensor, wrap
 from ...autograd.grad_mode import state as _grad
 from ...autograd.graph import record
 from ._util import recording
-from .linear import linear
+from .linear import keep_mask, linear
 
 __all__ = ["InProj", "attend", "multi_head_attention_forward", "rows_linear", "scaled_dot_product_attention"]
 
@@ -178,7 +177,7 @@ def attend(
         if dropout_p == 1.0:  # F.dropout draws nothing then either
             drop = zeros(full, dtype=q.dtype, device=q._device)
         else:  # F.dropout's draw: keep where a uniform is >= p, scaled by 1/(1-p)
-            keep = rand(full, dtype=q.dtype, device=q._device) >= dropout_p
+            keep = keep_mask(full, dropout_p, q.dtype, q._device)
             drop = keep.to(q.dtype) * (1.0 / (1.0 - dropout_p))
     if recording(mask) or (need_weights and recording(q, k, v)):
         # the weights themselves take part in the graph: recorded ember ops

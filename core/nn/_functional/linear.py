@@ -18,7 +18,7 @@ from ..._ops.indexing import select_rows
 from ..._ops.matmul import matmul
 from ..._ops.select import where
 from ..._public import op, public
-from ..._random import rand
+from ..._random import _SIGNIFICAND_BITS, rand, random_words
 from ..._tensor import Tensor, wrap
 from ...autograd.grad_mode import no_grad
 from ...autograd.grad_mode import state as _grad
@@ -157,11 +157,51 @@ def _check_p(p: float) -> None:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
+_THRESHOLDS: dict[tuple[Any, float], int | None] = {}
+
+
+def _word_threshold(p: float, dtype: Any) -> int | None:
+    """The smallest raw Philox word whose ``rand`` uniform (of ``dtype``) is ``>= p``, or None
+    where ``rand`` takes two words a sample (float64). Found once per (dtype, p) by running
+    ``rand``'s own conversion and comparison on the candidate words next to ``p``."""
+    key = (dtype, p)
+    if key not in _THRESHOLDS:
+        found = None
+        if dtype in (D.float32, D.float16, D.bfloat16):  # else rand's path (and its errors)
+            width = _SIGNIFICAND_BITS.get(dtype.name, 24)
+            k0 = max(0, min(int(p * 2.0**width) - 2, 2**width))
+            ks = list(range(k0, min(k0 + 5, 2**width + 1)))
+            with no_grad():
+                u = (_ints(ks).to(D.float32) * (2.0**-width)).to(dtype)
+                hits = (u >= p).tolist()
+            first = next((k for k, hit in zip(ks, hits) if hit), None)
+            if first is not None and (first > k0 or k0 == 0):
+                found = first << (32 - width)
+        _THRESHOLDS[key] = found
+    return _THRESHOLDS[key]
+
+
+def _ints(values: list[int]) -> Tensor:
+    from ..._creation import tensor
+
+    return tensor(values, dtype=D.int64)
+
+
+def keep_mask(shape: tuple, p: float, dtype: Any, device: Any) -> Tensor:
+    """``rand(shape, dtype) >= p`` (the same draws, the same mask, the same generator state)
+    as one comparison of the raw words: rand's shift, cast and scale are monotone."""
+    threshold = _word_threshold(p, dtype)
+    if threshold is None:
+        return rand(shape, dtype=dtype, device=device) >= p
+    n = math.prod(shape)
+    return random_words(n, device, None).reshape(shape) >= threshold
+
+
 def _apply_mask(input: Tensor, mask_shape: tuple, p: float, inplace: bool) -> Tensor:
     if p == 1.0:
         scale: Any = 0.0
     else:
-        keep = rand(mask_shape, dtype=input.dtype, device=input._device) >= p
+        keep = keep_mask(mask_shape, p, input.dtype, input._device)
         scale = keep.to(input.dtype) * (1.0 / (1.0 - p))
     if not inplace:
         return input * scale
