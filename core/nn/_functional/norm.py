@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from ..._autocast_hook import autocast_op
 from ..._public import op, public
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
+from ...autograd.grad_mode import state as _grad
+from ...autograd.graph import record
+from ._util import NoRecord, recording
 
 PUBLIC = public(
     __name__,
@@ -72,7 +76,51 @@ def layer_norm(
             )
     x = _compute_dtype(input, weight, bias)
     dims = tuple(range(input.ndim - k, input.ndim))
-    return _affine(_normalized(input if x is None else x, dims, eps), weight, bias, None, input)
+    x = input if x is None else x
+    if k == 0 or not x.dtype.is_floating_point:
+        return _affine(_normalized(x, dims, eps), weight, bias, None, input)
+    out = _layer_norm_node(x, dims, weight, bias, eps)
+    return out if out.dtype == input.dtype else out.to(input.dtype)
+
+
+def _layer_norm_node(
+    x: Tensor, dims: tuple[int, ...], w: Tensor | None, b: Tensor | None, eps: float
+) -> Tensor:
+    """The decomposition's numbers unrecorded, and one node (PyTorch's) whose rule is the closed
+    form: a dozen recorded ops and their broadcast reductions cost more than the arithmetic."""
+    with NoRecord():  # _moments and _normalized, sharing x - mean
+        c = x - x.mean(dims, keepdim=True)
+        rstd = ((c * c).mean(dims, keepdim=True) + eps).rsqrt()
+        xhat = c * rstd
+        out = _affine(xhat, w, b, None, xhat)
+    if recording(x, w, b):
+        record(
+            "NativeLayerNormBackward0", _layer_norm_rule, out, (x, w, b), (), (x, w, b, xhat, rstd, dims, eps)
+        )
+    return out
+
+
+def _layer_norm_rule(n: Any, g: Tensor) -> tuple:
+    """dx = rstd (gw - mean(gw) - xhat mean(gw xhat)) with gw = g w; dw, db summed over rows."""
+    x, w, b, xhat, rstd, dims, eps = n.ctx
+    need = n.needs_input_grad
+    if _grad.enabled:  # create_graph: the decomposition, recorded, for gradients of gradients
+        from ...autograd import grad
+
+        inputs = [t for t, want in zip((x, w, b), need) if want]
+        out = _affine(_normalized(x, dims, eps), w, b, None, x)
+        got = iter(grad(out, inputs, g, create_graph=True, allow_unused=True))
+        return tuple(next(got) if want else None for want in need)
+    rows = tuple(range(x.ndim - len(dims)))
+    dx = dw = db = None
+    if need[0]:
+        gw = g if w is None else g * w
+        dx = (gw - gw.mean(dims, keepdim=True) - xhat * (gw * xhat).mean(dims, keepdim=True)) * rstd
+    if need[1]:
+        dw = (g * xhat).sum(rows) if rows else g * xhat
+    if need[2]:
+        db = g.sum(rows) if rows else g
+    return dx, dw, db
 
 
 def _normalized(x: Tensor, dims: tuple[int, ...], eps: float) -> Tensor:
