@@ -34,6 +34,12 @@ class CPUBackend:
     def unavailable_reason(self) -> str | None:
         return None
 
+    def compile_graph(self, graph: Any) -> Any:
+        """``ember.compile``'s hook: small elementwise stretches as one function (``fuse.py``)."""
+        from .fuse import compile_graph
+
+        return compile_graph(graph)
+
     def device_count(self) -> int:
         return 2
 

@@ -30,6 +30,7 @@ def _ufunc1(uf: np.ufunc) -> Callable[[np.ndarray], np.ndarray]:
         return uf(x, out=...)
 
     k.__name__ = uf.__name__
+    k.ufunc = uf  # type: ignore[attr-defined]  # fuse.py calls it directly on small arrays
     return k
 
 
@@ -58,6 +59,7 @@ def _ufunc2(uf: np.ufunc, mark: bool = True) -> Callable[..., np.ndarray]:
         return uf(a, b, out=...)
 
     k.__name__ = uf.__name__
+    k.ufunc = uf  # type: ignore[attr-defined]
     return writes_out(k) if mark else k
 
 

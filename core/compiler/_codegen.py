@@ -269,7 +269,12 @@ def generate(
     src = f"def replay({params}):\n" + "".join(f"    {line}\n" for line in body)
     code = compile(src, "<ember.compile>", "exec")
     exec(code, w.ns)  # noqa: S102 - our own generated source
-    return Program(w.ns["replay"], src, w.kernels, w.ns)
+    fused = "".join(
+        f"\n# {name}: fused by the backend\n{fn.source}"
+        for name, fn in w.ns.items()
+        if name.startswith("f") and name[1:].isdigit() and getattr(fn, "source", None)
+    )
+    return Program(w.ns["replay"], src + fused, w.kernels, w.ns)
 
 
 def _fresh_values(out: Any, names: dict[int, str], fresh: set[int]) -> None:

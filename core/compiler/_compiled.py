@@ -165,7 +165,7 @@ class CompiledFunction:
         fuse = self._backend != "replay"
         if backward is None:
             keep = {r.n for r in returns}
-            steps = _fuse.fuse(cap.steps, keep) if fuse else cap.steps
+            steps = _fuse.fuse(cap.steps, keep, cap.arrays) if fuse else cap.steps
             prog = generate(
                 steps,
                 cap.outer,
@@ -191,7 +191,7 @@ class CompiledFunction:
         grad_outs = [position[cap.values[id(_SLOT_DATA.__get__(t, Tensor))]] for t in outs]
         fwd_returns = list(returns) + [Ref(n) for n in saved]
         keep = {r.n for r in fwd_returns}
-        fwd_steps = _fuse.fuse(fwd_steps, keep) if fuse else fwd_steps
+        fwd_steps = _fuse.fuse(fwd_steps, keep, cap.arrays) if fuse else fwd_steps
         fwd = generate(
             fwd_steps,
             cap.outer,
@@ -205,7 +205,7 @@ class CompiledFunction:
         given = {n: f"S[{k}]" for k, n in enumerate(saved)}
         given.update({n: f"G[{i}]" for i, n in enumerate(gouts)})
         bwd_keep = {r.n for r in grads if r is not None}
-        bwd_steps = _fuse.fuse(bwd_steps, bwd_keep) if fuse else bwd_steps
+        bwd_steps = _fuse.fuse(bwd_steps, bwd_keep, cap.arrays) if fuse else bwd_steps
         bwd = generate(
             bwd_steps,
             cap.outer,

@@ -33,9 +33,10 @@ def _hook(backend: str) -> Any:
         return None
 
 
-def fuse(steps: list[Step], keep: set[int]) -> list[Step]:
+def fuse(steps: list[Step], keep: set[int], arrays: list[Any]) -> list[Step]:
     """``steps`` with each run of kernel calls replaced by what its backend's hook returns;
-    ``keep``: values used after ``steps`` (returned, or saved for a backward)."""
+    ``keep``: values used after ``steps`` (returned, or saved for a backward); ``arrays``: each
+    value's array at capture (its shape and dtype go to the hook)."""
     runs: list[tuple[int, int]] = []
     i = 0
     while i < len(steps):
@@ -66,11 +67,17 @@ def fuse(steps: list[Step], keep: set[int]) -> list[Step]:
         after: set[int] = set(keep)
         for s in steps[j:]:
             _values((s.args, s.kwargs), after)
+        meta = {
+            n: (tuple(arrays[n].shape), arrays[n].dtype)
+            for n in used | produced
+            if hasattr(arrays[n], "dtype")
+        }
         graph = KernelGraph(
             run[0].backend,
             [KernelCall(s.op, s.args, s.kwargs, s.out) for s in run],
             frozenset(used - produced),
             frozenset(produced & after),
+            meta,
         )
         new = _hook(run[0].backend)(graph)
         if new is None:
