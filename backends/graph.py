@@ -56,4 +56,4 @@ class KernelGraph:
     calls: list[KernelCall]
     inputs: frozenset[int]
     outputs: frozenset[int]
-    meta: dict[str, Any] = field(default_factory=dict)  # per value: (shape, dtype) where known
+    meta: dict[int, Any] = field(default_factory=dict)  # value -> (shape, dtype) where known

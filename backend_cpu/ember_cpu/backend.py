@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+from typing import Any
 
 import numpy as np
 from ember.backends import ALL_DTYPES, CONTRACT_VERSION, DType
