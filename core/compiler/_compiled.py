@@ -51,6 +51,7 @@ class _Plan:
     targets: list[Any] = field(default_factory=list)  # autograd: (in/obj, index) of grad inputs
     why: str | None = None  # set when the function runs eagerly
     mismatches: int = 0
+    single: Any = None  # replay returning one tensor: a tensor like it (the fast path)
 
 
 class CompiledFunction:
@@ -88,8 +89,17 @@ class CompiledFunction:
             return self._fn(*args, **kwargs)
         parts: list[Any] = [grad_state.enabled, _autocast_key()]
         tensors: list[Tensor] = []
-        _walk(args, parts, tensors)
-        _walk(kwargs, parts, tensors)
+        for a in args:
+            if isinstance(a, Tensor):  # the common case, inline
+                tensors.append(a)
+                parts.append(a._shape)
+                parts.append(id(a.dtype))  # dtypes and devices are interned: ids hash fast
+                parts.append(id(a._device))
+                parts.append(a._requires_grad or a.grad_fn is not None)
+            else:
+                _walk(a, parts, tensors)
+        if kwargs:
+            _walk(kwargs, parts, tensors)
         key = tuple(parts)
         plans = self._cache.get(key)
         if plans is not None:
@@ -127,6 +137,10 @@ class CompiledFunction:
             outs = _Replayed.apply(plan, tensors, *_grad_inputs(plan, tensors))
             values: Any = list(outs if isinstance(outs, tuple) else (outs,))
             return _rebuild(plan.template, values, tensors, plan.forward, True)
+        if plan.single is not None:  # one tensor returned: no walk over the template
+            (v,) = plan.forward.fn(tensors)
+            m = plan.single
+            return wrap(v, m._be, m._device, m.dtype, v.shape)
         values = plan.forward.fn(tensors)
         return _rebuild(plan.template, values, tensors, plan.forward, False)
 
@@ -176,7 +190,10 @@ class CompiledFunction:
                 returns=returns,
                 guards=guards,
             )
-            return _Plan("replay", prog, None, template), result
+            plan = _Plan("replay", prog, None, template)
+            if template[0] == "tensor" and len(returns) == 1:
+                plan.single = template[2]
+            return plan, result
         # A differentiable forward: the forward returns its results and what backward needs.
         gouts, grads = backward
         fwd_steps, bwd_steps = cap.steps[:split], cap.steps[split:]
@@ -283,20 +300,24 @@ class _NoDoubleBackward(Function):
 _disabled = [False]  # ember.compiler's switch: every compiled function runs eagerly
 
 
-def _autocast_key() -> Any:
-    import sys
+_amp_tls: list[Any] = []
 
-    mod = sys.modules.get("ember.amp.autocast_mode")
-    if mod is None:
+
+def _autocast_key() -> Any:
+    if not _amp_tls:
+        from ember.amp.autocast_mode import _tls
+
+        _amp_tls.append(_tls)
+    enabled = getattr(_amp_tls[0], "enabled", None)
+    if not enabled or not any(enabled.values()):
         return None
-    tls = mod._tls
-    return tuple(sorted(getattr(tls, "enabled", {}).items())) or None
+    return tuple(sorted(enabled.items()))
 
 
 def _walk(a: Any, parts: list[Any], tensors: list[Tensor]) -> None:
     if isinstance(a, Tensor):
         tensors.append(a)
-        parts.append((a._shape, a.dtype, a._device, a.requires_grad))
+        parts.append((a._shape, id(a.dtype), id(a._device), a._requires_grad or a.grad_fn is not None))
     elif type(a) in (tuple, list):
         parts.append(len(a))
         for x in a:
