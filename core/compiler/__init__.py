@@ -82,7 +82,10 @@ def compile(
     if disable:
         return model
     if isinstance(model, Module):
-        om = OptimizedModule(model, CompiledFunction(model.__call__, fullgraph, backend))
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return model(*args, **kwargs)  # through Module.__call__ as capture sees it: the root is guarded too
+
+        om = OptimizedModule(model, CompiledFunction(call, fullgraph, backend))
         _registry.append(weakref.ref(om._compiled))
         return om
     cf = CompiledFunction(model, fullgraph, backend)
