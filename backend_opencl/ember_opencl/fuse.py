@@ -28,16 +28,16 @@ from ember.backends.ops import ALL_OPS, BINARY, COMPARE, UNARY
 
 from .cexprs import COMPLEX_COMPARE
 from .clarray import CLArray, empty
-from .dtypes import ctype, half_helpers, kind, load, store, stype
-from .elementwise import BOOL, _expr, _native, _scalar_dtype, real_of, run, store_expr
-from .exprs import BINARY_EXPRS, COMPARE_EXPRS, UNARY_EXPRS
+from .dtypes import HALF_DTYPES, ctype, half_helpers, kind, load, store, stype
+from .elementwise import BOOL, _expr, _native, _scalar_dtype, _subst, real_of, run, store_expr
+from .exprs import BINARY_EXPRS, COMPARE_EXPRS, UNARY_EXPRS, cast_expr
 
 __all__ = ["FusedKernel", "compile_graph"]
 
 _UNARY = frozenset(UNARY) | {"ceil", "trunc", "round", "sign", "sigmoid", "log1p", "expm1"}
 _BINARY = frozenset(BINARY) | {"remainder"}
 _COMPARE = frozenset(COMPARE)
-_FUSABLE = _UNARY | _BINARY | _COMPARE | {"where"}
+_FUSABLE = _UNARY | _BINARY | _COMPARE | {"where", "cast"}
 _WRITES_FIRST = frozenset(
     {"assign", "index_put", "sgd_update", "adam_update", "sgd_update_foreach", "adam_update_foreach"}
 )
@@ -62,6 +62,8 @@ def _values(a: Any) -> list[int]:
 def _fusable(c: KernelCall) -> bool:
     if c.fn is not None or c.kwargs or c.op not in _FUSABLE or not isinstance(c.out, Value):
         return False
+    if c.op == "cast":
+        return len(c.args) == 2 and isinstance(c.args[0], Value) and isinstance(c.args[1], DType)
     if not all(isinstance(a, (Value, *_SCALARS)) for a in c.args):
         return False
     want = 1 if c.op in _UNARY else 3 if c.op == "where" else 2
@@ -94,7 +96,7 @@ def compile_graph(graph: KernelGraph) -> KernelGraph | None:
         if not _fusable(c):
             continue
         own_arrays = set(_values(c.args))
-        own_scalars = {_scalar_key(a) for a in c.args if not isinstance(a, Value)}
+        own_scalars = {_scalar_key(a) for a in c.args if isinstance(a, _SCALARS)}
         users = consumers.get(c.out.n, [])
         roots = {root.get(u) for u in users}
         r = next(iter(roots)) if len(roots) == 1 else None
@@ -268,6 +270,13 @@ def _op(c: KernelCall, dtypes: dict[int, DType], dev: Any) -> tuple[DType, str, 
     """(result dtype, expression, helper source, operand dtypes) of one call, as the
     eager kernel (elementwise.unary/binary/compare/where) would choose them."""
     arrs = [dtypes[a.n] for a in c.args if isinstance(a, Value)]
+    if c.op == "cast":
+        from .backend import declared_dtypes
+
+        src, dst = arrs[0], c.args[1]
+        if dst not in declared_dtypes() or (dst is src and src in HALF_DTYPES):
+            raise _Eager  # eager refuses the dtype / copies half bits (NaN payloads) exactly
+        return dst, "a" if dst is src else _subst(cast_expr(src, dst), src, dst), "", (src,)
     if c.op == "where":
         _, a, b = c.args
         vals = [dtypes[v.n] for v in (a, b) if isinstance(v, Value)]

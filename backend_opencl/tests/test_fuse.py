@@ -187,6 +187,29 @@ def test_fused_chain_equals_its_calls_for_every_dtype(ocl: eb.LoadedBackend, dt:
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("half", ["float16", "bfloat16"])
+def test_casts_fuse_and_round_as_eager(ocl: eb.LoadedBackend, half: str) -> None:
+    # ReLU's backward (lt, cast, mul), then a round trip through a half type
+    f32, f16 = eb.DTYPES_BY_NAME["float32"], eb.DTYPES_BY_NAME[half]
+    calls = [
+        KernelCall("lt", (0.0, V(0)), {}, V(2)),
+        KernelCall("cast", (V(2), f32), {}, V(3)),
+        KernelCall("mul", (V(1), V(3)), {}, V(4)),
+        KernelCall("cast", (V(4), f16), {}, V(5)),
+        KernelCall("cast", (V(5), f32), {}, V(6)),
+        KernelCall("add", (V(6), V(0)), {}, V(7)),
+    ]
+    graph = _graph(calls, {0, 1}, {7})
+    new = compile_graph(graph)
+    assert new is not None and len(new.calls) == 1
+    rng = np.random.default_rng(8)
+    env = {n: ocl.backend.from_numpy(values(rng, (9, 7), "float32") * 1000, 0) for n in (0, 1)}
+    want = ocl.backend.to_numpy(_run(ocl, graph, env)[7])
+    got, launched = _launches(lambda: ocl.backend.to_numpy(_run(ocl, new, env)[7]))
+    assert launched == 1
+    np.testing.assert_array_equal(got, want)
+
+
 def test_flagged_op_runs_eagerly_and_raises(ocl: eb.LoadedBackend) -> None:
     calls = [
         KernelCall("floordiv", (V(0), V(1)), {}, V(2)),
@@ -244,8 +267,15 @@ def test_mlp_training_step_compiled_matches_eager() -> None:
     for _ in range(3):
         x = _t(rng, (32, 8))
         y = ember.tensor(rng.integers(0, 3, 32), device="opencl")
-        want, eager = _launches(lambda x=x, y=y: step(m1, o1, x, y).item())
-        got, fused = _launches(lambda x=x, y=y: cstep(m2, o2, x, y).item())
+
+        def eager_step(x: ember.Tensor = x, y: ember.Tensor = y) -> float:
+            return step(m1, o1, x, y).item()
+
+        def compiled_step(x: ember.Tensor = x, y: ember.Tensor = y) -> float:
+            return cstep(m2, o2, x, y).item()
+
+        want, eager = _launches(eager_step)
+        got, fused = _launches(compiled_step)
         np.testing.assert_allclose(got, want, rtol=1e-6)
         launches.append((eager, fused))
     assert cstep.explain() == []
