@@ -82,8 +82,11 @@ def compile(
     if disable:
         return model
     if isinstance(model, Module):
+
         def call(*args: Any, **kwargs: Any) -> Any:
-            return model(*args, **kwargs)  # through Module.__call__ as capture sees it: the root is guarded too
+            return model(
+                *args, **kwargs
+            )  # through Module.__call__ as capture sees it: the root is guarded too
 
         om = OptimizedModule(model, CompiledFunction(call, fullgraph, backend))
         _registry.append(weakref.ref(om._compiled))

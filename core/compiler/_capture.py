@@ -124,6 +124,9 @@ class Capture(DispatchMode):
         self.created: set[int] = set()
         self.from_callback: set[int] = set()
         self.outer: set[int] = set()  # values from outside the call: reads and constants
+        # Values that depend on the call's data (reads, random draws, and what kernels make of
+        # them); a host read of any other value sees the same thing every call: no guard.
+        self.varying: set[int] = set()
         self.tracked: set[int] = set()  # made while capturing, yet reachable after (a .grad)
         self.grad_guarded: set[int] = set()  # tensors whose .grad replay checks (once each)
         self.modules: dict[int, Any] = {}  # modules called: their training flag is guarded
@@ -182,6 +185,7 @@ class Capture(DispatchMode):
         r = self._new_value(a)
         self.outer.add(r.n)
         if t is not None and self._outside(t) and _SLOT_DATA.__get__(t, Tensor) is a:
+            self.varying.add(r.n)
             self.steps.append(Step("read", out=r, target=self.target(t)))
         else:
             self.steps.append(Step("const", args=(a,), out=r))
@@ -222,20 +226,36 @@ class Capture(DispatchMode):
             sargs = self.spec(args)
         skw = {k: self.spec(v) for k, v in kwargs.items()}
         self._note_writes(op, args, kwargs)
+        varies = self._varies(sargs) or self._varies(skw)
         out = run(*args, **kwargs)
         if op == "to_host":
             seen = np.array(out, copy=True)
             r = self.define(out)
-            self.steps.append(Step("host", backend=backend, args=sargs, out=r, note=seen))
+            self.steps.append(
+                Step("host", backend=backend, args=sargs, kwargs={"varies": varies}, out=r, note=seen)
+            )
+            if varies:
+                self.varying.add(r.n)
             return out
         if op == "host_test":  # only the test's result matters: guard on it
-            self.steps.append(Step("host", "test", backend, sargs, note=out))
+            self.steps.append(Step("host", "test", backend, sargs, kwargs={"varies": varies}, note=out))
             return out
         step = Step("kernel", op, backend, sargs, skw, self.define(out))
+        if varies:
+            found: list[int] = []
+            _refs(step.out, found)
+            written = kwargs.get("out", args[0] if op in _WRITES_FIRST and args else None)
+            _refs(self.spec(written), found)
+            self.varying.update(found)
         if op in _DATA_SHAPED:
             step.note = tuple(out.shape)
         self.steps.append(step)
         return out
+
+    def _varies(self, spec: Any) -> bool:
+        found: list[int] = []
+        _refs(spec, found)
+        return any(n in self.varying for n in found) or _has_rng(spec)
 
     def _note_writes(self, op: str, args: tuple, kwargs: dict[str, Any]) -> None:
         written = kwargs.get("out")
@@ -316,6 +336,27 @@ class Capture(DispatchMode):
     def on_module_call(self, module: Any) -> None:
         if not self.paused:
             self.modules.setdefault(id(module), module)
+
+
+def _refs(a: Any, out: list[int]) -> None:
+    if isinstance(a, Ref):
+        out.append(a.n)
+    elif isinstance(a, (list, tuple)):
+        for x in a:
+            _refs(x, out)
+    elif isinstance(a, dict):
+        for x in a.values():
+            _refs(x, out)
+
+
+def _has_rng(a: Any) -> bool:
+    if isinstance(a, Rng):
+        return True
+    if isinstance(a, (list, tuple)):
+        return any(_has_rng(x) for x in a)
+    if isinstance(a, dict):
+        return any(_has_rng(x) for x in a.values())
+    return False
 
 
 def _is_array(a: Any) -> bool:

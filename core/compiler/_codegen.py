@@ -234,6 +234,11 @@ def generate(
             who = w.target(s.target)
             want = "None" if s.note is None else w.obj(s.note)
             body.append(f"if {who}._grad is not {want}: raise Mismatch('guard', {not late[i]})")
+        elif s.kind == "host" and not s.kwargs.get("varies", True) and i < tail:
+            if s.out is not None and s.out.n in last:  # a constant: computed, never checked
+                table = w.table(s.backend)
+                w.names[s.out.n] = f"v{s.out.n}"
+                body.append(f"v{s.out.n} = _to_host(L{table[1:]}, {w.expr(s.args[0], draws)})")
         elif s.kind == "host" and s.op == "test":
             table = w.table(s.backend)
             w.ns["_host_test"] = _dispatch.host_test

@@ -154,6 +154,7 @@ class CompiledFunction:
             split = len(cap.steps)
             backward = _capture_backward(cap, outs) if outs else None
         _hoist_guards(cap.steps, split)
+        split = _hoist_host_checks(cap.steps, split)
         why = cap.unreplayable
         late = irreversible_at(cap.steps, cap.outer)
         for i, s in enumerate(cap.steps[:split]):
@@ -449,6 +450,35 @@ def _hoist_guards(steps: list[Any], split: int) -> None:
             j -= 1
         if j < i:
             steps.insert(j, steps.pop(i))
+
+
+def _hoist_host_checks(steps: list[Any], split: int) -> int:
+    """Move each host check of a tensor read straight from an argument or outside tensor (the
+    loss's target check) up with its read, to before anything that outlives the call (a
+    batch norm's running statistics): a changed value then falls back to eager safely."""
+    i = 0
+    while i < split:
+        s = steps[i]
+        if s.kind == "host" and s.args and isinstance(s.args[0], Ref):
+            n = s.args[0].n
+            r = next((k for k in range(i) if steps[k].kind == "read" and steps[k].out.n == n), None)
+            if r is not None:
+                target = steps[r].target
+                j = r
+                while j > 0:
+                    prev = steps[j - 1]
+                    if (prev.kind == "call" and not prev.note) or (
+                        prev.kind == "set_data" and prev.target == target
+                    ):
+                        break
+                    j -= 1
+                if j < r:
+                    read, check = steps[r], steps[i]
+                    del steps[i]
+                    del steps[r]
+                    steps[j:j] = [read, check]
+        i += 1
+    return split
 
 
 def _guards(cap: Capture) -> list[str]:
