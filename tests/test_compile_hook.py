@@ -195,12 +195,6 @@ def test_a_hook_that_drops_a_used_value_is_an_error(monkeypatch: pytest.MonkeyPa
         ember.compile(_chain)(*_ab(0))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core/compiler/_fuse.py:69-74 builds KernelGraph without meta: a backend generating "
-    "a fused kernel is not told the shape and dtype of any value (graph.py documents meta as "
-    "'per value: (shape, dtype) where known'; capture holds every array in cap.arrays)",
-)
 def test_graph_meta_gives_shape_and_dtype_of_inputs_and_outputs(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[KernelGraph] = []
     _hook(monkeypatch, lambda g: seen.append(g))
