@@ -18,6 +18,7 @@ properties and put back after), so eager code pays nothing.
 
 from __future__ import annotations
 
+import threading
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -131,6 +132,7 @@ class Capture(DispatchMode):
         self.grad_guarded: set[int] = set()  # tensors whose .grad replay checks (once each)
         self.modules: dict[int, Any] = {}  # modules called: their training flag is guarded
         self.paused = 0
+        self.thread = threading.get_ident()  # other threads' work (a loader's) is not recorded
         self.irreversible = False  # a step changed state that lives past the call
         self.unreplayable: str | None = None
         self.backward_runs = 0
@@ -214,7 +216,7 @@ class Capture(DispatchMode):
 
     # -- the door ----------------------------------------------------------------------------
     def __ember_dispatch__(self, op: str, backend: str, run: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
-        if self.paused:
+        if self.paused or threading.get_ident() != self.thread:
             return run(*args, **kwargs)
         if op == "philox":
             drawn = self._rng.pop((args[1], args[2]), None)
@@ -367,7 +369,7 @@ def _is_array(a: Any) -> bool:
 def _get_data(t: Tensor) -> Any:
     a = _SLOT_DATA.__get__(t, Tensor)
     cap = _active[-1]
-    if not cap.paused:
+    if not cap.paused and threading.get_ident() == cap.thread:
         cap.on_get_data(t, a)
     return a
 
@@ -379,12 +381,18 @@ def _set_data(t: Tensor, a: Any) -> None:
     except AttributeError:
         fresh = True
     _SLOT_DATA.__set__(t, a)
-    _active[-1].on_set_data(t, a, fresh)
+    cap = _active[-1]
+    if threading.get_ident() == cap.thread:
+        cap.on_set_data(t, a, fresh)
+    elif fresh:  # made by another thread while capturing: never an outside tensor of this call
+        cap.created.add(id(t))
 
 
 def _get_grad(t: Tensor) -> Any:
     g = _SLOT_GRAD.__get__(t, Tensor)
-    _active[-1].on_get_grad(t, g)
+    cap = _active[-1]
+    if threading.get_ident() == cap.thread:
+        cap.on_get_grad(t, g)
     return g
 
 
@@ -395,7 +403,9 @@ def _set_grad(t: Tensor, g: Any) -> None:
         _SLOT_GRAD.__set__(t, g)
         return
     _SLOT_GRAD.__set__(t, g)
-    _active[-1].on_set_grad(t, g)
+    cap = _active[-1]
+    if threading.get_ident() == cap.thread:
+        cap.on_set_grad(t, g)
 
 
 _saved_take: Any = None
@@ -404,7 +414,8 @@ _saved_call: Any = None
 
 def _take(self: Any, n: int) -> Any:
     key, counter = _saved_take(self, n)
-    _active[-1].on_take(self, n, key, counter)
+    if threading.get_ident() == _active[-1].thread:
+        _active[-1].on_take(self, n, key, counter)
     return key, counter
 
 
@@ -419,7 +430,7 @@ def _install() -> None:
     _saved_call = Module.__call__
 
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if _active:
+        if _active and threading.get_ident() == _active[-1].thread:
             _active[-1].on_module_call(self)
         return _saved_call(self, *args, **kwargs)
 

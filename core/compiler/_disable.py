@@ -4,6 +4,7 @@ use it at class creation)."""
 from __future__ import annotations
 
 import functools
+import threading
 from typing import Any
 
 __all__ = ["eager_only"]
@@ -21,7 +22,7 @@ def eager_only(fn: Any, idempotent: bool = False) -> Any:
 
     @functools.wraps(fn)
     def run(*args: Any, **kwargs: Any) -> Any:
-        if capturing and not capturing[-1].paused:
+        if capturing and not capturing[-1].paused and capturing[-1].thread == threading.get_ident():
             return capturing[-1].call_eagerly(fn, args, kwargs, idempotent)
         return fn(*args, **kwargs)
 
