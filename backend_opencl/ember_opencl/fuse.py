@@ -42,6 +42,8 @@ _WRITES_FIRST = frozenset(
     {"assign", "index_put", "sgd_update", "adam_update", "sgd_update_foreach", "adam_update_foreach"}
 )
 _SCALARS = (bool, int, float, complex)
+# Kinds of kernels whose result is a new array (never a view of an argument).
+_FRESH_KINDS = frozenset({"unary", "binary", "compare", "where", "reduction", "scan", "matmul", "composite"})
 # Per chain, at most this many distinct arrays and distinct scalars: PoCL allows 1024 bytes of
 # kernel arguments, and an operand of rank 4 with 64-bit indices takes 48 of them.
 MAX_ARRAYS = 12
@@ -75,19 +77,102 @@ def _writes(c: KernelCall) -> bool:
     return c.fn is not None or "out" in c.kwargs or c.op in _WRITES_FIRST or c.op not in ALL_OPS
 
 
+def _kind(op: str) -> str | None:
+    d = ALL_OPS.get(op)
+    return None if d is None else d.kind
+
+
 def _scalar_key(x: Any) -> tuple[type, str]:
     return type(x), repr(x)  # repr: -0.0 and 0.0 differ
 
 
 def compile_graph(graph: KernelGraph) -> KernelGraph | None:
     """``graph`` with each elementwise chain replaced by one ``FusedKernel`` call (None: none)."""
-    calls = graph.calls
+    skip: set[int] = set()
+    while True:  # each round gives up at least one rename, so this ends
+        calls, renamed = _rename_writes(graph.calls, graph.outputs, skip)
+        root, members = _chains(calls, graph.outputs)
+        undo = {i for i in renamed if root.get(i) == i}
+        if not undo:
+            break
+        skip |= undo
+    if all(len(m) < 2 for m in members.values()):
+        return None
+    out: list[KernelCall] = []
+    for i, c in enumerate(calls):
+        r = root.get(i)
+        if r is None or len(members[r]) < 2:
+            out.append(c)
+        elif r == i:
+            out.append(_fused_call([calls[j] for j in sorted(members[r])]))
+    return KernelGraph(graph.backend, out, graph.inputs, graph.outputs, dict(graph.meta))
+
+
+def _rename_writes(
+    calls: list[KernelCall], outputs: frozenset[int], skip: set[int]
+) -> tuple[list[KernelCall], set[int]]:
+    """``calls`` with each in-place binary write (``add(x, b, out=x)``: a bias added into a
+    matmul's fresh result) into an array only this graph sees, nothing having read it yet,
+    turned into a plain call making a new value that later calls read instead; and the indices
+    of those calls. Kept only where the call ends inside a chain (its write then never
+    happens: nothing reads the array after it), so the new values never leave the graph."""
+    top = 1 + max((n for c in calls for n in _values((c.args, c.kwargs, c.out))), default=0)
+    fresh: set[int] = set()  # values made by a call of this graph into a new array
+    origin: dict[int, int] = {}  # a new value -> the captured value it stands for
+    read: set[int] = set()
+    current: dict[int, Value] = {}
+    out: list[KernelCall] = []
+    renamed: set[int] = set()
+    for i, c in enumerate(calls):
+
+        def sub(a: Any) -> Any:
+            if isinstance(a, Value):
+                return current.get(a.n, a)
+            if isinstance(a, (list, tuple)):
+                return type(a)(sub(x) for x in a)
+            return a
+
+        args, kwargs, res = sub(c.args), {k: sub(v) for k, v in c.kwargs.items()}, sub(c.out)
+        w = kwargs.get("out")
+        if (
+            i not in skip
+            and c.op in _BINARY
+            and set(kwargs) == {"out"}
+            and isinstance(w, Value)
+            and args[0] == w
+            and res == w
+            and w.n in fresh
+            and w.n not in read
+            and origin.get(w.n, w.n) not in outputs
+        ):
+            new = Value(top)
+            top += 1
+            origin[new.n] = origin.get(w.n, w.n)
+            current[c.out.n] = new
+            fresh.add(new.n)
+            renamed.add(i)
+            read.update(_values(args))
+            out.append(KernelCall(c.op, args, {}, new))
+            continue
+        read.update(_values((args, kwargs)))
+        if not c.kwargs and c.fn is None and (c.op == "cast" or _kind(c.op) in _FRESH_KINDS):
+            fresh.update(_values(res))
+        out.append(KernelCall(c.op, args, kwargs, res, c.fn))
+    return out, renamed
+
+
+def _chains(calls: list[KernelCall], outputs: frozenset[int]) -> tuple[dict[int, int], dict[int, list[int]]]:
+    """Per fusable call, the last call of its chain; per chain (by that call), its calls.
+
+    Walking backwards, a call joins the chain of its result's users when they all are in one
+    chain, the result is not an output, no write lies between them, and the chain's kernel
+    stays under the argument limits."""
     consumers: dict[int, list[int]] = defaultdict(list)
     for i, c in enumerate(calls):
         for n in _values((c.args, c.kwargs)):
             consumers[n].append(i)
     writes = [i for i, c in enumerate(calls) if _writes(c)]
-    root: dict[int, int] = {}  # call -> the last call of its chain
+    root: dict[int, int] = {}
     members: dict[int, list[int]] = {}
     arrays: dict[int, set[int]] = {}  # per chain: values it reads from outside
     scalars: dict[int, set[tuple[type, str]]] = {}
@@ -100,7 +185,7 @@ def compile_graph(graph: KernelGraph) -> KernelGraph | None:
         users = consumers.get(c.out.n, [])
         roots = {root.get(u) for u in users}
         r = next(iter(roots)) if len(roots) == 1 else None
-        if r is not None and c.out.n not in graph.outputs and not any(i < w < r for w in writes):
+        if r is not None and c.out.n not in outputs and not any(i < w < r for w in writes):
             new_arrays = (arrays[r] - {c.out.n}) | own_arrays
             new_scalars = scalars[r] | own_scalars
             if len(new_arrays) <= MAX_ARRAYS and len(new_scalars) <= MAX_SCALARS:
@@ -111,16 +196,7 @@ def compile_graph(graph: KernelGraph) -> KernelGraph | None:
         root[i] = i
         members[i] = [i]
         arrays[i], scalars[i] = own_arrays, own_scalars
-    if all(len(m) < 2 for m in members.values()):
-        return None
-    out: list[KernelCall] = []
-    for i, c in enumerate(calls):
-        r = root.get(i)
-        if r is None or len(members[r]) < 2:
-            out.append(c)
-        elif r == i:
-            out.append(_fused_call([calls[j] for j in sorted(members[r])]))
-    return KernelGraph(graph.backend, out, graph.inputs, graph.outputs, dict(graph.meta))
+    return root, members
 
 
 def _fused_call(chain: list[KernelCall]) -> KernelCall:

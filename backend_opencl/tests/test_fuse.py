@@ -146,6 +146,51 @@ def test_chain_does_not_span_an_in_place_write(ocl: eb.LoadedBackend) -> None:
     np.testing.assert_array_equal(ocl.backend.to_numpy(got[3]), e * (x + np.float32(1)))
 
 
+# matmul -> v2; v2 += bias (in place); then the case's calls. fuses: whether the write joins a chain.
+_INPLACE = {
+    "bias_relu": ([KernelCall("maximum", (V(2), 0.0), {}, V(4))], {4}, True),
+    "two_writes": (
+        [KernelCall("mul", (V(2), 2.0), {"out": V(2)}, V(2)), KernelCall("tanh", (V(2),), {}, V(4))],
+        {4},
+        True,
+    ),
+    "written_array_is_an_output": ([KernelCall("maximum", (V(2), 0.0), {}, V(4))], {2, 4}, False),
+    "viewed_after": (
+        [KernelCall("reshape", (V(2), (12,)), {}, V(5)), KernelCall("exp", (V(5),), {}, V(4))],
+        {4},
+        False,
+    ),
+    "used_after_elsewhere": (
+        [KernelCall("exp", (V(2),), {}, V(4)), KernelCall("sum", (V(2), (0,), False), {}, V(5))],
+        {4, 5},
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_INPLACE))
+def test_in_place_bias_write_fuses_only_where_nothing_else_sees_it(ocl: eb.LoadedBackend, case: str) -> None:
+    tail, outputs, fuses = _INPLACE[case]
+    calls = [
+        KernelCall("matmul", (V(0), V(1)), {}, V(2)),
+        KernelCall("add", (V(2), V(3)), {"out": V(2)}, V(2)),
+        *tail,
+    ]
+    graph = _graph(calls, {0, 1, 3}, outputs)
+    new = compile_graph(graph)
+    kept = [] if new is None else [c for c in new.calls if c.kwargs.get("out") is not None]
+    assert (new is not None and not kept) == fuses
+    rng = np.random.default_rng(9)
+    env = {
+        n: ocl.backend.from_numpy(values(rng, shape, "float32"), 0) for n, shape in ((0, (3, 5)), (1, (5, 4)))
+    }
+    env[3] = ocl.k["expand"](ocl.backend.from_numpy(values(rng, (4,), "float32"), 0), (3, 4))
+    want = _run(ocl, graph, env)
+    got = want if new is None else _run(ocl, new, env)
+    for n in outputs:
+        np.testing.assert_array_equal(ocl.backend.to_numpy(got[n]), ocl.backend.to_numpy(want[n]))
+
+
 def _dtype_chain(dt: str) -> list[KernelCall]:
     """A chain over ``dt`` with a compare, a where and scalars: every op exists for it."""
     if dt == "bool":
