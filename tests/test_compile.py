@@ -253,6 +253,57 @@ def test_compiled_module_under_no_grad_matches_eager() -> None:
     assert om(_t(np.random.default_rng(9), 3, 4)).requires_grad
 
 
+def _replaying_module() -> tuple[Any, Any, Any]:
+    ember.manual_seed(0)
+    m = nn.Sequential(nn.Linear(4, 3))
+    om = ember.compile(m)
+    x = ember.ones(2, 4)
+    with ember.no_grad():
+        om(x)
+        om(x)  # replayed
+    return m, om, x
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="core/compiler/_compiled.py:484-492 guards only the training flags and the shapes of "
+    "the tensors the plan holds: after a submodule or a parameter is replaced by assignment "
+    "(a new head, weight tying) replay still reads the old parameters (torch.compile guards on "
+    "them and recompiles)",
+)
+@pytest.mark.parametrize("change", ["submodule", "parameter"])
+def test_replacing_a_parameter_after_capture_is_seen(change: str) -> None:
+    m, om, x = _replaying_module()
+    if change == "submodule":
+        m[0] = nn.Linear(4, 3)
+    else:
+        m[0].weight = nn.Parameter(ember.full((3, 4), 0.5))
+    with ember.no_grad():
+        _same(om(x).numpy(), m(x).numpy(), "after the change")
+
+
+def test_parameter_data_set_after_capture_is_read_at_replay() -> None:
+    m, om, x = _replaying_module()
+    m[0].weight.data = ember.full((3, 4), 2.0)
+    with ember.no_grad():
+        _same(om(x).numpy(), m(x).numpy(), "after .data =")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="core/compiler/_compiled.py:484-492 guards a held tensor's shape but not its dtype: "
+    "after weight.data = a float64 array, replay runs the float32 plan and returns a float32 "
+    "tensor around float64 data, where eager raises RuntimeError (mixed dtypes in the matmul)",
+)
+def test_parameter_dtype_changed_after_capture_is_not_replayed() -> None:
+    m, om, x = _replaying_module()
+    m[0].weight.data = ember.full((3, 4), 2.0, dtype=ember.float64)
+    with ember.no_grad(), pytest.raises(RuntimeError, match="same dtype"):
+        m(x)
+    with ember.no_grad(), pytest.raises(RuntimeError, match="same dtype"):
+        om(x)
+
+
 def _replayed_forward() -> tuple[Any, Any]:
     om = ember.compile(_mlp())
     for _ in range(2):  # the first call captures (eager); the second replays
