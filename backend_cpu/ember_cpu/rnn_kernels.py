@@ -77,24 +77,28 @@ def lstm_layer(gi: Any, h0: Any, c0: Any, w_hh: Any, b_hh: Any, reverse: bool, l
     hc = np.empty((2, steps, n, hid), gi.dtype)
     out, cs = hc[0], hc[1]
     buf, tmp = np.empty((n, g), gi.dtype), np.empty((n, hid), gi.dtype)
+    # per-step views made once, in C (list() of an array): Python slicing costs per step
+    zs, hs, cts = list(gates), list(out), list(cs)
+    g4 = gates.reshape(steps, n, 4, hid)
+    ii, ff, gg, oo = (list(g4[:, :, j]) for j in range(4))
     h, c = h0, c0
     for t in _order(steps, reverse):
-        z = gates[t]
+        z, ct = zs[t], cts[t]
         np.matmul(h, wt, out=buf)
         z += buf
         np.tanh(z, out=z)
         z *= scale
         z += shift
-        ct = cs[t]
-        np.multiply(z[:, hid : 2 * hid], c, out=ct)
-        np.multiply(z[:, :hid], z[:, 2 * hid : 3 * hid], out=tmp)
+        np.multiply(ff[t], c, out=ct)
+        np.multiply(ii[t], gg[t], out=tmp)
         ct += tmp
         np.tanh(ct, out=tmp)
-        np.multiply(z[:, 3 * hid :], tmp, out=out[t])
-        idle = _idle(lengths, t)
-        if idle is not None:
-            out[t][idle], ct[idle] = h[idle], c[idle]
-        h, c = out[t], ct
+        np.multiply(oo[t], tmp, out=hs[t])
+        if lengths is not None:
+            idle = _idle(lengths, t)
+            if idle is not None:
+                hs[t][idle], ct[idle] = h[idle], c[idle]
+        h, c = hs[t], ct
     return _down(dtype, hc, gates)
 
 
@@ -116,19 +120,23 @@ def lstm_layer_backward(
     d = np.empty((steps, n, 4, hid), hc.dtype)
     dh, dc, tmp = np.zeros((n, hid), hc.dtype), np.zeros((n, hid), hc.dtype), np.empty((n, hid), hc.dtype)
     w = np.ascontiguousarray(w_hh)
-    c_hit = g[1].any(axis=(1, 2))  # the cells' gradient is mostly c_n's alone
+    c_hit = g[1].any(axis=(1, 2)).tolist()  # the cells' gradient is mostly c_n's alone
+    gh, gc, fs = list(g[0]), list(g[1]), list(f)
+    ons_c, ons_o, ons_ifg = list(on_c), list(on_o), list(on_ifg)
+    d_o, d_ifg, d_rows = list(d[:, :, 3]), list(d[:, :, :3]), list(d.reshape(steps, n, 4 * hid))
+    dc_rows = dc[:, None, :]
     for t in _order(steps, not reverse):
-        dh += g[0, t]
+        dh += gh[t]
         if c_hit[t]:
-            dc += g[1, t]
-        idle = _idle(lengths, t)
+            dc += gc[t]
+        idle = None if lengths is None else _idle(lengths, t)
         kept = None if idle is None else (dh[idle], dc[idle])
-        np.multiply(dh, on_c[t], out=tmp)
+        np.multiply(dh, ons_c[t], out=tmp)
         dc += tmp
-        np.multiply(dh, on_o[t], out=d[t, :, 3])
-        np.multiply(on_ifg[t], dc[:, None, :], out=d[t, :, :3])
-        dc *= f[t]
-        np.matmul(d[t].reshape(n, 4 * hid), w, out=dh)
+        np.multiply(dh, ons_o[t], out=d_o[t])
+        np.multiply(ons_ifg[t], dc_rows, out=d_ifg[t])
+        dc *= fs[t]
+        np.matmul(d_rows[t], w, out=dh)
         if kept is not None:
             d[t][idle] = 0
             dh[idle], dc[idle] = kept
