@@ -52,6 +52,7 @@ class _Plan:
     why: str | None = None  # set when the function runs eagerly
     mismatches: int = 0
     single: Any = None  # replay returning one tensor: a tensor like it (the fast path)
+    inputs: list[tuple] = field(default_factory=list)  # (shape, dtype, device, requires_grad) per argument
 
 
 class CompiledFunction:
@@ -127,6 +128,7 @@ class CompiledFunction:
                 )
             return self._fn(*args, **kwargs)
         plan, result = self._capture(args, kwargs, tensors)
+        plan.inputs = [(t._shape, t.dtype, t._device, t.requires_grad) for t in tensors]
         self._plans += 1
         self._cache.setdefault(key, []).append(plan)
         return result

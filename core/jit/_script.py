@@ -54,17 +54,15 @@ def _compiled(fn: Callable) -> CompiledFunction:
     return cf
 
 
-def _signature(key: tuple) -> str:
-    """The tensor arguments of a captured signature, as ``Float(2, 3, cpu)``."""
+def _signature(inputs: list[tuple]) -> str:
+    """The tensor arguments of a captured signature, as ``float32(2, 3, cpu)``."""
     parts: list[str] = []
-    for p in key:
-        if type(p) is tuple and len(p) == 4 and type(p[0]) is tuple and hasattr(p[1], "is_floating_point"):
-            shape, dtype, device, grad = p
-            name = str(dtype).rsplit(".", 1)[-1]
-            dims = ", ".join(str(n) for n in shape)
-            parts.append(
-                f"%I{len(parts)} : {name}({dims}{', ' if dims else ''}{device}{', grad' if grad else ''})"
-            )
+    for shape, dtype, device, grad in inputs:
+        name = str(dtype).rsplit(".", 1)[-1]
+        dims = ", ".join(str(n) for n in shape)
+        parts.append(
+            f"%I{len(parts)} : {name}({dims}{', ' if dims else ''}{device}{', grad' if grad else ''})"
+        )
     return ", ".join(parts)
 
 
@@ -78,13 +76,14 @@ class ScriptGraph:
         self._sections: list[tuple[str, str, dict[str, Any]]] = []
         if cf is None:
             return
-        for key, plans in cf._cache.items():
+        for plans in cf._cache.values():
             for plan in plans:
+                sig = _signature(plan.inputs)
                 for part, prog in (("forward", plan.forward), ("backward", plan.backward)):
                     if prog is not None:
-                        self._sections.append((f"{part}({_signature(key)})", prog.source, prog.names))
+                        self._sections.append((f"{part}({sig})", prog.source, prog.names))
                 if plan.forward is None:
-                    self._sections.append((f"eager({_signature(key)})", "", {"why": plan.why}))
+                    self._sections.append((f"eager({sig})", "", {"why": plan.why}))
 
     def nodes(self, which: str = "forward") -> list[str]:
         """The kernel names of the latest ``which`` ("forward" or "backward") capture."""
