@@ -1,18 +1,20 @@
 """``compile_graph``: each chain of elementwise calls ``ember.compile`` captured becomes one kernel.
 
-A chain is a set of unary/binary/compare/where calls whose intermediate values are used only
-inside it and are not among the graph's outputs; it has one result (its last call). Its kernel
-is one ``elementwise.run`` whose expression calls a generated helper function: each op of the
-chain is one block there, built from the op's own expression template (``elementwise._expr``,
-the tables eager kernels use) and stored and reloaded through the dtype's ``store``/``load``,
-so every intermediate rounds exactly as eager's stored array does (float16, bfloat16, bool).
-With ``FP_CONTRACT OFF`` (runtime.py) the result is eager's, bit for bit. ``run`` walks strided
-and expanded operands and caches the program per (expression, dtypes, rank) as every elementwise
-kernel is cached (runtime.kernel, progcache).
+A chain is a set of unary/binary/compare/where/cast calls whose intermediate values are used
+only inside it and are not among the graph's outputs; it has one result (its last call). Its
+kernel is one ``elementwise.run`` whose expression calls a generated helper function: each op of
+the chain is one block there, built from the op's own expression template (``elementwise._expr``,
+``cast_expr``: what eager kernels use) and stored and reloaded through the dtype's
+``store``/``load``, so every intermediate rounds exactly as eager's stored array does (float16,
+bfloat16, bool). With ``FP_CONTRACT OFF`` (runtime.py) the result is eager's, bit for bit.
+``run`` walks strided and expanded operands and caches the program per (expression, dtypes,
+rank) as every elementwise kernel is cached (runtime.kernel, progcache). An in-place write
+(``add(x, bias, out=x)`` after a matmul or conv) joins a chain when nothing else sees ``x``.
 
 What the generated kernel cannot do the same way as eager (a kernel that may raise: integer
 floordiv, a negative integer power; operands of mixed shapes; too many kernel parameters) runs
-eagerly instead, call by call, with the same kernels as before.
+eagerly instead, call by call, with the same kernels as before. A chain never spans a call that
+writes into an array, so every read keeps its place relative to the writes.
 """
 
 from __future__ import annotations
@@ -275,7 +277,9 @@ def _build(chain: list[KernelCall], inputs: list[Value], arrays: tuple[CLArray, 
     dev = arrays[0].dev
     dtypes: dict[int, DType] = {v.n: a.dtype for v, a in zip(inputs, arrays)}
     # Native half when the chain holds float16 on a device with cl_khr_fp16 (elementwise.py).
-    native = any(_native(dev, d) for d in dtypes.values())
+    # (float16 enters a chain through its inputs or a cast)
+    casts = [c.args[1] for c in chain if c.op == "cast"]
+    native = any(_native(dev, d) for d in (*dtypes.values(), *casts))
     names: dict[int, str] = {v.n: f"x{j}" for j, v in enumerate(inputs)}
     operands: list[tuple[str, DType, int | None, Any]] = [
         (f"x{j}", a.dtype, j, None) for j, a in enumerate(arrays)
