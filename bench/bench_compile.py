@@ -5,8 +5,8 @@ on 16x16 (Python overhead) and 256x256 (kernel time); the MLP step of bench_trai
 (784-512-256-10, batch 128, SGD momentum); the CNN step of bench_cnn (batch 64, SGD). Columns:
 ember eager, ``ember.compile``, PyTorch eager, ``torch.compile`` (a failure is reported, not
 raised), tinygrad's ``TinyJit`` (in a subprocess with ``--tinygrad-python`` when tinygrad is
-not importable here; its CPU device needs ``clang``). ``--device opencl``: ember's OpenCL
-eager/compiled beside tinygrad's CL device. Every (case, column) is warmed up (so JIT capture
+not importable here) on its CPU device (which needs ``clang``) and on its CL device (PoCL: also
+the CPU here). ``--device opencl``: ember's OpenCL eager/compiled beside tinygrad's CL device. Every (case, column) is warmed up (so JIT capture
 and compile times are excluded), calibrated to a loop of about ``--min-time`` seconds, then
 timed once per round, the columns interleaved within each round so machine noise hits them
 alike; the table shows medians. Writes bench/results/compile_<device>.json. On a shared
@@ -185,11 +185,10 @@ def _tinygrad_step(case: str, dev: str) -> Callable[[], Any]:
 
     @TinyJit
     def step(x: Tensor, y: Tensor) -> Tensor:
-        with Tensor.train():
-            opt.zero_grad()
-            loss = model(x).sparse_categorical_crossentropy(y)
-            loss.backward()
-            opt.step()
+        opt.zero_grad()
+        loss = model(x).sparse_categorical_crossentropy(y)
+        loss.backward()
+        opt.step()
         return loss.realize()
 
     return lambda: step(xb, yb)
@@ -258,7 +257,7 @@ def tinygrad_worker(python: str, dev: str, threads: int | None) -> subprocess.Po
         python = sys.executable
     elif not os.path.exists(python):
         return f"no tinygrad python at {python}"
-    env = dict(os.environ)
+    env = dict(os.environ, TRAINING="1")  # tinygrad's optimizers refuse to step without it
     if dev == "CL":
         env["GPU"] = "1"
     if threads is not None:
@@ -277,7 +276,7 @@ def tinygrad_worker(python: str, dev: str, threads: int | None) -> subprocess.Po
 # --- the run ---------------------------------------------------------------------------------
 
 
-def columns(device: str, torch: Any, tg: subprocess.Popen | str, case: str) -> dict[str, Any]:
+def columns(device: str, torch: Any, tgs: dict[str, subprocess.Popen | str], case: str) -> dict[str, Any]:
     """Column name -> Local/Remote, or a string saying why that column is missing."""
     import ember
 
@@ -294,11 +293,11 @@ def columns(device: str, torch: Any, tg: subprocess.Popen | str, case: str) -> d
         else:
             cols["torch eager"] = Local(make_step(torch, case, "cpu"), lambda: None)
             cols["torch.compile"] = Local(torch.compile(make_step(torch, case, "cpu")), lambda: None)
-    tg_name = "TinyJit CPU" if device == "cpu" else "TinyJit CL"
-    try:
-        cols[tg_name] = tg if isinstance(tg, str) else Remote(tg, case)
-    except RuntimeError as e:
-        cols[tg_name] = f"failed: {e}"
+    for name, tg in tgs.items():
+        try:
+            cols[name] = tg if isinstance(tg, str) else Remote(tg, case)
+        except RuntimeError as e:
+            cols[name] = f"failed: {e}"
     return cols
 
 
@@ -316,17 +315,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ember.set_num_threads(args.threads)
         if torch is not None:
             torch.set_num_threads(args.threads)
-    tg_dev = "CPU" if args.device == "cpu" else "CL"
     try:
         ember.empty(0, device=args.device)
     except (RuntimeError, ValueError) as e:
         raise SystemExit(f"bench_compile: device {args.device!r} unavailable: {e}") from None
-    tg = tinygrad_worker(args.tinygrad_python, tg_dev, args.threads)
+    # On cpu, tinygrad's CL device (PoCL, itself on the CPU here) stands beside its CPU device,
+    # which needs clang.
+    devs = {"TinyJit CPU": "CPU", "TinyJit PoCL": "CL"} if args.device == "cpu" else {"TinyJit CL": "CL"}
+    tgs = {name: tinygrad_worker(args.tinygrad_python, dev, args.threads) for name, dev in devs.items()}
     cases = [c for c in CASES if not args.cases or any(k in c for k in args.cases.split(","))]
     table: dict[str, dict[str, Any]] = {}
     for case in cases:
         cols = {}
-        for name, col in columns(args.device, torch, tg, case).items():
+        for name, col in columns(args.device, torch, tgs, case).items():
             if not isinstance(col, str):
                 t0 = time.perf_counter()
                 try:
@@ -348,10 +349,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 except Exception as e:  # noqa: BLE001
                     cols[name] = _why(e)
         print(f"  round {r + 1}/{args.rounds} done", flush=True)
-    if not isinstance(tg, str):
-        assert tg.stdin is not None
-        tg.stdin.close()
-        tg.wait(timeout=60)
+    for tg in tgs.values():
+        if not isinstance(tg, str):
+            assert tg.stdin is not None
+            tg.stdin.close()
+            tg.wait(timeout=60)
     rep = Report(f"compile_{args.device}")
     summary: dict[str, Any] = {"threads": args.threads, "rounds": args.rounds, "missing": {}}
     for case, cols in table.items():
@@ -367,10 +369,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def print_table(out: dict[str, Any]) -> None:
     rep, summary, table = out["rep"], out["summary"], out["table"]
     names = list(next(iter(table.values())))
-    tg = next(n for n in names if n.startswith("TinyJit"))
-    ratios = [("/torch eager", "torch eager"), (f"/{tg}", tg), ("/ember eager", "ember eager")]
+    ratios = [("/torch eager", "torch eager")] if "torch eager" in names else []
+    ratios += [(f"/{n}", n) for n in names if n.startswith("TinyJit")]
+    ratios.append(("/ember eager", "ember eager"))
     print()
-    print(f"{'':<44}{'median ms per step':^{15 * len(names)}}{'ember.compile':^45}")
+    print(f"{'':<44}{'median ms per step':^{15 * len(names)}}{'ember.compile':^{15 * len(ratios)}}")
     head = f"{'case':<44}" + "".join(f"{n:>15}" for n in names) + "".join(f"{r:>15}" for r, _ in ratios)
     print(head)
     for case in table:
@@ -385,8 +388,12 @@ def print_table(out: dict[str, Any]) -> None:
             summary[f"{case}: ember.compile / {ref}"] = ratio
             line += f"{ratio:15.2f}" if ratio is not None else f"{'n/a':>15}"
         print(line)
+    why_cases: dict[tuple[str, str], list[str]] = {}
     for what, why in summary["missing"].items():
-        print(f"n/a: {what}: {why}")
+        case, _, name = what.partition(" / ")
+        why_cases.setdefault((name, why), []).append(case)
+    for (name, why), cases in why_cases.items():
+        print(f"n/a: {name} ({', '.join(cases)}): {why}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -401,6 +408,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.worker:
         return worker(args.worker)
+    if args.threads is not None:  # PoCL (ember's OpenCL, tinygrad's CL) reads these when it starts
+        for var in ("OMP_NUM_THREADS", "POCL_CPU_MAX_CU_COUNT", "POCL_MAX_PTHREAD_COUNT"):
+            os.environ[var] = str(args.threads)
     out = run(args)
     print_table(out)
     print("wrote", out["rep"].write(os.path.join(os.path.dirname(__file__), "results"), out["summary"]))
