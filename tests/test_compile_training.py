@@ -352,3 +352,31 @@ def test_compiled_module_inside_a_compiled_step(restore_patches: None) -> None:
         losses = [fn(*_batch(i)).detach().numpy() for i in range(4)]
         seen.append((losses, _state(m, opt), m(_batch(9)[0]).detach().numpy(), ember.rand(3).numpy()))
     _equal(seen[1], seen[0], "nested compile")
+
+
+def test_compiled_module_with_batchnorm_and_dropout_backward_outside() -> None:
+    """``ember.compile(model)`` in train mode: the replayed forward draws dropout's numbers and
+    updates BatchNorm's running stats; ``backward()`` outside gives eager's gradients."""
+    runs = []
+    for compiled in (True, False):
+        m = _mlp(dropout=0.3, bn=True)
+        fwd = ember.compile(m) if compiled else m
+        ember.manual_seed(5)
+        seen = []
+        for i in range(STEPS):
+            m.zero_grad()
+            x = _batch(i)[0].requires_grad_(True)
+            y = fwd(x)
+            (y * y).sum().backward()
+            seen.append((y.detach().numpy(), x.grad.numpy().copy(), _state(m)))
+        runs.append(seen)
+    _equal(runs[0], runs[1], "compiled module forward")
+
+
+def test_optimized_module_state_dict_and_parameters_are_the_models() -> None:
+    m = _mlp()
+    om = ember.compile(m)
+    assert list(om.state_dict()) == [f"_orig_mod.{k}" for k in m.state_dict()]
+    assert all(p is q for p, q in zip(om.parameters(), m.parameters()))
+    om.eval()
+    assert not m.training and not om.training
