@@ -97,7 +97,8 @@ def _compare(setup: Setup, batches: Callable[[int], tuple], steps: int = STEPS, 
         seen = []
         for i in range(steps):
             loss = step(*batches(i))
-            seen.append((loss.detach().numpy().copy(), _state(model, opt)))
+            loss = loss if isinstance(loss, float) else loss.detach().numpy().copy()
+            seen.append((loss, _state(model, opt)))
         runs.append(seen)
     for i, (e, c) in enumerate(zip(*runs)):
         _equal(c[0], e[0], f"loss at step {i}")
@@ -380,3 +381,25 @@ def test_optimized_module_state_dict_and_parameters_are_the_models() -> None:
     assert all(p is q for p, q in zip(om.parameters(), m.parameters()))
     om.eval()
     assert not m.training and not om.training
+
+
+@pytest.mark.parametrize("variant", ["clip_grad_norm_", "clip_grad_value_", "return_item"])
+def test_step_with_gradient_clipping_or_returned_item_replays(variant: str) -> None:
+    def setup() -> tuple[Any, Any, Callable[..., Any]]:
+        m = _mlp()
+        opt = ember.optim.Adam(m.parameters(), lr=0.01)
+
+        def step(x: Any, y: Any) -> Any:
+            opt.zero_grad()
+            loss = F.cross_entropy(m(x), y)
+            loss.backward()
+            if variant == "clip_grad_norm_":
+                nn.utils.clip_grad_norm_(m.parameters(), 0.5)
+            elif variant == "clip_grad_value_":
+                nn.utils.clip_grad_value_(m.parameters(), 0.01)
+            opt.step()
+            return loss.item() if variant == "return_item" else loss
+
+        return m, opt, step
+
+    assert _compare(setup, _batch) == 1
