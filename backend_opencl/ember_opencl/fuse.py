@@ -287,7 +287,7 @@ def _build(chain: list[KernelCall], inputs: list[Value], arrays: tuple[CLArray, 
     consts: dict[tuple[Any, ...], str] = {}
     helpers: list[str] = []
     blocks: list[str] = []
-    for c in chain:
+    for t, c in enumerate(chain):  # locals t0, t1, ...: one program serves every chain of this form
         odt, expr, helper, operand_dts = _op(c, dtypes, dev)
         if helper and helper not in helpers:
             helpers.append(helper)
@@ -304,13 +304,12 @@ def _build(chain: list[KernelCall], inputs: list[Value], arrays: tuple[CLArray, 
                     name = consts[k] = f"k{len(consts)}"
                     operands.append((name, adt, None, a))
                 decls.append(f"{ctype(adt)} {local} = {name};")
-        n = c.out.n
-        dtypes[n], names[n] = odt, f"v{n}"
+        dtypes[c.out.n], names[c.out.n] = odt, f"t{t}"
         put = store(odt, "m", "0", store_expr(odt, expr), native)
         blocks.append(
-            f"    {ctype(odt, native)} v{n};\n    {{\n        {' '.join(decls)}\n"
+            f"    {ctype(odt, native)} t{t};\n    {{\n        {' '.join(decls)}\n"
             f"        {stype(odt, native)} m[1];\n        {put};\n"
-            f"        v{n} = {load(odt, 'm', '0', native)};\n    }}\n"
+            f"        t{t} = {load(odt, 'm', '0', native)};\n    }}\n"
         )
     _check_helpers(helpers)
     out = dtypes[chain[-1].out.n]
@@ -321,7 +320,7 @@ def _build(chain: list[KernelCall], inputs: list[Value], arrays: tuple[CLArray, 
     func = (
         f"static {ctype(out, native)} ember_fused({params})\n{{\n"
         + "".join(blocks)
-        + f"    return v{chain[-1].out.n};\n}}\n"
+        + f"    return t{len(chain) - 1};\n}}\n"
     )
     # run() adds the half conversions its own operands and result need; the intermediates'
     # dtypes may need more.

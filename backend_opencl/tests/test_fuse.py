@@ -255,6 +255,29 @@ def test_casts_fuse_and_round_as_eager(ocl: eb.LoadedBackend, half: str) -> None
     np.testing.assert_array_equal(got, want)
 
 
+def test_chains_of_one_form_share_one_program(ocl: eb.LoadedBackend) -> None:
+    def chain(x: int, first: int, s: float, t: float) -> list[KernelCall]:
+        return [
+            KernelCall("mul", (V(x), s), {}, V(first)),
+            KernelCall("add", (V(first), t), {}, V(first + 1)),
+            KernelCall("tanh", (V(first + 1),), {}, V(first + 2)),
+        ]
+
+    graph = _graph(chain(0, 10, 1.5, 0.25) + chain(1, 20, 2.0, -1.0), {0, 1}, {12, 22})
+    new = compile_graph(graph)
+    assert new is not None and len(new.calls) == 2
+    rng = np.random.default_rng(10)
+    env = {n: ocl.backend.from_numpy(values(rng, (4, 6), "float32"), 0) for n in (0, 1)}
+    programs = runtime.device(0).kernels
+    _run(ocl, _graph(new.calls[:1], {0}, {12}), env)
+    before = len(programs)
+    got = _run(ocl, new, env)
+    assert len(programs) == before  # the second chain differs in values and scalars only
+    want = _run(ocl, graph, env)
+    for n in (12, 22):
+        np.testing.assert_array_equal(ocl.backend.to_numpy(got[n]), ocl.backend.to_numpy(want[n]))
+
+
 def test_flagged_op_runs_eagerly_and_raises(ocl: eb.LoadedBackend) -> None:
     calls = [
         KernelCall("floordiv", (V(0), V(1)), {}, V(2)),
