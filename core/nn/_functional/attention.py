@@ -24,7 +24,7 @@ from ..._dispatch import call, has_kernel
 from ..._dtype import c_name
 from ..._ops._common import broadcast_shape
 from ..._ops._composite import DECOMPOSITIONS, NoRecord, _as_tensor
-from ..._ops.join import cat
+from ..._ops.join import cat, stack
 from ..._ops.select import where
 from ..._tensor import Tensor, wrap
 from ...autograd.grad_mode import state as _grad
@@ -125,12 +125,30 @@ def _sdpa_rule(n: Any, g: Tensor) -> tuple:
     q, k, v, w, mask, drop, scale, causal = n.ctx
     if _grad.enabled:  # create_graph: the weights again, recorded, so higher orders see q and k
         return _sdpa_backward_decomposed(g, q, k, v, _weights(q, k, mask, scale, causal), drop, scale)
+    return _sdpa_grads(g, q, k, v, w, drop, scale)
+
+
+def _sdpa_grads(
+    g: Tensor, q: Tensor, k: Tensor, v: Tensor, w: Tensor, drop: Tensor | None, scale: float
+) -> tuple:
     be = g._be
     if not has_kernel(be, "sdpa_backward"):
         with NoRecord():
             return _sdpa_backward_decomposed(g, q, k, v, w, drop, scale)
     grads = call(be, "sdpa_backward", g._data, q._data, k._data, v._data, w._data, _data(drop), scale)
     return tuple(wrap(d, be, t._device, t.dtype, t._shape) for d, t in zip(grads, (q, k, v)))
+
+
+def _sdpa_packed_rule(n: Any, g: Tensor) -> tuple:
+    """The gradient of the packed (3, ...) q/k/v tensor: the three stacked, one op (an unbind
+    node would scatter each into zeros and add the three up)."""
+    qkv, q, k, v, w, mask, drop, scale, causal = n.ctx
+    if _grad.enabled:  # create_graph: unbind again, recorded, so higher orders see qkv
+        q, k, v = qkv.unbind(0)
+        grads = _sdpa_backward_decomposed(g, q, k, v, _weights(q, k, mask, scale, causal), drop, scale)
+    else:
+        grads = _sdpa_grads(g, q, k, v, w, drop, scale)
+    return (stack(list(grads), 0),)
 
 
 def _product_error(batch: tuple, a: tuple, b: tuple) -> RuntimeError:
@@ -152,11 +170,21 @@ def attend(
     causal: bool,
     scale: float,
     need_weights: bool = False,
+    qkv: Tensor | None = None,
 ) -> tuple[Tensor, Tensor | None]:
     """Attention over validated inputs: (output, the weights after dropout if ``need_weights``).
 
-    ``mask``: bool (True attends) or additive, broadcastable to (..., Lq, Lk).
+    ``mask``: bool (True attends) or additive, broadcastable to (..., Lq, Lk). ``qkv``: the
+    (3, ...) tensor q, k and v are the slices of (self-attention's one projection): the node
+    then takes it as its input, and q, k, v given are ignored.
     """
+    packed = qkv is not None and not need_weights and not recording(mask) and recording(qkv)
+    if qkv is not None:
+        if packed:
+            with NoRecord():
+                q, k, v = qkv.unbind(0)
+        else:
+            q, k, v = qkv.unbind(0)
     lq, lk = q._shape[-2], k._shape[-2]
     batch = q._shape[:-2]
     if k._shape[:-2] != batch or v._shape[:-2] != batch:
@@ -185,7 +213,10 @@ def attend(
         wd = w if drop is None else w * drop
         return wd @ v, wd if need_weights else None
     out, w = _forward(q, k, v, mask, drop, scale, causal)
-    if recording(q, k, v):
+    if packed:
+        ctx = (qkv, q, k, v, w, mask, drop, scale, causal)
+        record("ScaledDotProductAttentionBackward0", _sdpa_packed_rule, out, (qkv,), (), ctx)
+    elif recording(q, k, v):
         record(
             "ScaledDotProductAttentionBackward0",
             _sdpa_rule,
@@ -366,10 +397,13 @@ def multi_head_attention_forward(
     packed = getattr(in_proj, "packed", None)
     if packed is not None and query is key and key is value and bias_k is None and not add_zero_attn:
         # (L, N, 3E) -> (3, N, heads, L, hd): one matmul and one node for the three projections
-        qkv = rows_linear(query, *packed).reshape(lq, n, 3, num_heads, hd).permute(2, 1, 3, 0, 4)
-        q, k, v = qkv.unbind(0)
+        qkv: Tensor | None = (
+            rows_linear(query, *packed).reshape(lq, n, 3, num_heads, hd).permute(2, 1, 3, 0, 4)
+        )
+        q = k = v = query  # attend takes them from qkv
         lk = lq
     else:
+        qkv = None
         q, k, v = _project(query, key, value, in_proj, in_bias)
         if bias_k is not None and bias_v is not None:
             k = cat([k, bias_k.expand(1, n, e)], 0)
@@ -387,9 +421,10 @@ def multi_head_attention_forward(
             attn_mask, key_padding_mask = _pad_key(attn_mask), _pad_key(key_padding_mask)
             lk += 1
     causal = is_causal and key_padding_mask is None and not need_weights
-    mask = None if causal else _merge_masks(attn_mask, key_padding_mask, n, num_heads, lq, lk, q)
+    like = q if qkv is None else qkv
+    mask = None if causal else _merge_masks(attn_mask, key_padding_mask, n, num_heads, lq, lk, like)
     p = dropout_p if training else 0.0
-    out, weights = attend(q, k, v, mask, p, causal, 1.0 / math.sqrt(hd), need_weights)
+    out, weights = attend(q, k, v, mask, p, causal, 1.0 / math.sqrt(hd), need_weights, qkv)
     out = linear(out.permute(2, 0, 1, 3).reshape(lq * n, e), out_proj_weight, out_proj_bias).reshape(lq, n, e)
     if weights is None:
         return out, None
