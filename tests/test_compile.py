@@ -106,10 +106,10 @@ def test_more_than_cache_limit_signatures_warn_and_run_eagerly() -> None:
     assert n == [8]
     with pytest.warns(UserWarning, match="cache limit"):
         out = cf(ember.ones(9))
-    np.testing.assert_array_equal(out.numpy(), np.full(9, 3, np.float32))
-    assert cf(ember.ones(9)).numpy().tolist() == [3.0] * 9
+    np.testing.assert_array_equal(out.cpu().numpy(), np.full(9, 3, np.float32))
+    assert cf(ember.ones(9)).cpu().numpy().tolist() == [3.0] * 9
     assert n == [10]  # eager each time past the limit
-    np.testing.assert_array_equal(cf(ember.ones(3)).numpy(), np.full(3, 3, np.float32))
+    np.testing.assert_array_equal(cf(ember.ones(3)).cpu().numpy(), np.full(3, 3, np.float32))
     assert n == [10]  # earlier signatures still replay
 
 
@@ -148,8 +148,8 @@ def test_fullgraph_raises_unsupported_for_a_host_read_after_a_state_change() -> 
     for i in range(3):
         out = cf(ember.full((3,), float(i)))
         w2.add_(ember.full((3,), float(i)))
-        ref.append((w2 * w2.sum().item()).numpy())
-        np.testing.assert_array_equal(out.numpy(), ref[-1])
+        ref.append((w2 * w2.sum().item()).cpu().numpy())
+        np.testing.assert_array_equal(out.cpu().numpy(), ref[-1])
     assert cf.explain() and "host" in cf.explain()[0]
 
 
@@ -160,7 +160,7 @@ def test_reset_forgets_every_capture() -> None:
     cf(ember.ones(2))
     assert n == [1]
     ember.compiler.reset()
-    assert cf(ember.ones(2)).numpy().tolist() == [2.0, 2.0]
+    assert cf(ember.ones(2)).cpu().numpy().tolist() == [2.0, 2.0]
     cf(ember.ones(2))
     assert n == [2]
 
@@ -214,11 +214,11 @@ def _mlp(seed: int = 0, dropout: float = 0.0, bn: bool = False) -> Any:
 
 
 def _params(m: Any) -> list[Any]:
-    return [p.detach().numpy().copy() for p in m.parameters()]
+    return [p.detach().cpu().numpy().copy() for p in m.parameters()]
 
 
 def _grads(m: Any) -> list[Any]:
-    return [None if p.grad is None else p.grad.numpy().copy() for p in m.parameters()]
+    return [None if p.grad is None else p.grad.cpu().numpy().copy() for p in m.parameters()]
 
 
 def test_compiled_module_forward_then_backward_outside_matches_eager() -> None:
@@ -235,7 +235,9 @@ def test_compiled_module_forward_then_backward_outside_matches_eager() -> None:
             y = m(x)
             assert y.requires_grad and y.grad_fn is not None
             (y * y).sum().backward()
-            outs.append((y.detach().numpy(), x.grad.numpy(), _grads(m._orig_mod if m is om else m)))
+            outs.append(
+                (y.detach().cpu().numpy(), x.grad.cpu().numpy(), _grads(m._orig_mod if m is om else m))
+            )
         _same(_np(list(outs[0])), _np(list(outs[1])), f"call {i}")
 
 
@@ -248,7 +250,7 @@ def test_compiled_module_under_no_grad_matches_eager() -> None:
             y = om(x)
         assert not y.requires_grad
         with ember.no_grad():
-            _same(y.numpy(), eager(x).numpy(), f"call {i}")
+            _same(y.cpu().numpy(), eager(x).cpu().numpy(), f"call {i}")
     # the grad-mode call after no_grad ones is a new signature, differentiable again
     assert om(_t(np.random.default_rng(9), 3, 4)).requires_grad
 
@@ -279,14 +281,14 @@ def test_replacing_a_parameter_after_capture_is_seen(change: str) -> None:
     else:
         m[0].weight = nn.Parameter(ember.full((3, 4), 0.5))
     with ember.no_grad():
-        _same(om(x).numpy(), m(x).numpy(), "after the change")
+        _same(om(x).cpu().numpy(), m(x).cpu().numpy(), "after the change")
 
 
 def test_parameter_data_set_after_capture_is_read_at_replay() -> None:
     m, om, x = _replaying_module()
     m[0].weight.data = ember.full((3, 4), 2.0)
     with ember.no_grad():
-        _same(om(x).numpy(), m(x).numpy(), "after .data =")
+        _same(om(x).cpu().numpy(), m(x).cpu().numpy(), "after .data =")
 
 
 @pytest.mark.xfail(
@@ -323,7 +325,7 @@ def test_create_graph_gives_first_order_grad_and_only_double_backward_raises() -
     x, y = _replayed_forward()
     (g,) = ember.autograd.grad(y.tanh().sum(), x, create_graph=True)
     (ref,) = ember.autograd.grad(y.tanh().sum(), x)
-    np.testing.assert_array_equal(g.detach().numpy(), ref.numpy())
+    np.testing.assert_array_equal(g.detach().cpu().numpy(), ref.cpu().numpy())
     with pytest.raises(RuntimeError, match="does not currently support double backward"):
         g.sum().backward()
 
@@ -336,7 +338,7 @@ def test_dropout_draws_the_same_numbers_as_eager() -> None:
         outs = []
         for i in range(STEPS):
             x = _t(np.random.default_rng(i), 6, 4)
-            outs.append(fn(x).detach().numpy())
+            outs.append(fn(x).detach().cpu().numpy())
         return outs
 
     a, b = run(True), run(False)

@@ -60,7 +60,7 @@ def test_hook_sees_each_run_with_its_inputs_and_outputs(monkeypatch: pytest.Monk
     for i in range(3):
         got, want = cf(*_ab(i)), _chain(*_ab(i))
         for g_, w_ in zip(got, want):
-            np.testing.assert_array_equal(g_.numpy(), w_.numpy())
+            np.testing.assert_array_equal(g_.cpu().numpy(), w_.cpu().numpy())
     assert len(seen) == 1  # offered once, at capture
     (g,) = seen
     assert g.backend == "cpu"
@@ -132,7 +132,7 @@ def test_a_returned_single_fn_call_is_what_replay_runs(monkeypatch: pytest.Monke
     for i in range(1, 4):
         got, want = cf(*_ab(i)), _chain(*_ab(i))
         for g_, w_ in zip(got, want):
-            np.testing.assert_array_equal(g_.numpy(), w_.numpy())
+            np.testing.assert_array_equal(g_.cpu().numpy(), w_.cpu().numpy())
     assert ran == [3]
     assert "K0[" not in cf.code  # no kernel of the run is called by name any more
 
@@ -181,8 +181,8 @@ def test_fused_training_step_equals_eager(monkeypatch: pytest.MonkeyPatch) -> No
         seen = []
         for i in range(4):
             x, y = _ab(i)
-            seen.append(fn(x, y[:3].reshape(1, 3).expand(3, 3)).detach().numpy())
-        seen += [p.detach().numpy() for p in m.parameters()]
+            seen.append(fn(x, y[:3].reshape(1, 3).expand(3, 3)).detach().cpu().numpy())
+        seen += [p.detach().cpu().numpy() for p in m.parameters()]
         results.append(seen)
     for a, b in zip(*results):
         np.testing.assert_array_equal(a, b)

@@ -39,14 +39,14 @@ def _state(model: Any, opt: Any = None) -> list[Any]:
     """Everything a step changes: parameters, gradients, buffers, optimizer state and lr."""
     out: list[Any] = []
     for p in model.parameters():
-        out.append(p.detach().numpy().copy())
-        out.append(None if p.grad is None else p.grad.numpy().copy())
-    out += [b.numpy().copy() for b in model.buffers()]
+        out.append(p.detach().cpu().numpy().copy())
+        out.append(None if p.grad is None else p.grad.cpu().numpy().copy())
+    out += [b.cpu().numpy().copy() for b in model.buffers()]
     if opt is not None:
         out.append([g["lr"] for g in opt.param_groups])
         for p in model.parameters():
             for k, v in sorted(opt.state.get(p, {}).items()):
-                out.append((k, v.numpy().copy() if isinstance(v, ember.Tensor) else v))
+                out.append((k, v.cpu().numpy().copy() if isinstance(v, ember.Tensor) else v))
     return out
 
 
@@ -97,7 +97,7 @@ def _compare(setup: Setup, batches: Callable[[int], tuple], steps: int = STEPS, 
         seen = []
         for i in range(steps):
             loss = step(*batches(i))
-            loss = loss if isinstance(loss, float) else loss.detach().numpy().copy()
+            loss = loss if isinstance(loss, float) else loss.detach().cpu().numpy().copy()
             seen.append((loss, _state(model, opt)))
         runs.append(seen)
     for i, (e, c) in enumerate(zip(*runs)):
@@ -190,7 +190,7 @@ def test_batchnorm_eval_mode_is_a_new_plan() -> None:
         seen = []
         for i in range(9):
             m.train(i < 3 or i >= 6)
-            seen.append((step(*_regression_batch(i)).detach().numpy().copy(), _state(m, opt)))
+            seen.append((step(*_regression_batch(i)).detach().cpu().numpy().copy(), _state(m, opt)))
         runs.append(seen)
     _equal(runs[1], runs[0], "train, eval, train steps")
     assert body == [2]  # one plan per mode
@@ -272,7 +272,7 @@ def test_grads_held_from_an_earlier_step_keep_their_values() -> None:
         for i in range(4):
             fn(*_batch(i))
             grads.append([p.grad for p in m.parameters()])
-        held.append([[g.numpy().copy() for g in gs] for gs in grads])
+        held.append([[g.cpu().numpy().copy() for g in gs] for gs in grads])
     _equal(held[1], held[0], "held gradients")
 
 
@@ -281,11 +281,11 @@ def test_out_of_range_target_at_replay_raises_like_eager() -> None:
     fn = ember.compile(step)
     for i in range(2):
         fn(*_batch(i))
-    before = [p.detach().numpy().copy() for p in m.parameters()]
+    before = [p.detach().cpu().numpy().copy() for p in m.parameters()]
     x, _ = _batch(5)
     with pytest.raises(IndexError, match="Target 7 is out of bounds."):
         fn(x, ember.tensor([0, 1, 7, 2, 0, 1]))
-    _equal([p.detach().numpy() for p in m.parameters()], before, "parameters after the refused step")
+    _equal([p.detach().cpu().numpy() for p in m.parameters()], before, "parameters after the refused step")
     fn(*_batch(6))  # and the plan still replays
 
 
@@ -350,8 +350,10 @@ def test_compiled_module_inside_a_compiled_step(restore_patches: None) -> None:
 
         fn = ember.compile(step) if compiled else step
         ember.manual_seed(3)
-        losses = [fn(*_batch(i)).detach().numpy() for i in range(4)]
-        seen.append((losses, _state(m, opt), m(_batch(9)[0]).detach().numpy(), ember.rand(3).numpy()))
+        losses = [fn(*_batch(i)).detach().cpu().numpy() for i in range(4)]
+        seen.append(
+            (losses, _state(m, opt), m(_batch(9)[0]).detach().cpu().numpy(), ember.rand(3).cpu().numpy())
+        )
     _equal(seen[1], seen[0], "nested compile")
 
 
@@ -369,7 +371,7 @@ def test_compiled_module_with_batchnorm_and_dropout_backward_outside() -> None:
             x = _batch(i)[0].requires_grad_(True)
             y = fwd(x)
             (y * y).sum().backward()
-            seen.append((y.detach().numpy(), x.grad.numpy().copy(), _state(m)))
+            seen.append((y.detach().cpu().numpy(), x.grad.cpu().numpy().copy(), _state(m)))
         runs.append(seen)
     _equal(runs[0], runs[1], "compiled module forward")
 
