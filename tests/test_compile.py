@@ -255,6 +255,39 @@ def test_compiled_module_under_no_grad_matches_eager() -> None:
     assert om(_t(np.random.default_rng(9), 3, 4)).requires_grad
 
 
+def test_in_place_update_of_an_argument_replays() -> None:
+    def fn(a: Any) -> Any:
+        a.mul_(2)
+        return a + 1
+
+    def args(i: int) -> tuple:
+        return (ember.full((3,), float(i)),)
+
+    counted, n = _counted(fn)
+    cf = ember.compile(counted)
+    for i in range(4):
+        (a,), (b,) = args(i), args(i)
+        _same(_np([cf(a), a]), _np([fn(b), b]), f"call {i}")
+    assert n == [1]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="core/compiler/_codegen.py: replay writes into an argument's array (mul out=) without "
+    "bumping the tensor's version counter, so a graph that saved it before the call backpropagates "
+    "through the new values silently instead of raising 'modified by an inplace operation'",
+)
+def test_in_place_update_at_replay_bumps_the_version_counter() -> None:
+    cf = ember.compile(lambda a: a.mul_(2) + 1)
+    for i in range(3):
+        a = ember.full((3,), float(i + 1))
+        w = ember.ones(3, requires_grad=True)
+        y = w * a  # saves a
+        cf(a)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+
+
 def _replaying_module() -> tuple[Any, Any, Any]:
     ember.manual_seed(0)
     m = nn.Sequential(nn.Linear(4, 3))
