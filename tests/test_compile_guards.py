@@ -1,0 +1,98 @@
+"""ember.compile after capture: what changes between calls that replay must see (an argument
+written in place, a parameter's array, dtype or object replaced), or else capture anew.
+
+Strict xfails name the guard that is missing in core/compiler.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ember
+import pytest
+from ember import nn
+from test_compile import _counted, _np, _same
+
+
+def test_in_place_update_of_an_argument_replays() -> None:
+    def fn(a: Any) -> Any:
+        a.mul_(2)
+        return a + 1
+
+    def args(i: int) -> tuple:
+        return (ember.full((3,), float(i)),)
+
+    counted, n = _counted(fn)
+    cf = ember.compile(counted)
+    for i in range(4):
+        (a,), (b,) = args(i), args(i)
+        _same(_np([cf(a), a]), _np([fn(b), b]), f"call {i}")
+    assert n == [1]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="core/compiler/_codegen.py: replay writes into an argument's array (mul out=) without "
+    "bumping the tensor's version counter, so a graph that saved it before the call backpropagates "
+    "through the new values silently instead of raising 'modified by an inplace operation'",
+)
+def test_in_place_update_at_replay_bumps_the_version_counter() -> None:
+    cf = ember.compile(lambda a: a.mul_(2) + 1)
+    for i in range(3):
+        a = ember.full((3,), float(i + 1))
+        w = ember.ones(3, requires_grad=True)
+        y = w * a  # saves a
+        cf(a)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+
+
+def _replaying_module() -> tuple[Any, Any, Any]:
+    ember.manual_seed(0)
+    m = nn.Sequential(nn.Linear(4, 3))
+    om = ember.compile(m)
+    x = ember.ones(2, 4)
+    with ember.no_grad():
+        om(x)
+        om(x)  # replayed
+    return m, om, x
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="core/compiler/_compiled.py:484-492 guards only the training flags and the shapes of "
+    "the tensors the plan holds: after a submodule or a parameter is replaced by assignment "
+    "(a new head, weight tying) replay still reads the old parameters (torch.compile guards on "
+    "them and recompiles)",
+)
+@pytest.mark.parametrize("change", ["submodule", "parameter"])
+def test_replacing_a_parameter_after_capture_is_seen(change: str) -> None:
+    m, om, x = _replaying_module()
+    if change == "submodule":
+        m[0] = nn.Linear(4, 3)
+    else:
+        m[0].weight = nn.Parameter(ember.full((3, 4), 0.5))
+    with ember.no_grad():
+        _same(om(x).cpu().numpy(), m(x).cpu().numpy(), "after the change")
+
+
+def test_parameter_data_set_after_capture_is_read_at_replay() -> None:
+    m, om, x = _replaying_module()
+    m[0].weight.data = ember.full((3, 4), 2.0)
+    with ember.no_grad():
+        _same(om(x).cpu().numpy(), m(x).cpu().numpy(), "after .data =")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="core/compiler/_compiled.py:484-492 guards a held tensor's shape but not its dtype: "
+    "after weight.data = a float64 array, replay runs the float32 plan and returns a float32 "
+    "tensor around float64 data, where eager raises RuntimeError (mixed dtypes in the matmul)",
+)
+def test_parameter_dtype_changed_after_capture_is_not_replayed() -> None:
+    m, om, x = _replaying_module()
+    m[0].weight.data = ember.full((3, 4), 2.0, dtype=ember.float64)
+    with ember.no_grad(), pytest.raises(RuntimeError, match="same dtype"):
+        m(x)
+    with ember.no_grad(), pytest.raises(RuntimeError, match="same dtype"):
+        om(x)
