@@ -6,6 +6,8 @@ Strict xfails name the guard that is missing in core/compiler.
 
 from __future__ import annotations
 
+from collections import namedtuple
+from dataclasses import dataclass
 from typing import Any
 
 import ember
@@ -96,3 +98,55 @@ def test_parameter_dtype_changed_after_capture_is_not_replayed() -> None:
         m(x)
     with ember.no_grad(), pytest.raises(RuntimeError, match="same dtype"):
         om(x)
+
+
+Pair = namedtuple("Pair", "x y")
+
+
+@dataclass
+class PairDC:
+    x: Any
+    y: Any
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="core/compiler/_compiled.py:320-336 _walk opens only exact tuple/list/dict: a "
+    "namedtuple or dataclass argument is hashed whole (its tensors by id), so every call is a "
+    "new signature, captured until the cache limit warns, and never replays (torch.compile "
+    "treats both as containers)",
+)
+@pytest.mark.parametrize("box", [Pair, PairDC])
+def test_namedtuple_and_dataclass_arguments_replay(box: Any) -> None:
+    def fn(b: Any) -> Any:
+        return b.x * 2 + b.y
+
+    counted, n = _counted(fn)
+    cf = ember.compile(counted)
+    for i in range(4):
+        b = box(ember.full((3,), float(i)), ember.ones(3))
+        _same(_np(cf(b)), _np(fn(b)), f"call {i}")
+    assert n == [1]
+
+
+class _Batch:
+    def __init__(self, x: Any) -> None:
+        self.x = x
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="core/compiler/_compiled.py:320-336: an argument object that is neither a tensor nor "
+    "a container keys the signature by hash (identity here); a tensor read through its "
+    "attribute is held by the plan, so after batch.x = new_tensor replay reads the old tensor "
+    "and returns stale results silently",
+)
+def test_tensor_reached_through_a_reused_argument_object_is_read_fresh() -> None:
+    def fn(b: Any) -> Any:
+        return b.x * 2
+
+    cf = ember.compile(fn)
+    b = _Batch(ember.ones(3))
+    for i in range(3):
+        b.x = ember.full((3,), float(i))
+        _same(_np(cf(b)), _np(fn(b)), f"call {i}")
