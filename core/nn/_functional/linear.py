@@ -166,6 +166,8 @@ def _word_threshold(p: float, dtype: Any) -> int | None:
     ``rand``'s own conversion and comparison on the candidate words next to ``p``."""
     key = (dtype, p)
     if key not in _THRESHOLDS:
+        if len(_THRESHOLDS) >= 256:  # a schedule of many p: keep the table small
+            _THRESHOLDS.clear()
         found = None
         if dtype in (D.float32, D.float16, D.bfloat16):  # else rand's path (and its errors)
             width = _SIGNIFICAND_BITS.get(dtype.name, 24)
