@@ -206,10 +206,10 @@ def _row_blocks(a: np.ndarray, dim: int) -> tuple[np.ndarray, int] | None:
     return rows, max(1, _BLOCK // rows.shape[1])
 
 
-def _row_sums(a: np.ndarray) -> np.ndarray:
+def _row_sums(a: np.ndarray, ones: np.ndarray | None = None) -> np.ndarray:
     """(rows, 1) sums of a (rows, C) array: one BLAS matrix-vector product (a third of the
     time of NumPy's pairwise ``sum``; float32 accumulation, as PyTorch's CPU kernels)."""
-    return np.matmul(a, np.ones((a.shape[1], 1), a.dtype))
+    return np.matmul(a, np.ones((a.shape[1], 1), a.dtype) if ones is None else ones)
 
 
 def softmax(x: np.ndarray, dim: int) -> np.ndarray:
@@ -234,13 +234,13 @@ def log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
         return np.asarray(z.astype(x.dtype, copy=False))  # a 0-d input gives a scalar
     rows, step = blocked
     zr = z.reshape(rows.shape)
-    scratch = np.empty((step, rows.shape[1]), acc)
+    scratch, ones = np.empty((step, rows.shape[1]), acc), np.ones((rows.shape[1], 1), acc)
     for lo in range(0, rows.shape[0], step):
         xb, zb = rows[lo : lo + step], zr[lo : lo + step]
         e = scratch[: xb.shape[0]]
         np.subtract(xb, xb.max(axis=1, keepdims=True), out=zb)
         np.exp(zb, out=e)
-        zb -= np.log(_row_sums(e))
+        zb -= np.log(_row_sums(e, ones))
     return z
 
 
