@@ -52,3 +52,25 @@ def test_compiled_step_replays_instead_of_running_the_model() -> None:
 def test_cli_accepts_the_compile_flag(capsys) -> None:
     assert cli.main(["demo", "--compile", "--device", "nosuch"]) == 2  # parsed, then the device check
     assert "cannot use device 'nosuch'" in capsys.readouterr().err
+
+
+def test_compiled_mixed_precision_step_matches_eager() -> None:
+    """``--amp --compile``: autocast inside the step, the GradScaler's step and update eager."""
+    runs = []
+    for compiled in (False, True):
+        ember.manual_seed(0)
+        model = demo.build_model()
+        opt = ember.optim.Adam(model.parameters(), lr=3e-3)
+        step = demo.make_step(model, opt, ember.amp.GradScaler("cpu"), compiled=compiled)
+        gen = ember.Generator().manual_seed(1)
+        losses = [
+            step(ember.rand(8, 1, 8, 8, generator=gen), ember.randint(0, 10, (8,), generator=gen)).item()
+            for _ in range(4)
+        ]
+        runs.append((losses, [p.detach().clone() for p in model.parameters()]))
+        if compiled:
+            assert step.explain() == []
+    (eager_losses, eager_params), (losses, params) = runs
+    assert losses == eager_losses
+    for p, q in zip(params, eager_params, strict=True):
+        assert ember.equal(p, q)
