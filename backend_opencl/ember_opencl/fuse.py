@@ -1,42 +1,27 @@
-"""``compile_graph``: each chain of elementwise calls ``ember.compile`` captured becomes one kernel.
+"""``compile_graph`` (ember.compile's backend hook): each elementwise chain becomes one kernel.
 
-A chain is a set of unary/binary/compare/where/cast calls whose intermediate values are used
-only inside it and are not among the graph's outputs; it has one result (its last call). Its
-kernel is one ``elementwise.run`` whose expression calls a generated helper function: each op of
-the chain is one block there, built from the op's own expression template (``elementwise._expr``,
-``cast_expr``: what eager kernels use) and stored and reloaded through the dtype's
-``store``/``load``, so every intermediate rounds exactly as eager's stored array does (float16,
-bfloat16, bool). With ``FP_CONTRACT OFF`` (runtime.py) the result is eager's, bit for bit.
-``run`` walks strided and expanded operands and caches the program per (expression, dtypes,
-rank) as every elementwise kernel is cached (runtime.kernel, progcache). An in-place write
-(``add(x, bias, out=x)`` after a matmul or conv) joins a chain when nothing else sees ``x``.
-
-What the generated kernel cannot do the same way as eager (a kernel that may raise: integer
-floordiv, a negative integer power; operands of mixed shapes; too many kernel parameters) runs
-eagerly instead, call by call, with the same kernels as before. A chain never spans a call that
-writes into an array, so every read keeps its place relative to the writes.
+A chain is a set of unary/binary/compare/where/cast calls on arrays of one shape that ends in
+one call (its result) and whose other values are used only inside it, or after it (then the
+kernel writes them too: a forward's values saved for the backward). A chain never spans a call
+that writes into an array, so every read keeps its place relative to the writes. An in-place
+write (``add(x, bias, out=x)`` after a matmul or conv) joins a chain when nothing else sees
+``x``. The kernel itself: fuse_kernel.py.
 """
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import Any
 
 from ember.backends import DType
 from ember.backends.graph import KernelCall, KernelGraph, Value
-from ember.backends.ops import ALL_OPS, BINARY, COMPARE, UNARY
+from ember.backends.ops import ALL_OPS, BINARY, COMPARE
 
-from .cexprs import COMPLEX_COMPARE
-from .clarray import CLArray, empty
-from .dtypes import HALF_DTYPES, ctype, half_helpers, kind, load, store, stype
-from .elementwise import BOOL, _expr, _native, _scalar_dtype, _subst, real_of, run, store_expr
-from .exprs import BINARY_EXPRS, COMPARE_EXPRS, UNARY_EXPRS, cast_expr
+from .fuse_kernel import UNARY_OPS, FusedKernel, _scalar_key
 
-__all__ = ["FusedKernel", "compile_graph"]
+__all__ = ["MAX_ARRAYS", "FusedKernel", "compile_graph"]
 
-_UNARY = frozenset(UNARY) | {"ceil", "trunc", "round", "sign", "sigmoid", "log1p", "expm1"}
+_UNARY = UNARY_OPS
 _BINARY = frozenset(BINARY) | {"remainder"}
 _COMPARE = frozenset(COMPARE)
 _FUSABLE = _UNARY | _BINARY | _COMPARE | {"where", "cast"}
@@ -50,7 +35,6 @@ _FRESH_KINDS = frozenset({"unary", "binary", "compare", "where", "reduction", "s
 # kernel arguments, and an operand of rank 4 with 64-bit indices takes 48 of them.
 MAX_ARRAYS = 12
 MAX_SCALARS = 12
-_FUNC = re.compile(r"static\s+\w+\s+(\w+)\s*\(")
 
 
 def _values(a: Any) -> list[int]:
@@ -84,17 +68,14 @@ def _kind(op: str) -> str | None:
     return None if d is None else d.kind
 
 
-def _scalar_key(x: Any) -> tuple[type, str]:
-    return type(x), repr(x)  # repr: -0.0 and 0.0 differ
-
-
 def compile_graph(graph: KernelGraph) -> KernelGraph | None:
     """``graph`` with each elementwise chain replaced by one ``FusedKernel`` call (None: none)."""
     skip: set[int] = set()
     while True:  # each round gives up at least one rename, so this ends
         calls, renamed = _rename_writes(graph.calls, graph.outputs, skip)
-        root, members = _chains(calls, graph.outputs)
-        undo = {i for i in renamed if root.get(i) == i}
+        root, members, exported = _chains(calls, graph.outputs)
+        # a renamed write must end inside its chain: its new value never leaves the graph
+        undo = {i for i in renamed if root.get(i) == i or calls[i].out.n in exported[root[i]]}
         if not undo:
             break
         skip |= undo
@@ -106,7 +87,7 @@ def compile_graph(graph: KernelGraph) -> KernelGraph | None:
         if r is None or len(members[r]) < 2:
             out.append(c)
         elif r == i:
-            out.append(_fused_call([calls[j] for j in sorted(members[r])]))
+            out.append(_fused_call([calls[j] for j in sorted(members[r])], exported[r]))
     return KernelGraph(graph.backend, out, graph.inputs, graph.outputs, dict(graph.meta))
 
 
@@ -163,12 +144,15 @@ def _rename_writes(
     return out, renamed
 
 
-def _chains(calls: list[KernelCall], outputs: frozenset[int]) -> tuple[dict[int, int], dict[int, list[int]]]:
-    """Per fusable call, the last call of its chain; per chain (by that call), its calls.
+def _chains(
+    calls: list[KernelCall], outputs: frozenset[int]
+) -> tuple[dict[int, int], dict[int, list[int]], dict[int, set[int]]]:
+    """Per fusable call, the last call of its chain; per chain (by that call), its calls and the
+    values it exports.
 
-    Walking backwards, a call joins the chain of its result's users when they all are in one
-    chain, the result is not an output, no write lies between them, and the chain's kernel
-    stays under the argument limits."""
+    Walking backwards, a call joins the first chain among its result's users when every other
+    user comes after that chain's last call (the result is then exported, as it is when it is
+    an output), no write lies between them, and the kernel stays under the argument limits."""
     consumers: dict[int, list[int]] = defaultdict(list)
     for i, c in enumerate(calls):
         for n in _values((c.args, c.kwargs)):
@@ -178,212 +162,46 @@ def _chains(calls: list[KernelCall], outputs: frozenset[int]) -> tuple[dict[int,
     members: dict[int, list[int]] = {}
     arrays: dict[int, set[int]] = {}  # per chain: values it reads from outside
     scalars: dict[int, set[tuple[type, str]]] = {}
+    exported: dict[int, set[int]] = {}
     for i in reversed(range(len(calls))):
         c = calls[i]
         if not _fusable(c):
             continue
         own_arrays = set(_values(c.args))
         own_scalars = {_scalar_key(a) for a in c.args if isinstance(a, _SCALARS)}
-        users = consumers.get(c.out.n, [])
-        roots = {root.get(u) for u in users}
-        r = next(iter(roots)) if len(roots) == 1 else None
-        if r is not None and c.out.n not in outputs and not any(i < w < r for w in writes):
-            new_arrays = (arrays[r] - {c.out.n}) | own_arrays
+        v = c.out.n
+        users = consumers.get(v, [])
+        chains = [root[u] for u in users if u in root]
+        r = min(chains) if chains else None
+        if r is not None and not any(i < w < r for w in writes):
+            others = [u for u in users if root.get(u) != r]
+            export = v in outputs or bool(others)
+            new_arrays = (arrays[r] - {v}) | own_arrays
             new_scalars = scalars[r] | own_scalars
-            if len(new_arrays) <= MAX_ARRAYS and len(new_scalars) <= MAX_SCALARS:
+            if (
+                all(u > r for u in others)
+                and len(new_arrays) + len(exported[r]) + export <= MAX_ARRAYS
+                and len(new_scalars) <= MAX_SCALARS
+            ):
                 root[i] = r
                 members[r].append(i)
                 arrays[r], scalars[r] = new_arrays, new_scalars
+                if export:
+                    exported[r].add(v)
                 continue
         root[i] = i
         members[i] = [i]
-        arrays[i], scalars[i] = own_arrays, own_scalars
-    return root, members
+        arrays[i], scalars[i], exported[i] = own_arrays, own_scalars, set()
+    return root, members, exported
 
 
-def _fused_call(chain: list[KernelCall]) -> KernelCall:
+def _fused_call(chain: list[KernelCall], exported: set[int]) -> KernelCall:
     made = {c.out.n for c in chain}
     inputs: list[Value] = []
     for c in chain:
         for a in c.args:
             if isinstance(a, Value) and a.n not in made and a not in inputs:
                 inputs.append(a)
-    fn = FusedKernel(chain, inputs)
-    return KernelCall("fused_elementwise", tuple(inputs), {}, chain[-1].out, fn=fn)
-
-
-@dataclass
-class _Program:
-    """One chain's kernel for one set of input dtypes: ``run``'s arguments, ready."""
-
-    expr: str
-    helpers: str
-    out: DType
-    native: bool
-    operands: list[tuple[str, DType, int | None, Any]]  # name, dtype, input index or None, scalar
-
-
-class _Eager(Exception):
-    """The chain runs call by call (what the generated kernel cannot reproduce)."""
-
-
-class FusedKernel:
-    """The callable of a fused chain: takes the chain's input arrays, returns its result."""
-
-    def __init__(self, chain: list[KernelCall], inputs: list[Value]) -> None:
-        self.chain = chain
-        self.inputs = inputs
-        self._programs: dict[tuple[Any, ...], _Program | None] = {}
-        self.__name__ = "fused_" + "_".join(c.op for c in chain[:8]) + ("_etc" if len(chain) > 8 else "")
-
-    def __repr__(self) -> str:
-        return f"<opencl fused kernel: {' '.join(c.op for c in self.chain)}>"
-
-    def __call__(self, *arrays: CLArray) -> CLArray:
-        first = arrays[0]
-        dev, shape = first.dev, first.shape
-        if any(a.shape != shape or a.dev is not dev for a in arrays):
-            return self.eager(arrays)
-        key = (*(a.dtype for a in arrays), len(shape), dev.index)
-        try:
-            prog = self._programs[key]
-        except KeyError:
-            prog = self._programs[key] = self._program(arrays)
-        if prog is None:
-            return self.eager(arrays)
-        operands = [(name, dt, arrays[j] if j is not None else s) for name, dt, j, s in prog.operands]
-        return run(empty(dev, shape, prog.out), prog.expr, prog.helpers, operands, native=prog.native)
-
-    def eager(self, arrays: tuple[CLArray, ...] | list[CLArray]) -> Any:
-        """The chain call by call with the backend's own kernels (same results, more launches)."""
-        from .kernels import KERNELS
-
-        env: dict[int, Any] = {v.n: a for v, a in zip(self.inputs, arrays)}
-        for c in self.chain:
-            args = [env[a.n] if isinstance(a, Value) else a for a in c.args]
-            env[c.out.n] = KERNELS[c.op](*args)
-        return env[self.chain[-1].out.n]
-
-    def _program(self, arrays: tuple[CLArray, ...]) -> _Program | None:
-        try:
-            return _build(self.chain, self.inputs, arrays)
-        except _Eager:
-            return None
-        except TypeError:  # an op with no kernel for this dtype: eager raises its error
-            return None
-
-
-def _build(chain: list[KernelCall], inputs: list[Value], arrays: tuple[CLArray, ...]) -> _Program:
-    dev = arrays[0].dev
-    dtypes: dict[int, DType] = {v.n: a.dtype for v, a in zip(inputs, arrays)}
-    # Native half when the chain holds float16 on a device with cl_khr_fp16 (elementwise.py).
-    # (float16 enters a chain through its inputs or a cast)
-    casts = [c.args[1] for c in chain if c.op == "cast"]
-    native = any(_native(dev, d) for d in (*dtypes.values(), *casts))
-    names: dict[int, str] = {v.n: f"x{j}" for j, v in enumerate(inputs)}
-    operands: list[tuple[str, DType, int | None, Any]] = [
-        (f"x{j}", a.dtype, j, None) for j, a in enumerate(arrays)
-    ]
-    consts: dict[tuple[Any, ...], str] = {}
-    helpers: list[str] = []
-    blocks: list[str] = []
-    for t, c in enumerate(chain):  # locals t0, t1, ...: one program serves every chain of this form
-        odt, expr, helper, operand_dts = _op(c, dtypes, dev)
-        if helper and helper not in helpers:
-            helpers.append(helper)
-        decls = []
-        for local, a, adt in zip("cab" if c.op == "where" else "ab", c.args, operand_dts):
-            if isinstance(a, Value):
-                if dtypes[a.n] is not adt:
-                    raise _Eager  # an operand of another dtype: not the convention's call
-                decls.append(f"{ctype(adt, native)} {local} = {names[a.n]};")
-            else:  # a Python scalar: a kernel argument of the operand's dtype, as eager's
-                k = (*_scalar_key(a), adt)
-                name = consts.get(k)
-                if name is None:
-                    name = consts[k] = f"k{len(consts)}"
-                    operands.append((name, adt, None, a))
-                decls.append(f"{ctype(adt)} {local} = {name};")
-        dtypes[c.out.n], names[c.out.n] = odt, f"t{t}"
-        put = store(odt, "m", "0", store_expr(odt, expr), native)
-        blocks.append(
-            f"    {ctype(odt, native)} t{t};\n    {{\n        {' '.join(decls)}\n"
-            f"        {stype(odt, native)} m[1];\n        {put};\n"
-            f"        t{t} = {load(odt, 'm', '0', native)};\n    }}\n"
-        )
-    _check_helpers(helpers)
-    out = dtypes[chain[-1].out.n]
-    params = ", ".join(
-        f"{ctype(dt, native)} {name}" if j is not None else f"{ctype(dt)} {name}"
-        for name, dt, j, _ in operands
-    )
-    func = (
-        f"static {ctype(out, native)} ember_fused({params})\n{{\n"
-        + "".join(blocks)
-        + f"    return t{len(chain) - 1};\n}}\n"
-    )
-    # run() adds the half conversions its own operands and result need; the intermediates'
-    # dtypes may need more.
-    have = {d.name for d in (out, *(o[1] for o in operands)) if not (native and d.name == "float16")}
-    extra = [d for d in set(dtypes.values()) if d.name not in have and not (native and d.name == "float16")]
-    # Kernel arguments (upper bound: 64-bit indices, no dims merged) must fit the device's limit.
-    rank = len(arrays[0].shape)
-    size = (len(arrays) + 1) * 8 * (2 + rank) + 16 * len(consts) + 8 * rank + 16
-    if size > _max_parameter_size(dev):
-        raise _Eager
-    expr = "ember_fused(" + ", ".join(o[0] for o in operands) + ")"
-    return _Program(expr, half_helpers(*extra) + "".join(helpers) + func, out, native, operands)
-
-
-_PARAM_LIMITS: dict[int, int] = {}
-
-
-def _max_parameter_size(dev: Any) -> int:
-    found = _PARAM_LIMITS.get(id(dev))
-    if found is None:
-        found = _PARAM_LIMITS[id(dev)] = int(dev.dev.max_parameter_size)
-    return found
-
-
-def _op(c: KernelCall, dtypes: dict[int, DType], dev: Any) -> tuple[DType, str, str, tuple[DType, ...]]:
-    """(result dtype, expression, helper source, operand dtypes) of one call, as the
-    eager kernel (elementwise.unary/binary/compare/where) would choose them."""
-    arrs = [dtypes[a.n] for a in c.args if isinstance(a, Value)]
-    if c.op == "cast":
-        from .backend import declared_dtypes
-
-        src, dst = arrs[0], c.args[1]
-        if dst not in declared_dtypes() or (dst is src and src in HALF_DTYPES):
-            raise _Eager  # eager refuses the dtype / copies half bits (NaN payloads) exactly
-        return dst, "a" if dst is src else _subst(cast_expr(src, dst), src, dst), "", (src,)
-    if c.op == "where":
-        _, a, b = c.args
-        vals = [dtypes[v.n] for v in (a, b) if isinstance(v, Value)]
-        dt = vals[0] if vals else _scalar_dtype(a)
-        return dt, "c ? a : b", "", (BOOL, dt, dt)
-    dt = arrs[0]
-    if c.op in _COMPARE:
-        if kind(dt) == "c":
-            if c.op not in COMPLEX_COMPARE:
-                raise _Eager
-            return BOOL, COMPLEX_COMPARE[c.op], "", (dt, dt)
-        return BOOL, COMPARE_EXPRS[c.op], "", (dt, dt)
-    table = UNARY_EXPRS if c.op in _UNARY else BINARY_EXPRS
-    expr, helper, msg = _expr(table, c.op, dt, _native(dev, dt))
-    if msg is not None:
-        raise _Eager  # the kernel reports bad input through the error flag
-    if c.op == "pow" and kind(dt) == "i" and not isinstance(c.args[1], Value) and c.args[1] < 0:
-        raise _Eager  # eager raises on the host
-    if c.op in _UNARY:
-        return real_of(dt) if c.op == "abs" else dt, expr, helper, (dt,)
-    return dt, expr, helper, (dt, dt)
-
-
-def _check_helpers(helpers: list[str]) -> None:
-    """Two ops' helpers defining one function (float floordiv and remainder): no fusion."""
-    seen: set[str] = set()
-    for h in helpers:
-        names = set(_FUNC.findall(h))
-        if names & seen:
-            raise _Eager
-        seen |= names
+    exports = [c.out for c in chain if c.out.n in exported]
+    out = (chain[-1].out, *exports) if exports else chain[-1].out
+    return KernelCall("fused_elementwise", tuple(inputs), {}, out, fn=FusedKernel(chain, inputs, exports))

@@ -42,6 +42,9 @@ def _run(ocl: eb.LoadedBackend, graph: KernelGraph, env: dict[int, Any]) -> dict
         r = c.fn(*args, **kw) if c.fn is not None else ocl.k[c.op](*args, **kw)
         if isinstance(c.out, Value):
             env[c.out.n] = r
+        elif isinstance(c.out, tuple):
+            for v, a in zip(c.out, r):
+                env[v.n] = a
     return env
 
 
@@ -98,23 +101,28 @@ def test_returned_intermediate_is_kept() -> None:
         np.testing.assert_array_equal(g, w)
 
 
-def test_graph_keeps_outputs_and_fuses_the_rest(ocl: eb.LoadedBackend) -> None:
-    # v2 = a*b; v3 = v2+1 (an output); v4 = tanh(v3); v5 = v4*a: {mul, add} and {tanh, mul}
+@pytest.mark.parametrize("between", [False, True])
+def test_kept_intermediates_are_written_or_end_a_chain(ocl: eb.LoadedBackend, between: bool) -> None:
+    # v2 = a*b; v3 = v2+1 (an output); v4 = tanh(v3); v5 = v4*a. One kernel writes v5 and v3;
+    # a call reading v3 inside the chain (a sum) makes two: {mul, add} and {tanh, mul}.
     calls = [
         KernelCall("mul", (V(0), V(1)), {}, V(2)),
         KernelCall("add", (V(2), 1), {}, V(3)),
         KernelCall("tanh", (V(3),), {}, V(4)),
         KernelCall("mul", (V(4), V(0)), {}, V(5)),
     ]
-    graph = _graph(calls, {0, 1}, {3, 5})
+    if between:
+        calls.insert(2, KernelCall("sum", (V(3), (0, 1), False), {}, V(6)))
+    outputs = {3, 5} | ({6} if between else set())
+    graph = _graph(calls, {0, 1}, outputs)
     new = compile_graph(graph)
     assert new is not None
-    assert [c.out for c in new.calls] == [V(3), V(5)]
-    assert all(isinstance(c.fn, FusedKernel) for c in new.calls)
+    fused = [c for c in new.calls if isinstance(c.fn, FusedKernel)]
+    assert [c.out for c in fused] == ([V(3), V(5)] if between else [(V(5), V(3))])
     rng = np.random.default_rng(3)
     env = {n: ocl.backend.from_numpy(values(rng, (4, 5), "float32"), 0) for n in (0, 1)}
     want, got = _run(ocl, graph, env), _run(ocl, new, env)
-    for n in (3, 5):
+    for n in outputs:
         np.testing.assert_array_equal(ocl.backend.to_numpy(got[n]), ocl.backend.to_numpy(want[n]))
 
 
@@ -125,9 +133,13 @@ def test_nothing_to_fuse_returns_none() -> None:
         KernelCall("exp", (V(3),), {}, V(4)),
     ]
     assert compile_graph(_graph(calls, {0, 1}, {4})) is None
-    # a chain whose every intermediate is used elsewhere fuses nothing either
-    calls = [KernelCall("exp", (V(0),), {}, V(1)), KernelCall("neg", (V(1),), {}, V(2))]
-    assert compile_graph(_graph(calls, {0}, {1, 2})) is None
+    # nor does a chain whose intermediate another call reads before the chain ends
+    calls = [
+        KernelCall("exp", (V(0),), {}, V(1)),
+        KernelCall("sum", (V(1), (0,), False), {}, V(3)),
+        KernelCall("neg", (V(1),), {}, V(2)),
+    ]
+    assert compile_graph(_graph(calls, {0}, {2, 3})) is None
 
 
 def test_chain_does_not_span_an_in_place_write(ocl: eb.LoadedBackend) -> None:
@@ -222,19 +234,19 @@ _DTYPES = [d for d in ("bool", "int32", "float16", "bfloat16", "float32", "compl
 def test_fused_chain_equals_its_calls_for_every_dtype(ocl: eb.LoadedBackend, dt: str) -> None:
     calls = _dtype_chain(dt)
     last = calls[-1].out.n
-    graph = _graph(calls, {0, 1}, {last})
+    graph = _graph(calls, {0, 1}, {last, 3})  # v3, an intermediate, is kept: the kernel writes it
     new = compile_graph(graph)
     assert new is not None and len(new.calls) == 1
+    assert isinstance(new.calls[0].fn, FusedKernel)
     rng = np.random.default_rng(5)
     env = {n: ocl.backend.from_numpy(values(rng, (5, 6), dt), 0) for n in (0, 1)}
     # one operand transposed: the fused kernel walks strided operands as eager's do
     env[1] = ocl.k["permute"](ocl.backend.from_numpy(values(rng, (6, 5), dt), 0), (1, 0))
-    want = ocl.backend.to_numpy(_run(ocl, graph, env)[last])
-    fn = new.calls[0].fn
-    assert isinstance(fn, FusedKernel)
-    got, launched = _launches(lambda: ocl.backend.to_numpy(_run(ocl, new, env)[last]))
+    want = _run(ocl, graph, env)
+    got, launched = _launches(lambda: _run(ocl, new, env))
     assert launched == 1  # the generated kernel ran, not the call-by-call fallback
-    np.testing.assert_array_equal(got, want)
+    for n in (last, 3):
+        np.testing.assert_array_equal(ocl.backend.to_numpy(got[n]), ocl.backend.to_numpy(want[n]))
 
 
 @pytest.mark.parametrize("half", ["float16", "bfloat16"])
