@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import ember
+import ember.compiler
 import pytest
 from ember import nn
 from test_compile import _counted, _np, _same
@@ -150,3 +151,28 @@ def test_tensor_reached_through_a_reused_argument_object_is_read_fresh() -> None
     for i in range(3):
         b.x = ember.full((3,), float(i))
         _same(_np(cf(b)), _np(fn(b)), f"call {i}")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="core/compiler/_compiled.py:457-483 _hoist_host_checks moves s.item() up to s's first "
+    "read, before the eager-only grow() that doubles s in place, so replay checks (and bakes) "
+    "the old value: call 2 returns 4 where eager returns 6",
+)
+def test_host_read_is_not_moved_before_an_eager_only_write() -> None:
+    def run(compiled: bool) -> list[Any]:
+        s = ember.ones(())
+
+        @ember.compiler.disable
+        def grow() -> None:
+            s.mul_(2)
+
+        def fn(x: Any) -> Any:
+            y = x * s
+            grow()
+            return y + s.item()
+
+        f = ember.compile(fn) if compiled else fn
+        return [_np(f(ember.ones(2))) for _ in range(4)]
+
+    _same(run(True), run(False), "calls")

@@ -405,3 +405,51 @@ def test_step_with_gradient_clipping_or_returned_item_replays(variant: str) -> N
         return m, opt, step
 
     assert _compare(setup, _batch) == 1
+
+
+def _scaled_trainer(warm: bool, report_scale: bool = False) -> Setup:
+    def setup() -> tuple[Any, Any, Callable[..., Any]]:
+        m = _mlp()
+        opt = ember.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+        scaler = ember.amp.GradScaler("cpu", init_scale=2.0**4, growth_interval=2)
+        if warm:
+            scaler.scale(ember.ones(1))  # makes the scale tensor before any capture
+
+        def step(x: Any, y: Any) -> Any:
+            opt.zero_grad()
+            loss = F.cross_entropy(m(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            return loss * 0 + scaler.get_scale() if report_scale else loss
+
+        return m, opt, step
+
+    return setup
+
+
+def test_grad_scaler_step_replays_with_the_scale_it_grows() -> None:
+    assert _compare(_scaled_trainer(warm=True), _batch, steps=6) == 1
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="core/compiler/_compiled.py:457-483 _hoist_host_checks moves get_scale()'s host read "
+    "(.item() after scaler.update()) up to the scale's first read, before the eager-only "
+    "update() that grows the scale in place: the check passes on the old value and the step "
+    "returns the stale scale silently (16 where eager gives 32); steps between the read and the "
+    "check that can write the array (a non-idempotent call, an in-place kernel) must stop the hoist",
+)
+def test_host_read_after_an_eager_only_update_sees_the_new_value() -> None:
+    _compare(_scaled_trainer(warm=True, report_scale=True), _batch, steps=6)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="GradScaler makes its scale tensor lazily in its first scale() call; inside the first "
+    "captured call that tensor counts as made by the call (core/compiler/_capture.py created set), "
+    "so replay multiplies the loss by a fresh full(init_scale) while update() grows the real one: "
+    "gradients are unscaled by the wrong factor from the first growth on",
+)
+def test_grad_scaler_first_used_inside_the_compiled_step() -> None:
+    assert _compare(_scaled_trainer(warm=False), _batch, steps=6) == 1
