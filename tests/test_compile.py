@@ -198,9 +198,11 @@ def test_eager_backend_runs_the_function_every_time() -> None:
     assert "eager" in ember.compiler.list_backends()
 
 
-def test_invalid_backend_raises() -> None:
-    with pytest.raises(RuntimeError, match="Invalid backend"):
+def test_invalid_backend_or_mode_raises_as_pytorch() -> None:
+    with pytest.raises(RuntimeError, match=r"^Invalid backend: 'no-such-backend', see "):
         ember.compile(lambda a: a, backend="no-such-backend")
+    with pytest.raises(RuntimeError, match=r"^Unrecognized mode=fast, should be one of: default, "):
+        ember.compile(lambda a: a, mode="fast")
 
 
 # -- modules: compile(model), train/eval, no_grad ---------------------------------------------
