@@ -17,10 +17,16 @@ import pytest
 from _ocl_helpers import declared, values
 from ember import nn
 from ember.backends.graph import KernelCall, KernelGraph, Value
-from ember_opencl import runtime
+from ember_opencl import fuse, runtime
 from ember_opencl.fuse import MAX_ARRAYS, FusedKernel, compile_graph
 
 V = Value
+
+
+@pytest.fixture
+def exports(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chains may write values used after them (off by default: slower on PoCL)."""
+    monkeypatch.setattr(fuse, "MAX_EXPORTS", 12)
 
 
 def _launches(fn: Callable[[], Any]) -> tuple[Any, int]:
@@ -102,7 +108,9 @@ def test_returned_intermediate_is_kept() -> None:
 
 
 @pytest.mark.parametrize("between", [False, True])
-def test_kept_intermediates_are_written_or_end_a_chain(ocl: eb.LoadedBackend, between: bool) -> None:
+def test_kept_intermediates_are_written_or_end_a_chain(
+    ocl: eb.LoadedBackend, exports: None, between: bool
+) -> None:
     # v2 = a*b; v3 = v2+1 (an output); v4 = tanh(v3); v5 = v4*a. One kernel writes v5 and v3;
     # a call reading v3 inside the chain (a sum) makes two: {mul, add} and {tanh, mul}.
     calls = [
@@ -231,7 +239,7 @@ _DTYPES = [d for d in ("bool", "int32", "float16", "bfloat16", "float32", "compl
 
 
 @pytest.mark.parametrize("dt", _DTYPES)
-def test_fused_chain_equals_its_calls_for_every_dtype(ocl: eb.LoadedBackend, dt: str) -> None:
+def test_fused_chain_equals_its_calls_for_every_dtype(ocl: eb.LoadedBackend, exports: None, dt: str) -> None:
     calls = _dtype_chain(dt)
     last = calls[-1].out.n
     graph = _graph(calls, {0, 1}, {last, 3})  # v3, an intermediate, is kept: the kernel writes it
