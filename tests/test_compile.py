@@ -351,3 +351,19 @@ def test_replay_on_a_backend_with_opaque_arrays(minimal: str) -> None:
         )
 
     assert _both(fn, args) == [1]
+
+
+def test_decorator_forms_keep_the_function_name() -> None:
+    @ember.compile
+    def twice(a: Any) -> Any:
+        return a * 2
+
+    @ember.compile(fullgraph=True, dynamic=False, mode="reduce-overhead")
+    def thrice(a: Any) -> Any:
+        return a * 3
+
+    for i in range(3):
+        a = ember.full((2,), float(i))
+        _same(_np([twice(a), thrice(a)]), _np([a * 2, a * 3]), f"call {i}")
+    assert twice.__name__ == "twice" and thrice.__name__ == "thrice"
+    assert "def replay" in twice.code and not twice.explain()
