@@ -77,8 +77,10 @@ def lstm_layer(gi: Any, h0: Any, c0: Any, w_hh: Any, b_hh: Any, reverse: bool, l
     hc = np.empty((2, steps, n, hid), gi.dtype)
     out, cs = hc[0], hc[1]
     buf, tmp = np.empty((n, g), gi.dtype), np.empty((n, hid), gi.dtype)
-    # per-step views made once, in C (list() of an array): Python slicing costs per step
+    # per-step views made once, in C (list() of an array): Python slicing costs per step;
+    # scale and shift at the step's full shape (a broadcast operand costs NumPy 2x)
     zs, hs, cts = list(gates), list(out), list(cs)
+    scale, shift = (np.ascontiguousarray(np.broadcast_to(v, (n, g))) for v in (scale, shift))
     g4 = gates.reshape(steps, n, 4, hid)
     ii, ff, gg, oo = (list(g4[:, :, j]) for j in range(4))
     h, c = h0, c0
