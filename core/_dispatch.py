@@ -71,17 +71,19 @@ def to_host(be: LoadedBackend, data: Any) -> Any:
     return be.backend.to_numpy(data)
 
 
-def host_test(be: LoadedBackend, data: Any, test: Callable[[Any], Any]) -> Any:
+def host_test(be: LoadedBackend, data: Any, test: Callable[[Any], Any], structural: bool = False) -> Any:
     """``test(host copy of data)``, for a check whose only use of the values is ``test``'s small
     result (are the targets in range?): ``ember.compile`` then guards on that result instead of
-    on the whole array."""
+    on the whole array. ``structural``: the result depends only on shapes and dtypes (a kernel
+    result check), fixed for a captured signature, so a capture does not record it."""
     if _modes:
-        return _through_modes("host_test", be.name, _run_test(be), (data, test), {})
+        kw = {"structural": True} if structural else {}
+        return _through_modes("host_test", be.name, _run_test(be), (data, test), kw)
     return test(be.backend.to_numpy(data))
 
 
 def _run_test(be: LoadedBackend) -> Callable[..., Any]:
-    return lambda data, test: test(be.backend.to_numpy(data))
+    return lambda data, test, structural=False: test(be.backend.to_numpy(data))
 
 
 def from_host(be: LoadedBackend, array: Any, index: int) -> Any:

@@ -52,7 +52,7 @@ def _op_of(be: LoadedBackend) -> str:
 
 def _shape_and_dtype(data: Any, be: LoadedBackend) -> tuple[tuple[int, ...], Any]:
     # a host test, not a host read: ember.compile guards on the shape and dtype, not the values
-    return host_test(be, data, _meta)  # type: ignore[no-any-return]
+    return host_test(be, data, _meta, structural=True)  # type: ignore[no-any-return]
 
 
 def _meta(host: Any) -> tuple[tuple[int, ...], Any]:

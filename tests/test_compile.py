@@ -19,6 +19,14 @@ import numpy as np
 import pytest
 from ember import nn
 
+
+@pytest.fixture(autouse=True)
+def _capture_on_the_first_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests count captures from a signature's first call; the warm-up call that
+    ember.compile makes by default is tested on its own (test_compile.py)."""
+    monkeypatch.setattr(ember.compiler.config, "warmup", 0)
+
+
 STEPS = 5
 
 

@@ -21,7 +21,9 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-__all__ = ["disable", "is_compiling", "list_backends", "reset"]
+from ._config import config
+
+__all__ = ["config", "disable", "is_compiling", "list_backends", "reset"]
 
 _BACKENDS = ("default", "inductor", "replay", "eager")
 _MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")

@@ -216,7 +216,7 @@ class Capture(DispatchMode):
 
     # -- the door ----------------------------------------------------------------------------
     def __ember_dispatch__(self, op: str, backend: str, run: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
-        if self.paused or threading.get_ident() != self.thread:
+        if self.paused or threading.get_ident() != self.thread or kwargs.get("structural"):
             return run(*args, **kwargs)
         if op == "philox":
             drawn = self._rng.pop((args[1], args[2]), None)

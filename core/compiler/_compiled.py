@@ -27,7 +27,9 @@ from ember.autograd.function import Function
 from ember.autograd.grad_mode import state as grad_state
 
 from . import _fuse
-from ._capture import _SLOT_DATA, Capture, Ref
+from ._capture import _SLOT_DATA, _WRITES_FIRST, Capture, Ref
+from ._config import config
+from ._disable import capturing
 from ._codegen import Mismatch, Program, generate, irreversible_at
 
 __all__ = ["CACHE_LIMIT", "CompiledFunction", "Unsupported"]
@@ -65,6 +67,8 @@ class CompiledFunction:
         self._cache: dict[tuple, list[_Plan]] = {}
         self._plans = 0
         self._warned = False
+        self._warm: dict[tuple, int] = {}
+        self.warmup: int | None = None  # eager calls before a capture (None: config.warmup)
 
     # -- inspection --------------------------------------------------------------------------
     @property
@@ -82,11 +86,12 @@ class CompiledFunction:
 
     def reset(self) -> None:
         self._cache.clear()
+        self._warm.clear()
         self._plans = 0
 
     # -- calling -----------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._backend == "eager" or _disabled[0]:
+        if self._backend == "eager" or _disabled[0] or capturing:  # nested: the outer capture records it
             return self._fn(*args, **kwargs)
         parts: list[Any] = [grad_state.enabled, _autocast_key()]
         tensors: list[Tensor] = []
@@ -118,12 +123,18 @@ class CompiledFunction:
                     if plan.mismatches > CACHE_LIMIT:
                         plan.forward, plan.why = None, f"{m} on more than {CACHE_LIMIT} calls"
                     return self._fn(*args, **kwargs)
-        if self._plans >= CACHE_LIMIT:
+        elif self._warm.get(key, 0) < (config.warmup if self.warmup is None else self.warmup):
+            # The first call of a signature runs eagerly, as TinyJit's: state made lazily on a
+            # first call (LazyLinear's weights, an optimizer's or scaler's buffers) is made by
+            # then, and the capture sees the steady step.
+            self._warm[key] = self._warm.get(key, 0) + 1
+            return self._fn(*args, **kwargs)
+        if self._plans >= config.cache_size_limit:
             if not self._warned:
                 self._warned = True
                 warnings.warn(
                     f"ember.compile: {getattr(self._fn, '__qualname__', self._fn)} was captured "
-                    f"{CACHE_LIMIT} times (the cache limit); further signatures run eagerly",
+                    f"{config.cache_size_limit} times (the cache limit); further signatures run eagerly",
                     stacklevel=2,
                 )
             return self._fn(*args, **kwargs)
@@ -464,7 +475,7 @@ def _hoist_host_checks(steps: list[Any], split: int) -> int:
         if s.kind == "host" and s.args and isinstance(s.args[0], Ref):
             n = s.args[0].n
             r = next((k for k in range(i) if steps[k].kind == "read" and steps[k].out.n == n), None)
-            if r is not None:
+            if r is not None and not any(_may_change(t, n, steps[r].target) for t in steps[r + 1 : i]):
                 target = steps[r].target
                 j = r
                 while j > 0:
@@ -481,6 +492,21 @@ def _hoist_host_checks(steps: list[Any], split: int) -> int:
                     steps[j:j] = [read, check]
         i += 1
     return split
+
+
+def _may_change(s: Any, n: int, target: Any) -> bool:
+    """Whether step ``s`` may change value ``n`` (read from ``target``): an eager-only call, a
+    kernel writing into it, or the tensor given a new array."""
+    if s.kind == "call":
+        return not s.note
+    if s.kind == "set_data":
+        return bool(s.target == target)
+    if s.kind == "kernel":
+        written = s.kwargs.get("out", s.args[0] if s.op in _WRITES_FIRST and s.args else None)
+        found: list[int] = []
+        _collect(written, found)
+        return n in found
+    return False
 
 
 def _guards(cap: Capture) -> list[str]:

@@ -42,14 +42,19 @@ def fuse(steps: list[Step], keep: set[int], arrays: list[Any]) -> list[Step]:
     while i < len(steps):
         if steps[i].kind == "kernel" and steps[i].fn is None and steps[i].op not in ("from_host",):
             j = i
-            while (
-                j < len(steps)
-                and steps[j].kind == "kernel"
-                and steps[j].backend == steps[i].backend
-                and steps[j].op != "from_host"
+            # reads of a tensor's array and constants do not end a run: they move before it
+            while j < len(steps) and (
+                steps[j].kind in ("read", "const")
+                or (
+                    steps[j].kind == "kernel"
+                    and steps[j].backend == steps[i].backend
+                    and steps[j].op != "from_host"
+                )
             ):
                 j += 1
-            if j - i >= 2 and _hook(steps[i].backend) is not None:
+            while steps[j - 1].kind != "kernel":  # trailing reads stay where they are
+                j -= 1
+            if sum(s.kind == "kernel" for s in steps[i:j]) >= 2 and _hook(steps[i].backend) is not None:
                 runs.append((i, j))
             i = j
         else:
@@ -58,11 +63,16 @@ def fuse(steps: list[Step], keep: set[int], arrays: list[Any]) -> list[Step]:
         return steps
     out = list(steps)
     for i, j in reversed(runs):
-        run = steps[i:j]
+        run = [s for s in steps[i:j] if s.kind == "kernel"]
+        hoisted = [s for s in steps[i:j] if s.kind != "kernel"]
         produced: set[int] = set()
         used: set[int] = set()
+        inputs: set[int] = set()  # used before the run makes them (a call may write into one)
         for s in run:
-            _values((s.args, s.kwargs), used)
+            now: set[int] = set()
+            _values((s.args, s.kwargs), now)
+            inputs |= now - produced
+            used |= now
             _values(s.out, produced)
         after: set[int] = set(keep)
         for s in steps[j:]:
@@ -75,7 +85,7 @@ def fuse(steps: list[Step], keep: set[int], arrays: list[Any]) -> list[Step]:
         graph = KernelGraph(
             run[0].backend,
             [KernelCall(s.op, s.args, s.kwargs, s.out) for s in run],
-            frozenset(used - produced),
+            frozenset(inputs),
             frozenset(produced & after),
             meta,
         )
@@ -90,5 +100,7 @@ def fuse(steps: list[Step], keep: set[int], arrays: list[Any]) -> list[Step]:
             raise RuntimeError(
                 f"backend {run[0].backend!r}: compile_graph dropped values the function still uses: {sorted(missing)}"
             )
-        out[i:j] = [Step("kernel", c.op, run[0].backend, c.args, c.kwargs, c.out, fn=c.fn) for c in new.calls]
+        out[i:j] = hoisted + [
+            Step("kernel", c.op, run[0].backend, c.args, c.kwargs, c.out, fn=c.fn) for c in new.calls
+        ]
     return out

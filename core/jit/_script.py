@@ -51,6 +51,7 @@ def _compiled(fn: Callable) -> CompiledFunction:
 
     cf = compiler.compile(fn)
     assert isinstance(cf, CompiledFunction)
+    cf.warmup = 0  # a scripted function shows its code from the first call, as TorchScript's at once
     return cf
 
 
