@@ -28,9 +28,9 @@ from ember.autograd.grad_mode import state as grad_state
 
 from . import _fuse
 from ._capture import _SLOT_DATA, _WRITES_FIRST, Capture, Ref
+from ._codegen import Mismatch, Program, generate, irreversible_at
 from ._config import config
 from ._disable import capturing
-from ._codegen import Mismatch, Program, generate, irreversible_at
 
 __all__ = ["CACHE_LIMIT", "CompiledFunction", "Unsupported"]
 
