@@ -510,13 +510,33 @@ def _may_change(s: Any, n: int, target: Any) -> bool:
 
 
 def _guards(cap: Capture) -> list[str]:
+    """Checks at the top of a replay, as torch.compile's guards: each module the call ran has
+    the same training flag, parameters and submodules (none replaced by assignment); each
+    outside tensor it read has the same shape, dtype and requires_grad (nobody froze it)."""
     lines = []
     for m in cap.modules.values():
-        lines.append(f"if o{cap.obj(m)}.training is not {bool(m.training)}: raise Mismatch('guard')")
+        j = cap.obj(m)
+        lines.append(f"if o{j}.training is not {bool(m.training)}: raise Mismatch('guard')")
+        params = tuple(id(p) for p in m._parameters.values())
+        children = tuple(id(c) for c in m._modules.values())
+        if params:
+            lines.append(
+                f"if tuple(map(id, o{j}._parameters.values())) != {params!r}: raise Mismatch('guard')"
+            )
+        if children:
+            lines.append(
+                f"if tuple(map(id, o{j}._modules.values())) != {children!r}: raise Mismatch('guard')"
+            )
+    seen: set[int] = set()
     for s in cap.steps:
-        if s.kind == "read" and s.target[0] == "obj":
-            t = cap.objects[s.target[1]]
-            lines.append(f"if o{s.target[1]}._shape != {t._shape!r}: raise Mismatch('guard')")
+        if s.kind == "read" and s.target[0] == "obj" and s.target[1] not in seen:
+            j = s.target[1]
+            seen.add(j)
+            t = cap.objects[j]
+            lines.append(
+                f"if o{j}._shape != {t._shape!r} or o{j}.dtype.name != {t.dtype.name!r} "
+                f"or o{j}._requires_grad is not {bool(t._requires_grad)}: raise Mismatch('guard')"
+            )
     return lines
 
 
