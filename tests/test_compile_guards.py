@@ -104,13 +104,6 @@ class PairDC:
     y: Any
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core/compiler/_compiled.py:320-336 _walk opens only exact tuple/list/dict: a "
-    "namedtuple or dataclass argument is hashed whole (its tensors by id), so every call is a "
-    "new signature, captured until the cache limit warns, and never replays (torch.compile "
-    "treats both as containers)",
-)
 @pytest.mark.parametrize("box", [Pair, PairDC])
 def test_namedtuple_and_dataclass_arguments_replay(box: Any) -> None:
     def fn(b: Any) -> Any:
@@ -129,13 +122,6 @@ class _Batch:
         self.x = x
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core/compiler/_compiled.py:320-336: an argument object that is neither a tensor nor "
-    "a container keys the signature by hash (identity here); a tensor read through its "
-    "attribute is held by the plan, so after batch.x = new_tensor replay reads the old tensor "
-    "and returns stale results silently",
-)
 def test_tensor_reached_through_a_reused_argument_object_is_read_fresh() -> None:
     def fn(b: Any) -> Any:
         return b.x * 2

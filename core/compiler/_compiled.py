@@ -16,6 +16,7 @@ node whose backward replays the captured backward, as AOTAutograd gives ``torch.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -328,24 +329,58 @@ def _autocast_key() -> Any:
     return tuple(sorted(enabled.items()))
 
 
-def _walk(a: Any, parts: list[Any], tensors: list[Tensor]) -> None:
+def _walk(a: Any, parts: list[Any], tensors: list[Tensor], depth: int = 0) -> None:
+    """Add argument ``a`` to the signature: tensors by shape, dtype, device and requires_grad
+    (and to ``tensors``, which replay reads); containers (tuples, lists, dicts, namedtuples,
+    dataclasses) by type and content; a user's plain object by type and the tensors in its
+    attributes (so ``batch.x = new`` is read afresh); anything else by value, or by identity."""
     if isinstance(a, Tensor):
         tensors.append(a)
         parts.append((a._shape, id(a.dtype), id(a._device), a._requires_grad or a.grad_fn is not None))
-    elif type(a) in (tuple, list):
+    elif isinstance(a, (tuple, list)):
+        parts.append(type(a))
         parts.append(len(a))
         for x in a:
-            _walk(x, parts, tensors)
+            _walk(x, parts, tensors, depth)
     elif isinstance(a, dict):
+        parts.append(type(a))
         for k, v in a.items():
             parts.append(k)
-            _walk(v, parts, tensors)
+            _walk(v, parts, tensors, depth)
+    elif dataclasses.is_dataclass(a) and not isinstance(a, type):
+        parts.append(type(a))
+        for f in dataclasses.fields(a):
+            parts.append(f.name)
+            _walk(getattr(a, f.name), parts, tensors, depth)
+    elif depth < 2 and _plain_object(a):
+        parts.append(type(a))
+        for k, v in vars(a).items():
+            if isinstance(v, (Tensor, tuple, list, dict)):
+                parts.append(k)
+                _walk(v, parts, tensors, depth + 1)
     else:
         try:
             hash(a)
             parts.append(a)
         except TypeError:
             parts.append(id(a))
+
+
+def _plain_object(a: Any) -> bool:
+    """A user's own object holding data (a batch), not a module, optimizer, function or class
+    (those are held by identity: their tensors are outside tensors, read and guarded)."""
+    t = type(a)
+    if (
+        not hasattr(a, "__dict__")
+        or callable(a)
+        or isinstance(a, type)
+        or t.__module__.startswith(("ember", "builtins"))
+    ):
+        return False
+    from ember.nn.modules.module import Module
+    from ember.optim.optimizer import Optimizer
+
+    return not isinstance(a, (Module, Optimizer))
 
 
 def _outs(s: Any) -> list[int]:
