@@ -40,12 +40,6 @@ def test_in_place_update_of_an_argument_replays() -> None:
     assert n == [1]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core/compiler/_codegen.py: replay writes into an argument's array (mul out=) without "
-    "bumping the tensor's version counter, so a graph that saved it before the call backpropagates "
-    "through the new values silently instead of raising 'modified by an inplace operation'",
-)
 def test_in_place_update_at_replay_bumps_the_version_counter() -> None:
     cf = ember.compile(lambda a: a.mul_(2) + 1)
     for i in range(3):

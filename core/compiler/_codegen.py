@@ -186,6 +186,7 @@ def generate(
     pinned = set(ret_values) | set(keep) | set(given)
     body = w.lines
     body.extend(guards)
+    owner: dict[int, str] = {}  # a read value -> the tensor it was read from
     for i, s in enumerate(steps):
         fresh: set[int] = set()
         if s.kind == "const":
@@ -198,7 +199,8 @@ def generate(
             if s.out.n not in last and s.out.n not in pinned:
                 continue  # read but never used by a kernel
             w.names[s.out.n] = f"v{s.out.n}"
-            body.append(f"v{s.out.n} = {w.target(s.target)}._data")
+            owner[s.out.n] = w.target(s.target)
+            body.append(f"v{s.out.n} = {owner[s.out.n]}._data")
             continue
         draws: dict[tuple[int, int], str] = {}
         rngs: list[Rng] = []
@@ -225,6 +227,12 @@ def generate(
             lhs = w.bind(s.out, fresh)
             body.append(f"{lhs} = {call}" if lhs else call)
             w.kernels += 1
+            written = s.kwargs.get("out", s.args[0] if s.op in _WRITES_FIRST and s.args else None)
+            bumped: list[int] = []
+            _uses(written, bumped)
+            for n in bumped:  # an in-place write moves the tensor's version on, as eager's does
+                if n in owner:
+                    body.append(f"{owner[n]}._vc[0] += 1")
             if s.op in _DATA_SHAPED and s.note is not None:
                 body.append(
                     f"if {w.names[s.out.n]}.shape != {tuple(s.note)!r}: "
