@@ -6,11 +6,13 @@ on 16x16 (Python overhead) and 256x256 (kernel time); the MLP step of bench_trai
 ember eager, ``ember.compile``, PyTorch eager, ``torch.compile`` (a failure is reported, not
 raised), tinygrad's ``TinyJit`` (in a subprocess with ``--tinygrad-python`` when tinygrad is
 not importable here) on its CPU device (which needs ``clang``) and on its CL device (PoCL: also
-the CPU here). ``--device opencl``: ember's OpenCL eager/compiled beside tinygrad's CL device. Every (case, column) is warmed up (so JIT capture
-and compile times are excluded), calibrated to a loop of about ``--min-time`` seconds, then
-timed once per round, the columns interleaved within each round so machine noise hits them
-alike; the table shows medians. Writes bench/results/compile_<device>.json. On a shared
-machine pass ``--threads 1`` with ``OPENBLAS_NUM_THREADS=1`` in the environment.
+the CPU here). ``--device opencl``: ember's OpenCL eager/compiled beside tinygrad's CL device.
+
+Every (case, column) is warmed up (JIT capture and compile times are excluded), calibrated to
+a loop of about ``--min-time`` seconds, then timed once per round, the columns interleaved
+within each round so machine noise hits them alike. The table shows medians; each ratio is
+the median of the ratios within a round. Writes bench/results/compile_<device>.json. On a
+shared machine pass ``--threads 1`` with ``OPENBLAS_NUM_THREADS=1`` in the environment.
 """
 
 from __future__ import annotations
@@ -362,8 +364,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 summary["missing"][f"{case} / {name}"] = col
             else:
                 ts = times[(case, name)]
-                rep.add(TITLES[case], name, statistics.median(ts), rounds=[round(t, 6) for t in ts])
+                rep.add(TITLES[case], name, statistics.median(ts), rounds=[round(t, 9) for t in ts])
     return {"rep": rep, "summary": summary, "table": table}
+
+
+def paired_ratio(rep: Any, case: str, impl: str, ref: str) -> float | None:
+    """The median over rounds of ``impl / ref`` timed in the same round (load drifts between rounds)."""
+    t = {r["impl"]: r["rounds"] for r in rep.rows if r["case"] == case}
+    if impl not in t or ref not in t:
+        return None
+    return statistics.median(a / b for a, b in zip(t[impl], t[ref], strict=False))
 
 
 def print_table(out: dict[str, Any]) -> None:
@@ -373,7 +383,9 @@ def print_table(out: dict[str, Any]) -> None:
     ratios += [(f"/{n}", n) for n in names if n.startswith("TinyJit")]
     ratios.append(("/ember eager", "ember eager"))
     print()
-    print(f"{'':<44}{'median ms per step':^{15 * len(names)}}{'ember.compile':^{15 * len(ratios)}}")
+    print(
+        f"{'':<44}{'median ms per step':^{15 * len(names)}}{'ember.compile, per round':^{15 * len(ratios)}}"
+    )
     head = f"{'case':<44}" + "".join(f"{n:>15}" for n in names) + "".join(f"{r:>15}" for r, _ in ratios)
     print(head)
     for case in table:
@@ -384,7 +396,7 @@ def print_table(out: dict[str, Any]) -> None:
             cells.append(f"{t * 1e3:15.3f}" if t is not None else f"{'n/a':>15}")
         line = f"{title:<44}" + "".join(cells)
         for label, ref in ratios:
-            ratio = rep.ratio(title, "ember.compile", ref)
+            ratio = paired_ratio(rep, title, "ember.compile", ref)
             summary[f"{case}: ember.compile / {ref}"] = ratio
             line += f"{ratio:15.2f}" if ratio is not None else f"{'n/a':>15}"
         print(line)
