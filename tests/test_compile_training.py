@@ -262,13 +262,6 @@ def test_new_batch_size_captures_a_new_plan() -> None:
     assert n == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core/compiler/_capture.py:279-284 and _codegen.py:254-257: the .grad a capture made "
-    "is held by the plan and replay refills it ('o6._data = v32; o5._grad = o6'), so p.grad is "
-    "the same tensor every step and a gradient kept from an earlier step shows the latest values "
-    "(eager gives each backward a new tensor); replay should wrap a fresh tensor per set_grad",
-)
 def test_grads_held_from_an_earlier_step_keep_their_values() -> None:
     """A ``.grad`` tensor kept by the user after a step is eager's tensor of that step: the next
     replayed step gives the parameter a new gradient, it does not overwrite the old one."""

@@ -89,6 +89,8 @@ class _Writer:
         self.lines: list[str] = []
         self.kernels = 0
         self._rng = 0
+        self.fresh: set[int] = set()  # objects a capture made and kept (a .grad): made anew per replay
+        self.made: set[int] = set()  # ... those made so far in the replay being written
 
     def const(self, value: Any) -> str:
         if value is None or isinstance(value, (bool, int, str)):
@@ -110,7 +112,9 @@ class _Writer:
         return name
 
     def target(self, t: tuple[str, int]) -> str:
-        return f"I[{t[1]}]" if t[0] == "in" else self.obj(t[1])
+        if t[0] == "in":
+            return f"I[{t[1]}]"
+        return f"t{t[1]}" if t[1] in self.made else self.obj(t[1])
 
     def table(self, backend: str) -> str:
         name = self.backends.get(backend)
@@ -162,10 +166,12 @@ def generate(
     returns: list[Any],
     guards: list[str],
     keep: set[int] = frozenset(),  # type: ignore[assignment]
+    fresh: set[int] = frozenset(),  # type: ignore[assignment]
 ) -> Program:
     """Write ``def replay(<params>)`` running ``steps``; values in ``given`` are expressions
     over the parameters; ``returns`` are Refs (or tuples ``("host", Ref)``) returned in order."""
     w = _Writer(objects, arrays)
+    w.fresh = set(fresh)
     w.names.update(given)
     for j, o in enumerate(objects):
         w.ns[f"o{j}"] = o
@@ -265,7 +271,13 @@ def generate(
                     f"if not _same(v{n}, {seen}): raise Mismatch('a host value changed', {not late[i]})"
                 )
         elif s.kind == "set_data":
-            body.append(f"{w.target(s.target)}._data = {w.expr(s.args[0], draws)}")
+            if s.target[0] == "obj" and s.target[1] in w.fresh and s.target[1] not in w.made:
+                # a fresh tensor each replay, as eager's backward makes a fresh .grad
+                j = s.target[1]
+                body.append(f"t{j} = _like({w.obj(j)}, {w.expr(s.args[0], draws)})")
+                w.made.add(j)
+            else:
+                body.append(f"{w.target(s.target)}._data = {w.expr(s.args[0], draws)}")
         elif s.kind == "set_grad":
             g = s.args[0]
             body.append(f"{w.target(s.target)}._grad = {'None' if g is None else w.target(g)}")
@@ -330,7 +342,8 @@ def _same(got: Any, seen: Any) -> bool:
 
 
 def _like(t: Any, data: Any) -> Any:
-    """A fresh tensor with ``t``'s metadata around ``data``."""
+    """A fresh tensor with ``t``'s metadata around ``data`` (shapes are the capture's: a
+    backend's arrays need not carry one)."""
     from ember._tensor import wrap
 
-    return wrap(data, t._be, t._device, t.dtype, tuple(data.shape))
+    return wrap(data, t._be, t._device, t.dtype, t._shape)

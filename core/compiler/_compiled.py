@@ -204,6 +204,7 @@ class CompiledFunction:
                 given={},
                 returns=returns,
                 guards=guards,
+                fresh=_kept(cap),
             )
             plan = _Plan("replay", prog, None, template)
             if template[0] == "tensor" and len(returns) == 1:
@@ -233,6 +234,7 @@ class CompiledFunction:
             given={},
             returns=fwd_returns,
             guards=guards,
+            fresh=_kept(cap),
         )
         given = {n: f"S[{k}]" for k, n in enumerate(saved)}
         given.update({n: f"G[{i}]" for i, n in enumerate(gouts)})
@@ -542,6 +544,11 @@ def _may_change(s: Any, n: int, target: Any) -> bool:
         _collect(written, found)
         return n in found
     return False
+
+
+def _kept(cap: Capture) -> set[int]:
+    """Objects the capture made and attached outside (a .grad): replay makes them anew."""
+    return {j for j, o in enumerate(cap.objects) if id(o) in cap.tracked}
 
 
 def _guards(cap: Capture) -> list[str]:
