@@ -166,12 +166,12 @@ def generate(
     returns: list[Any],
     guards: list[str],
     keep: set[int] = frozenset(),  # type: ignore[assignment]
-    fresh: set[int] = frozenset(),  # type: ignore[assignment]
+    remade: set[int] = frozenset(),  # type: ignore[assignment]
 ) -> Program:
     """Write ``def replay(<params>)`` running ``steps``; values in ``given`` are expressions
     over the parameters; ``returns`` are Refs (or tuples ``("host", Ref)``) returned in order."""
     w = _Writer(objects, arrays)
-    w.fresh = set(fresh)
+    w.fresh = set(remade)
     w.names.update(given)
     for j, o in enumerate(objects):
         w.ns[f"o{j}"] = o

@@ -204,7 +204,7 @@ class CompiledFunction:
                 given={},
                 returns=returns,
                 guards=guards,
-                fresh=_kept(cap),
+                remade=_kept(cap),
             )
             plan = _Plan("replay", prog, None, template)
             if template[0] == "tensor" and len(returns) == 1:
@@ -234,7 +234,7 @@ class CompiledFunction:
             given={},
             returns=fwd_returns,
             guards=guards,
-            fresh=_kept(cap),
+            remade=_kept(cap),
         )
         given = {n: f"S[{k}]" for k, n in enumerate(saved)}
         given.update({n: f"G[{i}]" for i, n in enumerate(gouts)})
