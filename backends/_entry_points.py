@@ -96,7 +96,7 @@ def _read(info: str, group: str) -> list[EntryPoint]:
         if not line or line.startswith("#"):
             continue
         if line.startswith("[") and line.endswith("]"):
-            section = line[1:-1].strip()
+            section = line.strip("[]")
         elif section == group:
             name, _, value = line.partition("=")
             eps.append((name.strip(), value.strip()))

@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def _run(code: str, path: list[str] | None = None) -> Any:
     """Run ``code`` in a fresh interpreter; return what it prints as JSON on its last line."""
     env = dict(os.environ)
+    env.pop("EMBER_DEVICE", None)  # the first op is the CPU's
     if path:
         env["PYTHONPATH"] = os.pathsep.join([*path, env.get("PYTHONPATH", "")])
     done = subprocess.run(
