@@ -340,14 +340,6 @@ def minimal() -> Iterator[str]:
         sys.path.remove(str(MINIMAL))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core/compiler/_capture.py:321 _is_array needs .shape/.dtype on a native array, and "
-    "_compiled.py:243,488 / _codegen.py:318 wrap results with tuple(v.shape): a backend whose "
-    "arrays are opaque (the minimal example's MinArray) gets AttributeError at the first replay "
-    "(or KeyError in _codegen._ret_expr for compile(model)); array_type or the captured "
-    "tensor's _shape should be used",
-)
 def test_replay_on_a_backend_with_opaque_arrays(minimal: str) -> None:
     def fn(a: Any, b: Any) -> Any:
         return (a * b + 1).exp().sum(1), (a - b).abs()

@@ -20,25 +20,12 @@ from .test_through_frontend import _float32
 
 CALLS = 4
 
-# Known frontend bugs (tests/test_compile*.py holds the same cases as strict xfails); each
-# marks the case here as a strict xfail, so the case reports again once the bug is fixed.
-_OPAQUE = (
-    "frontend bug: ember.compile needs .shape on native arrays (core/compiler/_capture.py "
-    "_is_array, _compiled.py _rebuild/_Replayed wrap with v.shape); this backend's arrays have none"
-)
-_CHECKED_STEP = (
-    "frontend bug: under kernel-result checks a training step's host_test after backward() "
-    "makes ember.compile refuse the signature (core/compiler/_compiled.py:158-170): it runs eagerly"
-)
 
+def _eager_runs() -> int:
+    """Times a compiled body runs for one signature: its warm-up calls, then the capture."""
+    from ember.compiler import config
 
-def _known_bug(request: pytest.FixtureRequest, st: State, reason: str | None) -> None:
-    if reason is not None:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
-
-
-def _opaque(st: State) -> str | None:
-    return None if hasattr(st.lb.backend.array_type, "shape") else _OPAQUE
+    return config.warmup + 1
 
 
 def _compare(st: State, got: list[Any], want: list[Any], what: str) -> None:
@@ -83,7 +70,6 @@ def test_compile_elementwise_chain(ember_state: State, request: pytest.FixtureRe
     """A chain of unary and binary elementwise ops with broadcasting and a where."""
     ember = _ember("compile", "tensor", "where")
     _float32(ember_state)
-    _known_bug(request, ember_state, _opaque(ember_state))
 
     def fn(a: Any, b: Any) -> Any:
         c = (a * b + 0.5).exp() - a.sin() / (b.abs() + 0.25)
@@ -92,14 +78,16 @@ def test_compile_elementwise_chain(ember_state: State, request: pytest.FixtureRe
     got, want, body = _run(ember, ember_state, fn, lambda i: _tensors(ember, ember_state, i, (8, 16), (16,)))
     for i, (g, w) in enumerate(zip(got, want)):
         _compare(ember_state, g, w, f"call {i}")
-    assert body == 1, f"the compiled function's body ran {body} times in {CALLS} calls (expected 1: replay)"
+    runs = _eager_runs()
+    assert body == runs, (
+        f"the compiled function's body ran {body} times in {CALLS} calls (expected {runs}: replay)"
+    )
 
 
 def test_compile_reduction(ember_state: State, request: pytest.FixtureRequest) -> None:
     """Sums, means, maxima and a softmax over different dims of one input."""
     ember = _ember("compile", "tensor", "softmax")
     _float32(ember_state)
-    _known_bug(request, ember_state, _opaque(ember_state))
 
     def fn(a: Any) -> Any:
         return a.sum(), a.mean(1, keepdim=True), a.amax(0), ember.softmax(a, 1), (a * a).sum((0, 2))
@@ -107,7 +95,10 @@ def test_compile_reduction(ember_state: State, request: pytest.FixtureRequest) -
     got, want, body = _run(ember, ember_state, fn, lambda i: _tensors(ember, ember_state, i, (4, 6, 5)))
     for i, (g, w) in enumerate(zip(got, want)):
         _compare(ember_state, g, w, f"call {i}")
-    assert body == 1, f"the compiled function's body ran {body} times in {CALLS} calls (expected 1: replay)"
+    runs = _eager_runs()
+    assert body == runs, (
+        f"the compiled function's body ran {body} times in {CALLS} calls (expected {runs}: replay)"
+    )
 
 
 def _trainer(ember: Any, st: State, compiled: bool) -> tuple[Callable[..., Any], Any, list[int]]:
@@ -133,11 +124,7 @@ def test_compile_mlp_training_step(ember_state: State, request: pytest.FixtureRe
     gradients after each step equal eager's."""
     ember = _ember("compile", "nn", "optim", "manual_seed")
     _float32(ember_state)
-    from ember._kernel_check import kernel_checks_enabled
 
-    _known_bug(
-        request, ember_state, _opaque(ember_state) or (_CHECKED_STEP if kernel_checks_enabled() else None)
-    )
     results, bodies = [], []
     for compiled in (True, False):
         step, model, body = _trainer(ember, ember_state, compiled)
@@ -154,7 +141,10 @@ def test_compile_mlp_training_step(ember_state: State, request: pytest.FixtureRe
         bodies.append(body[0])
     for i, (g, w) in enumerate(zip(*results)):
         _compare(ember_state, g, w, f"step {i} (loss, parameters, gradients)")
-    assert bodies[0] == 1, f"the compiled step's body ran {bodies[0]} times in {CALLS} steps (expected 1)"
+    runs = _eager_runs()
+    assert bodies[0] == runs, (
+        f"the compiled step's body ran {bodies[0]} times in {CALLS} steps (expected {runs})"
+    )
 
 
 def test_compile_module_forward_backward_outside(ember_state: State) -> None:

@@ -140,6 +140,7 @@ class Capture(DispatchMode):
 
     # -- entering ----------------------------------------------------------------------------
     def __enter__(self) -> Capture:  # noqa: PYI034 - typing.Self needs Python 3.11
+        _note_array_types()
         super().__enter__()
         _active.append(self)
         _install()
@@ -362,7 +363,21 @@ def _has_rng(a: Any) -> bool:
 
 
 def _is_array(a: Any) -> bool:
-    return hasattr(a, "shape") and hasattr(a, "dtype") and not isinstance(a, (np.generic, Tensor, type))
+    """A native array of a loaded backend (or a host array): what gets a value number."""
+    return isinstance(a, _array_types[0]) and not isinstance(a, (np.generic, Tensor, type))
+
+
+_array_types: list[tuple[type, ...]] = [(np.ndarray,)]
+
+
+def _note_array_types() -> None:
+    from ember.backends import registry
+
+    kinds = {
+        np.ndarray,
+        *(getattr(lb.backend, "array_type", np.ndarray) for lb in list(registry._loaded.values())),
+    }
+    _array_types[0] = tuple(kinds)
 
 
 # -- the watched slots, installed while a capture runs ---------------------------------------

@@ -154,7 +154,7 @@ class CompiledFunction:
         if plan.single is not None:  # one tensor returned: no walk over the template
             (v,) = plan.forward.fn(tensors)
             m = plan.single
-            return wrap(v, m._be, m._device, m.dtype, v.shape)
+            return wrap(v, m._be, m._device, m.dtype, m._shape)
         values = plan.forward.fn(tensors)
         return _rebuild(plan.template, values, tensors, plan.forward, False)
 
@@ -274,7 +274,7 @@ class _Replayed(Function):
         values = plan.forward.fn(tensors)
         ctx.plan, ctx.saved, ctx.grad_inputs = plan, values[plan.n_out :], grad_inputs
         return tuple(
-            v if m is None else wrap(v, m._be, m._device, m.dtype, tuple(v.shape))
+            v if m is None else wrap(v, m._be, m._device, m.dtype, m._shape)
             for m, v in zip(plan.out_meta, values[: plan.n_out])
         )
 
@@ -626,7 +626,7 @@ def _rebuild(t: Any, values: Any, tensors: list[Tensor], prog: Program, replayed
         if isinstance(v, Tensor):
             return v
         m = t[2]
-        return wrap(v, m._be, m._device, m.dtype, tuple(v.shape))
+        return wrap(v, m._be, m._device, m.dtype, m._shape)
     if tag == "seq":
         items = [_rebuild(x, values, tensors, prog, replayed_node) for x in t[2]]
         return items if t[1] is list else t[1](items)
