@@ -34,7 +34,7 @@ class _LastOp(DispatchMode):
     def __ember_dispatch__(
         self, op: str, backend: str, run: Callable[..., Any], args: tuple, kwargs: dict[str, Any]
     ) -> Any:
-        if op not in ("to_host", "from_host"):  # copies are not kernel results
+        if op not in ("to_host", "from_host", "host_test"):  # copies are not kernel results
             self.last[backend] = op
         return run(*args, **kwargs)
 
