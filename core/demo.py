@@ -26,6 +26,7 @@ from typing import Any
 
 import ember
 import ember.amp
+import ember.optim
 from ember import nn
 from ember.utils.data import DataLoader, TensorDataset
 
