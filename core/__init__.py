@@ -34,10 +34,8 @@ from . import (
     autograd,
     backends,
     cuda,
-    fft,
     linalg,
     special,
-    testing,
 )
 from ._dtype_info import (
     finfo,
@@ -77,14 +75,14 @@ _methods.bind()
 from . import (
     amp,
     nn,
-    optim,
     serialization,
-    utils,
 )
 
 # Subpackages imported on first use (``ember.distributions``, ``from ember import jit``): most
 # programs never touch them (about a sixth of ``import ember``).
-_LAZY = frozenset(("compiler", "distributed", "distributions", "func", "jit", "onnx", "profiler"))
+_LAZY = frozenset(
+    ("compiler", "distributed", "distributions", "fft", "func", "jit", "onnx", "optim", "profiler", "testing", "utils")
+)
 
 
 def compile(model: Any = None, **kwargs: Any) -> Any:
