@@ -81,7 +81,19 @@ from . import (
 # Subpackages imported on first use (``ember.distributions``, ``from ember import jit``): most
 # programs never touch them (about a sixth of ``import ember``).
 _LAZY = frozenset(
-    ("compiler", "distributed", "distributions", "fft", "func", "jit", "onnx", "optim", "profiler", "testing", "utils")
+    (
+        "compiler",
+        "distributed",
+        "distributions",
+        "fft",
+        "func",
+        "jit",
+        "onnx",
+        "optim",
+        "profiler",
+        "testing",
+        "utils",
+    )
 )
 
 
