@@ -13,6 +13,7 @@ import numpy as np
 from ember.backends import writes_out
 
 from .dtypes import BF16, HALF, to_np
+from .hostmem import cache
 from .parallel import LARGE, run_ufunc
 from .philox import philox
 
@@ -222,6 +223,10 @@ def cumsum(x: np.ndarray, dim: int) -> np.ndarray:
 def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.dtype in HALF:
         return np.matmul(a.astype(_F32), b.astype(_F32)).astype(a.dtype)
+    if a.ndim >= 2 and b.ndim >= 2 and a.dtype == b.dtype:
+        # a large result (a decoder's logits) from the buffer cache: no page faults each step
+        shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1])
+        return np.matmul(a, b, out=cache.empty(shape, a.dtype))
     return np.matmul(a, b, out=...)
 
 
@@ -246,7 +251,8 @@ def gather(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
 
 
 def scatter(x: np.ndarray, dim: int, index: np.ndarray, src: Any, reduce: str | None) -> np.ndarray:
-    out = x.copy()
+    out = cache.empty(x.shape, x.dtype)  # large (a loss's gradient) from the buffer cache
+    np.copyto(out, x)
     if x.ndim == 0:  # a 0-d src too: it is the one value written
         out, index = out.reshape(1), index.reshape(-1)
         src = src.reshape(1) if isinstance(src, np.ndarray) else src
