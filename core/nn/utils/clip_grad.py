@@ -73,8 +73,12 @@ def clip_grad_norm_(
         return total
     with no_grad():
         coef = (float(max_norm) / (total + 1e-6)).clamp(max=1.0)
+        cast: dict[Any, Tensor] = {}  # one cast per dtype, not per gradient
         for g in grads:
-            g.mul_(coef.to(g.dtype))
+            c = cast.get(g.dtype)
+            if c is None:
+                c = cast[g.dtype] = coef if coef.dtype == g.dtype else coef.to(g.dtype)
+            g.mul_(c)
     return total
 
 
