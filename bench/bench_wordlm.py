@@ -90,18 +90,15 @@ def detach(h: Any) -> Any:
     return tuple(detach(v) for v in h) if isinstance(h, tuple) else h.detach()
 
 
-def epoch(lib: Any, model: Any, data: Any) -> float:
-    """One training pass over ``data`` as the example's ``train()``; returns the last loss."""
-    model.train()
+def make_step(lib: Any, model: Any, compiled: bool = False) -> Any:
+    """One batch of the example's ``train()``: forward, NLL loss, backward, clipping, and the
+    plain SGD update on ``p.data``; under ``ember.compile`` when ``compiled``."""
     criterion = lib.nn.NLLLoss()
     rnn = hasattr(model, "init_hidden")
-    hidden = model.init_hidden(BATCH) if rnn else None
-    loss = None
-    for i in range(0, data.size(0) - 1, BPTT):
-        x, y = data[i : i + BPTT], data[i + 1 : i + 1 + BPTT].reshape(-1)
+
+    def step(x: Any, y: Any, hidden: Any) -> Any:
         model.zero_grad()
         if rnn:
-            hidden = detach(hidden)
             out, hidden = model(x, hidden)
         else:
             out = model(x).view(-1, VOCAB)
@@ -110,33 +107,55 @@ def epoch(lib: Any, model: Any, data: Any) -> float:
         lib.nn.utils.clip_grad_norm_(model.parameters(), CLIP)
         for p in model.parameters():
             p.data.add_(p.grad, alpha=-LR)
+        return loss, hidden
+
+    return lib.compile(step) if compiled else step
+
+
+def epoch(lib: Any, model: Any, data: Any, step: Any) -> float:
+    """One training pass over ``data`` as the example's ``train()``; returns the last loss."""
+    model.train()
+    hidden = model.init_hidden(BATCH) if hasattr(model, "init_hidden") else None
+    loss = None
+    for i in range(0, data.size(0) - 1, BPTT):
+        x, y = data[i : i + BPTT], data[i + 1 : i + 1 + BPTT].reshape(-1)
+        loss, hidden = step(x, y, detach(hidden))
     return float(loss.item()) if loss is not None else math.nan
 
 
-def run(batches: int, rounds: int, models: tuple[str, ...], threads: int | None = None) -> dict[str, Any]:
+def run(
+    batches: int, rounds: int, models: tuple[str, ...], threads: int | None = None, compiled: bool = False
+) -> dict[str, Any]:
     torch = torch_or_none()
     if threads is not None:
         ember.set_num_threads(threads)
         if torch is not None:
             torch.set_num_threads(threads)
     libs: dict[str, Any] = {"ember[cpu]": ember}
+    if compiled:
+        libs["ember.compile"] = ember
     if torch is not None:
         libs["torch"] = torch
     ids = corpus(batches)
     rep = Report("wordlm")
     times: dict[tuple[str, str], list[float]] = {}
-    setups = {
-        (kind, impl): (lib, build(lib, kind), lib.tensor(ids))
-        for kind in models
-        for impl, lib in libs.items()
-    }
-    for lib, model, data in setups.values():
-        epoch(lib, model, data[: 2 * BPTT + 1])  # warm up lazy imports and caches
+    setups = {}
+    for kind in models:
+        for impl, lib in libs.items():
+            model = build(lib, kind)
+            setups[(kind, impl)] = (
+                lib,
+                model,
+                lib.tensor(ids),
+                make_step(lib, model, impl == "ember.compile"),
+            )
+    for lib, model, data, step in setups.values():
+        epoch(lib, model, data[: 3 * BPTT + 1], step)  # warm up lazy imports, caches, and the capture
     cpu: dict[tuple[str, str], list[float]] = {}
     for _ in range(rounds):
-        for key, (lib, model, data) in setups.items():
+        for key, (lib, model, data, step) in setups.items():
             t0, c0 = time.perf_counter(), time.thread_time()
-            loss = epoch(lib, model, data)
+            loss = epoch(lib, model, data, step)
             times.setdefault(key, []).append(time.perf_counter() - t0)
             cpu.setdefault(key, []).append(time.thread_time() - c0)
             if not math.isfinite(loss):
@@ -161,6 +180,11 @@ def run(batches: int, rounds: int, models: tuple[str, ...], threads: int | None 
                 f"thread CPU time {on_cpu:.2f}x",
                 flush=True,
             )
+        if compiled and "torch" in libs:
+            cr = rep.ratio(case, "ember.compile", "torch")
+            summary[f"{kind.lower()}_compile_ratio_vs_torch"] = cr
+            if cr is not None:
+                print(f"{kind}: ember.compile / torch = {cr:.2f}x (median of {rounds})", flush=True)
     return {"rep": rep, "summary": summary}
 
 
@@ -171,11 +195,14 @@ def main() -> None:
     ap.add_argument("--batches", type=int, default=50)
     ap.add_argument("--threads", type=int, default=None, help="intra-op threads of both libraries")
     ap.add_argument(
+        "--compile", action="store_true", help="also time ember with the step under ember.compile"
+    )
+    ap.add_argument(
         "--models", default=",".join(MODELS), help="comma-separated subset of LSTM,GRU,Transformer"
     )
     args = ap.parse_args()
     batches, rounds = (10, 3) if args.quick else (args.batches, args.rounds)
-    out = run(batches, rounds, tuple(m for m in args.models.split(",") if m), args.threads)
+    out = run(batches, rounds, tuple(m for m in args.models.split(",") if m), args.threads, args.compile)
     path = out["rep"].write(os.path.join(os.path.dirname(__file__), "results"), out["summary"])
     print(f"wrote {path}")
 
