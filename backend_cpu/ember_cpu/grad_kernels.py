@@ -52,6 +52,38 @@ def _col2im(cols: np.ndarray, hw: Pair, k: Pair, s: Pair, p: Pair, d: Pair, dtyp
     return np.ascontiguousarray(full[:, :, p[0] : p[0] + hw[0], p[1] : p[1] + hw[1]])
 
 
+def _input_grad_rows(g: np.ndarray, wt: np.ndarray, hw: Pair, k: Pair, p: Pair, d: Pair) -> np.ndarray:
+    """Stride-1 input gradient with whole padded rows as columns: the col2im adds run over
+    contiguous (oh·Wp)-long rows instead of ow-long pieces (a third of the time at 13x13).
+
+    ``g`` is widened to the padded width with zero columns, so the GEMM yields ``Wp - ow``
+    extra columns per row that are exact zeros (``wt`` is finite: the caller checks) and add
+    nothing where they land. Each tap is then one shifted add over the flat padded planes.
+    """
+    n, o, oh, ow = g.shape
+    groups, kk, og = wt.shape
+    c = groups * kk // (k[0] * k[1])
+    hp, wp = hw[0] + 2 * p[0], hw[1] + 2 * p[1]
+    wide = cache.empty((o, n, oh, wp), g.dtype)
+    wide[..., ow:] = 0
+    np.copyto(wide[..., :ow], g.transpose(1, 0, 2, 3))
+    span = n * oh * wp
+    cols = cache.empty((groups, kk, span), g.dtype)
+    np.matmul(wt, wide.reshape(groups, og, span), out=cols)  # (G, K, N·oh·Wp)
+    taps = cols.reshape(c, k[0], k[1], n, oh * wp)
+    plane = hp * wp + d[1] * (k[1] - 1)  # the last row's extra columns run past the plane
+    full = _zeros((c, n, plane), g.dtype)
+    for i in range(k[0]):
+        for j in range(k[1]):
+            at = i * d[0] * wp + j * d[1]
+            part = full[..., at : at + oh * wp]
+            np.add(part, taps[:, i, j], out=part)
+    inner = full[..., : hp * wp].reshape(c, n, hp, wp)[:, :, p[0] : p[0] + hw[0], p[1] : p[1] + hw[1]]
+    out = cache.empty((n, c) + hw, g.dtype)
+    np.copyto(out, inner.transpose(1, 0, 2, 3))
+    return out
+
+
 def conv2d_input_grad(
     g: np.ndarray, w: np.ndarray, in_hw: Pair, stride: Pair, padding: Pair, dilation: Pair, groups: int
 ) -> np.ndarray:
@@ -63,6 +95,9 @@ def conv2d_input_grad(
     _, cg, kh, kw = w.shape
     og, k, length = o // groups, cg * kh * kw, oh * ow
     wt = w.reshape(groups, og, k).transpose(0, 2, 1)  # (G, K, og), BLAS reads it transposed
+    if k >= _SMALL_K and stride == (1, 1) and n and length and np.isfinite(w).all():
+        res = _input_grad_rows(g, wt, tuple(in_hw), (kh, kw), padding, dilation)  # type: ignore[arg-type]
+        return res.astype(dtype) if dtype in HALF else res
     if k < _SMALL_K:
         cols = np.matmul(wt, g.reshape(n, groups, og, length))  # (N, G, K, L)
         cols = cols.reshape(n, groups * cg, kh, kw, oh, ow)
@@ -100,11 +135,13 @@ def conv2d_weight_grad(
         np.copyto(cols, win.reshape(n, groups, cg, kh, kw, oh, ow).transpose(1, 2, 3, 4, 0, 5, 6))
         gt = cache.empty((groups, og, n, length), x.dtype)
         np.copyto(gt, g.reshape(n, groups, og, length).transpose(1, 2, 0, 3))
+        # (K, N·L) @ (N·L, og), then transposed: OpenBLAS runs this orientation ~20% faster
+        # than (og, N·L) @ (N·L, K) for a long inner dimension (3.5 vs 4.4 ms at 288 x 7744 x 64).
         res = np.matmul(
-            gt.reshape(groups, og, n * length), cols.reshape(groups, k, n * length).transpose(0, 2, 1)
-        )
+            cols.reshape(groups, k, n * length), gt.reshape(groups, og, n * length).transpose(0, 2, 1)
+        ).transpose(0, 2, 1)
     res = res.reshape(o, cg, kh, kw)
-    return res.astype(dtype) if dtype in HALF else np.ascontiguousarray(res)
+    return res.astype(dtype, order="C") if dtype in HALF else np.ascontiguousarray(res)
 
 
 def max_pool2d_backward(g: np.ndarray, indices: np.ndarray, in_hw: Pair, accumulate: bool) -> np.ndarray:
