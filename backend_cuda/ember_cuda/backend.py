@@ -66,6 +66,12 @@ class CUDABackend:
 
         return KernelEvents()
 
+    def compile_graph(self, graph: Any) -> Any:
+        """Optional (ember.compile, ember.backends.graph): each elementwise chain as one kernel."""
+        from .fuse import compile_graph
+
+        return compile_graph(graph)
+
     def empty(self, shape: tuple[int, ...], dtype: DType, index: int) -> Any:
         nd = to_np(dtype)
         with cupy.cuda.Device(index):
