@@ -88,8 +88,8 @@ def compile_graph(graph: KernelGraph) -> KernelGraph | None:
     calls = graph.calls
     root = _chains(calls, graph.outputs, graph.meta)
     members: dict[int, list[int]] = defaultdict(list)
-    for i, r in root.items():
-        members[r].append(i)
+    for i, last in root.items():
+        members[last].append(i)
     if all(len(m) < 2 for m in members.values()):
         return None
     out: list[KernelCall] = []
@@ -158,7 +158,8 @@ class Program:
     kernel: Any  # cupy.ElementwiseKernel
     out: np.dtype
     scalars: list[tuple[Any, np.dtype]]  # each scalar argument and the dtype eager gives it
-    values: list[Any] = field(default_factory=list)  # the scalars as eager makes them (first call)
+    # per device: the scalars as eager makes them (bfloat16: a 0-d array on that device)
+    values: dict[int, list[Any]] = field(default_factory=dict)
 
     @property
     def scalar_names(self) -> frozenset[str]:
@@ -196,11 +197,13 @@ class FusedKernel:
         if prog is None:
             return self.eager(arrays)
         with first.device:
-            if len(prog.values) < len(prog.scalars):
-                prog.values = [ew._operand(v, SimpleNamespace(dtype=d)) for v, d in prog.scalars]
+            values = prog.values.get(first.device.id)
+            if values is None:
+                values = [ew._operand(v, SimpleNamespace(dtype=d)) for v, d in prog.scalars]
+                prog.values[first.device.id] = values
             y = cupy.empty(first.shape, prog.out)
             try:
-                prog.kernel(*arrays, *prog.values, y)
+                prog.kernel(*arrays, *values, y)
             except cupy.cuda.compiler.CompileException:  # never expected: tests compile the forms
                 self._programs[key] = None
                 return self.eager(arrays)

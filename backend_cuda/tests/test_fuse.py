@@ -43,10 +43,15 @@ def graph(
     return KernelGraph("cuda", calls, frozenset(inputs), frozenset(outputs), meta or {})
 
 
+def fk(c: KernelCall) -> FusedKernel:
+    assert isinstance(c.fn, FusedKernel)
+    return c.fn
+
+
 def fused(g: KernelGraph | None) -> list[tuple[str, ...]]:
     """Each call of the compiled graph: its fused chain's ops, or its own op."""
     assert g is not None
-    return [tuple(c.op for c in c.fn.chain) if isinstance(c.fn, FusedKernel) else (c.op,) for c in g.calls]
+    return [tuple(k.op for k in c.fn.chain) if isinstance(c.fn, FusedKernel) else (c.op,) for c in g.calls]
 
 
 # -- which calls fuse ------------------------------------------------------------------------
@@ -68,7 +73,7 @@ def test_a_chain_becomes_one_call_reading_the_chain_inputs() -> None:
     assert g is not None and len(g.calls) == 1
     (c,) = g.calls
     assert c.args == (V(0), V(1), V(5)) and c.out == V(6) and c.kwargs == {}
-    assert [k.op for k in c.fn.chain] == ["mul", "add", "tanh", "where"]
+    assert [k.op for k in fk(c).chain] == ["mul", "add", "tanh", "where"]
     assert g.inputs == frozenset({0, 1, 5}) and g.outputs == frozenset({6})
 
 
@@ -171,14 +176,14 @@ def test_a_chain_stays_under_the_argument_limit() -> None:
     g = compile_graph(graph(calls, set(range(n)), {98 + n}))
     assert g is not None and len(g.calls) == 2
     assert all(len(c.args) <= MAX_ARRAYS for c in g.calls)
-    assert sum(len(c.fn.chain) for c in g.calls) == len(calls) and g.calls[-1].out == V(98 + n)
+    assert sum(len(fk(c).chain) for c in g.calls) == len(calls) and g.calls[-1].out == V(98 + n)
 
 
 def test_scalars_are_kernel_arguments_one_per_value_and_dtype() -> None:
     calls = [K("add", V(0), 2.0, out=1), K("mul", V(1), 2.0, out=2), K("sub", V(2), 2, out=3)]
     g = compile_graph(graph(calls, {0}, {3}))
     assert g is not None
-    prog = g.calls[0].fn.program((F32,))
+    prog = fk(g.calls[0]).program((F32,))
     assert prog is not None and prog.scalars == [(2.0, F32), (2, F32)]  # 2.0 once, int 2 apart
 
 
@@ -188,7 +193,7 @@ def test_scalars_are_kernel_arguments_one_per_value_and_dtype() -> None:
 def _chain_kernel(calls: list[KernelCall], inputs: list[int], dtypes: tuple[np.dtype, ...]) -> Program:
     g = compile_graph(graph(calls, set(inputs), {calls[-1].out.n}))
     assert g is not None and len(g.calls) == 1
-    fn = g.calls[0].fn
+    fn = fk(g.calls[0])
     assert [v.n for v in fn.inputs] == inputs
     prog = fn.program(dtypes)
     assert prog is not None, "the chain should fuse for these dtypes"
@@ -323,7 +328,7 @@ def test_half_types_compute_through_the_ops_own_templates() -> None:
 )
 def test_what_eager_checks_on_the_host_runs_call_by_call(calls: list[KernelCall], dtypes: tuple) -> None:
     g = compile_graph(graph(calls, {0, 1}, {3}))
-    assert g is not None and g.calls[0].fn.program(dtypes) is None
+    assert g is not None and fk(g.calls[0]).program(dtypes) is None
 
 
 # -- the generated body computes what the CPU backend computes -------------------------------
@@ -374,7 +379,10 @@ def _host_run(tmp_path: Path, prog: Program, *arrays: np.ndarray) -> np.ndarray:
 
 
 def _cpu_chain(calls: list[KernelCall], env: dict[int, Any]) -> np.ndarray:
-    cpu = {**get("cpu").k, "sigmoid": lambda x: 1 / (1 + np.exp(-x))}  # CPU: sigmoid decomposes
+    cpu: dict[str, Any] = {
+        **get("cpu").k,
+        "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+    }  # CPU: sigmoid decomposes
     with np.errstate(all="ignore"):
         for c in calls:
             env[c.out.n] = cpu[c.op](*[env[a.n] if isinstance(a, Value) else a for a in c.args])
