@@ -1,5 +1,5 @@
 """Convolution kernels against a tap-by-tap reference: the padded-row input gradient
-(zero columns through the GEMM), the transposed weight-gradient GEMM, the forward paths."""
+(zero columns through the GEMM), the weight gradient and forward by blocks of samples."""
 
 from __future__ import annotations
 
@@ -52,6 +52,9 @@ CASES = [  # (N, C, H, W, O, kh, kw, stride, padding, dilation, groups): C/group
     (2, 16, 9, 9, 8, 3, 3, (2, 2), (1, 1), (1, 1), 1),
     (5, 1, 12, 12, 8, 3, 3, (1, 1), (0, 0), (1, 1), 1),
     (1, 64, 4, 4, 8, 1, 1, (1, 1), (0, 0), (1, 1), 1),
+    # 576 x 100 columns per sample: blocks of 4 samples (1 MB) and a last block of 1
+    (9, 64, 12, 12, 8, 3, 3, (1, 1), (0, 0), (1, 1), 1),
+    (9, 64, 10, 10, 8, 3, 3, (1, 1), (1, 1), (1, 1), 2),
 ]
 
 
