@@ -62,6 +62,8 @@ def _values(x: Any) -> np.ndarray:
 
 def test_every_marked_op_has_a_sample() -> None:
     # the recurrent layers' ops are internal (no public call): MODULE_CASES reaches them (LSTM, RNN)
+    import ember.nn.modules.rnn  # noqa: F401 - nn's layers load on first use; their ops register then
+
     assert set(AUTOCAST_OPS) - set(SAMPLES) == {"nn.functional.ctc_loss", "mkldnn_rnn_layer", "_rnn_layer"}
 
 

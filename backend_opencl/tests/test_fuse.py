@@ -20,6 +20,13 @@ from ember.backends.graph import KernelCall, KernelGraph, Value
 from ember_opencl import fuse, runtime
 from ember_opencl.fuse import MAX_ARRAYS, FusedKernel, compile_graph
 
+
+@pytest.fixture(autouse=True)
+def _capture_on_the_first_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests time the call after ``cf(...)``: capture it at once, not after a warm-up."""
+    monkeypatch.setattr(ember.compiler.config, "warmup", 0)
+
+
 V = Value
 
 

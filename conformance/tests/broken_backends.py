@@ -155,7 +155,11 @@ class NoDecomposition(BrokenPlugin):
 
     @hookimpl
     def ember_backend(self) -> Any:
+        # The module defining the decomposition loads lazily: load it now, so that no later
+        # import declares the decomposition again, then forget the decomposition.
+        registry._import_decompositions((self.op,))
         registry._decomposed.pop(self.op, None)
+        registry._decomposition_modules.pop(self.op, None)
         return _Renamed(self.name)
 
 
