@@ -2,8 +2,9 @@
 
 ``conv2d_input_grad`` multiplies the transposed weights by the output gradient (one batched
 matmul over the groups) and adds the columns back into the padded input (col2im: one strided
-add per kernel tap, never a loop over the batch or the channels). ``conv2d_weight_grad``
-copies the input's windows once (im2col) and multiplies them by the output gradient. The
+add per kernel tap, never a loop over the channels). ``conv2d_weight_grad`` copies the
+input's windows once (im2col) and multiplies them by the output gradient. Large batches go
+by blocks of samples whose columns stay in L2 between the copy and the GEMM. The
 pooling backwards write (or add) the gradient at the saved argmax positions, or spread each
 window's gradient over its cells. Large scratch arrays come from the host cache, so a
 training loop reuses them. Half types compute in float32.
@@ -55,7 +56,7 @@ def _col2im(cols: np.ndarray, hw: Pair, k: Pair, s: Pair, p: Pair, d: Pair, dtyp
 
 def _input_grad_rows(g: np.ndarray, wt: np.ndarray, hw: Pair, k: Pair, p: Pair, d: Pair) -> np.ndarray:
     """Stride-1 input gradient with whole padded rows as columns: the col2im adds run over
-    contiguous (oh·Wp)-long rows instead of ow-long pieces (a third of the time at 13x13).
+    contiguous (oh·Wp)-long rows instead of ow-long pieces (half the time at 13x13).
 
     ``g`` is widened to the padded width with zero columns, so the GEMM yields ``Wp - ow``
     extra columns per row that are exact zeros (``wt`` is finite: the caller checks) and add
