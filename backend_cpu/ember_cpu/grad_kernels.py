@@ -54,37 +54,46 @@ def _col2im(cols: np.ndarray, hw: Pair, k: Pair, s: Pair, p: Pair, d: Pair, dtyp
     return np.ascontiguousarray(full[:, :, p[0] : p[0] + hw[0], p[1] : p[1] + hw[1]])
 
 
-def _input_grad_rows(g: np.ndarray, wt: np.ndarray, hw: Pair, k: Pair, p: Pair, d: Pair) -> np.ndarray:
+def _input_grad_rows(g: np.ndarray, w: np.ndarray, hw: Pair, p: Pair, d: Pair, groups: int) -> np.ndarray:
     """Stride-1 input gradient with whole padded rows as columns: the col2im adds run over
     contiguous (oh·Wp)-long rows instead of ow-long pieces (half the time at 13x13).
 
     ``g`` is widened to the padded width with zero columns, so the GEMM yields ``Wp - ow``
-    extra columns per row that are exact zeros (``wt`` is finite: the caller checks) and add
+    extra columns per row that are exact zeros (``w`` is finite: the caller checks) and add
     nothing where they land, also past a plane's end into the next one (planes lie back to
-    back, NCHW). Each tap is one shifted add; blocks of samples keep the columns in L2.
+    back, NCHW). The kw taps of a kernel row are summed by the GEMM itself (its inner
+    dimension runs over og·kw copies of the rows shifted by j·dw), so one shifted add per
+    kernel row remains; blocks of samples keep the columns in L2.
     """
     n, o, oh, ow = g.shape
-    groups, kk, og = wt.shape
-    c = groups * kk // (k[0] * k[1])
+    _, cg, kh, kw = w.shape
+    og, c = o // groups, cg * groups
     hp, wp = hw[0] + 2 * p[0], hw[1] + 2 * p[1]
-    plane, row = hp * wp, oh * wp
-    flat = _zeros((n * c * plane + d[1] * (k[1] - 1),), g.dtype)
+    plane, row, lead = hp * wp, oh * wp, d[1] * (kw - 1)
+    # a[g, (c, i), (o, j)] = w[g·og + o, c, i, j]
+    a = np.ascontiguousarray(w.reshape(groups, og, cg, kh, kw).transpose(0, 2, 3, 1, 4))
+    a = a.reshape(groups, cg * kh, og * kw)
+    flat = _zeros((n * c * plane + lead,), g.dtype)
     it = flat.itemsize
-    step = max(1, _COLS_BLOCK // (kk * row * it))
+    step = max(1, _COLS_BLOCK // (cg * kh * kw * row * it))
     for lo in range(0, n, step):
         b = min(step, n - lo)
         if lo == 0 or b < step:
-            wide = cache.empty((o, b, oh, wp), g.dtype)
-            wide[..., ow:] = 0
-            cols = cache.empty((groups, kk, b * row), g.dtype)
-        np.copyto(wide[..., :ow], g[lo : lo + b].transpose(1, 0, 2, 3))
-        np.matmul(wt, wide.reshape(groups, og, b * row), out=cols)  # (G, K, B·oh·Wp)
-        taps = cols.reshape(c, k[0], k[1], b, row)
-        for i in range(k[0]):
-            for j in range(k[1]):
-                at = lo * c * plane + i * d[0] * wp + j * d[1]
-                part = as_strided(flat[at:], (b, c, row), (c * plane * it, plane * it, it))
-                np.add(part, taps[:, i, j].transpose(1, 0, 2), out=part)
+            wide = cache.empty((o, lead + b * row), g.dtype)  # zero lead, then (B, oh, Wp) rows
+            wide[:, :lead] = 0
+            body = wide[:, lead:].reshape(o, b, oh, wp)
+            body[..., ow:] = 0
+            shifted = cache.empty((o, kw, b * row), g.dtype)
+            cols = cache.empty((groups, cg * kh, b * row), g.dtype)
+        np.copyto(body[..., :ow], g[lo : lo + b].transpose(1, 0, 2, 3))
+        for j in range(kw):  # shifted[o, j, q] = row element q - j·dw (zeros before the start)
+            np.copyto(shifted[:, j], wide[:, lead - j * d[1] : lead - j * d[1] + b * row])
+        np.matmul(a, shifted.reshape(groups, og * kw, b * row), out=cols)  # (G, cg·kh, B·oh·Wp)
+        taps = cols.reshape(c, kh, b, row)
+        for i in range(kh):
+            at = lo * c * plane + i * d[0] * wp
+            part = as_strided(flat[at:], (b, c, row), (c * plane * it, plane * it, it))
+            np.add(part, taps[:, i].transpose(1, 0, 2), out=part)
     full = flat[: n * c * plane].reshape(n, c, hp, wp)
     if p == (0, 0):
         return full
@@ -105,7 +114,7 @@ def conv2d_input_grad(
     og, k, length = o // groups, cg * kh * kw, oh * ow
     wt = w.reshape(groups, og, k).transpose(0, 2, 1)  # (G, K, og), BLAS reads it transposed
     if k >= _SMALL_K and stride == (1, 1) and n and length and np.isfinite(w).all():
-        res = _input_grad_rows(g, wt, tuple(in_hw), (kh, kw), padding, dilation)  # type: ignore[arg-type]
+        res = _input_grad_rows(g, w, tuple(in_hw), padding, dilation, groups)  # type: ignore[arg-type]
         return res.astype(dtype) if dtype in HALF else res
     if k < _SMALL_K:
         cols = np.matmul(wt, g.reshape(n, groups, og, length))  # (N, G, K, L)
