@@ -140,11 +140,23 @@ def max_pool2d(
     else:
         # pos = p where window element p equals the maximum, the smallest such p winning;
         # arithmetic on int8/int32 instead of a masked copy (which branches per element).
-        itype = np.int8 if len(views) < 128 else np.int32
-        pos = np.full(best.shape, len(views) - 1, itype)
+        # Inside the input (no padding, no ceil_mode overhang) pos holds the cell's offset
+        # in the plane directly: one int64 add then gives the index (no lookup pass).
+        hw = x.shape[-2:]
+        ends_outside = (oh - 1) * stride[0] + dilation[0] * (kernel[0] - 1) >= hw[0] or (
+            (ow - 1) * stride[1] + dilation[1] * (kernel[1] - 1) >= hw[1]
+        )
+        inside = not (padding[0] or padding[1] or ends_outside)
+        cell = [i * dilation[0] * hw[1] + j * dilation[1] for i in range(kernel[0]) for j in range(kernel[1])]
+        code = cell if inside else list(range(len(views)))
+        itype = np.int8 if code[-1] < 128 else np.int16 if code[-1] < 1 << 15 else np.int64
+        pos = np.full(best.shape, code[-1], itype)
         for p in range(len(views) - 2, -1, -1):
             eq = (views[p] == best).view(np.int8).astype(itype, copy=False)
-            pos -= eq * (pos - itype(p))
+            pos -= eq * (pos - itype(code[p]))
+        if inside:
+            base = (np.arange(oh) * (stride[0] * hw[1]))[:, None] + np.arange(ow) * stride[1]
+            return best, np.add(pos, base, dtype=np.int64)
     return best, _flat_index(pos, best, x.shape[-2:], kernel, stride, padding, dilation)
 
 
