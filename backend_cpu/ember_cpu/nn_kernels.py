@@ -120,21 +120,41 @@ def max_pool2d(
 ) -> Any:
     """Window maxima and the flat (h·W + w) index of the first maximum in each window.
 
-    The maxima come from elementwise ``maximum`` over the kh·kw strided window views (no
-    window copy); the positions from equality tests in reverse order, so the first wins.
+    The maxima come from elementwise ``maximum`` over the kernel rows, then over the kernel
+    columns (no window copy); the positions from equality tests of the kh·kw strided window
+    views in reverse order, so the first wins.
     Windows holding NaN fall back to one ``argmax`` (NaN is the maximum, as in PyTorch).
     """
     (oh, ow), (eh, ew) = _pool_geometry(x, kernel, stride, padding, dilation, ceil_mode)
     xp = _padded(x, padding[0], padding[0] + eh, padding[1], padding[1] + ew, -np.inf)
     views = []
-    for i in range(kernel[0]):
-        rows = slice(i * dilation[0], i * dilation[0] + stride[0] * (oh - 1) + 1, stride[0])
-        for j in range(kernel[1]):
-            cols = slice(j * dilation[1], j * dilation[1] + stride[1] * (ow - 1) + 1, stride[1])
+    row_sl = [
+        slice(i * dilation[0], i * dilation[0] + stride[0] * (oh - 1) + 1, stride[0])
+        for i in range(kernel[0])
+    ]
+    col_sl = [
+        slice(j * dilation[1], j * dilation[1] + stride[1] * (ow - 1) + 1, stride[1])
+        for j in range(kernel[1])
+    ]
+    for rows in row_sl:
+        for cols in col_sl:
             views.append(xp[..., rows, cols])
-    best = views[0].copy()
-    for v in views[1:]:
-        np.maximum(best, v, out=best)
+    # Maxima in two steps: over the kernel rows on whole input rows (contiguous runs), then
+    # over the kernel columns of that: kh + kw - 2 passes instead of a copy and kh·kw - 1.
+    line = (
+        xp[..., row_sl[0], :].copy()
+        if kernel[0] == 1
+        else np.maximum(xp[..., row_sl[0], :], xp[..., row_sl[1], :])
+    )
+    for rows in row_sl[2:]:
+        np.maximum(line, xp[..., rows, :], out=line)
+    best = (
+        line[..., col_sl[0]].copy()
+        if kernel[1] == 1
+        else np.maximum(line[..., col_sl[0]], line[..., col_sl[1]])
+    )
+    for cols in col_sl[2:]:
+        np.maximum(best, line[..., cols], out=best)
     if best.dtype.kind == "f" and np.isnan(best).any():
         best, pos = _argmax_windows(xp, kernel, stride, dilation, (oh, ow))
     else:

@@ -49,6 +49,8 @@ CASES = [  # (shape, kernel, stride, padding, dilation, ceil_mode)
     ((1, 2, 9, 10), (3, 2), (2, 3), (0, 0), (1, 1), True),
     ((1, 2, 11, 11), (3, 3), (1, 2), (0, 0), (2, 2), False),
     ((1, 1, 3, 300), (2, 2), (1, 1), (0, 0), (1, 1), False),  # offsets past int8: 300 + 1
+    ((2, 2, 7, 8), (1, 3), (1, 2), (0, 1), (1, 1), False),  # one kernel row
+    ((2, 2, 8, 7), (3, 1), (2, 1), (1, 0), (1, 1), True),  # one kernel column
 ]
 
 
