@@ -4,6 +4,7 @@ shares (``INDEX_DTYPES``, ``first_outside``, ``Bounded``)."""
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -12,7 +13,7 @@ from ember.backends import dtypes as D
 
 from .._autocast_hook import autocast_op
 from .._creation import zeros
-from .._dispatch import call, to_host
+from .._dispatch import call, host_test, to_host
 from .._dtype import c_name
 from .._dtype import pt_name as _pt
 from .._public import op, public
@@ -64,15 +65,47 @@ def first_outside(t: Tensor, low: int, high: int) -> tuple[int, int] | None:
     """``(flat position, value)`` of the first entry of ``t`` outside ``[low, high)``, else None.
 
     A valid index costs one min/max; only the error path searches for the culprit to name it.
+    Up to ``_HOST_CHECK`` entries it is one host test (``ember.compile`` then guards on "all
+    in range", not on the indices themselves).
     """
     if not t.numel():
         return None
+    if t.numel() <= _HOST_CHECK:
+        return host_test(t._be, t._data, functools.partial(_outside_on_host, low, high))  # type: ignore[no-any-return]
     lo, hi = index_range(t)
     if low <= lo and hi < high:
         return None
-    a = np.asarray(to_host(t._be, t._data)).reshape(-1)
+    return _outside_on_host(low, high, to_host(t._be, t._data))
+
+
+def _outside_on_host(low: int, high: int, a: Any) -> tuple[int, int] | None:
+    a = np.asarray(a).reshape(-1)
+    if not a.size:
+        return None
+    if a.size <= _LIST_CHECK:
+        values = a.tolist()
+        lo, hi = min(values), max(values)
+    else:
+        lo, hi = int(a.min()), int(a.max())
+    if low <= lo and hi < high:
+        return None
     pos = int(np.flatnonzero((a < low) | (a >= high))[0])
     return pos, int(a[pos])
+
+
+def index_signs(t: Tensor, size: int) -> tuple[bool, tuple[int, int] | None]:
+    """(whether ``t`` has a negative entry, the first entry outside ``[-size, size)`` or None):
+    what wrapping negative indices needs, in one host test for ``ember.compile``'s guard."""
+    if t.numel() <= _HOST_CHECK:
+        return host_test(t._be, t._data, functools.partial(_signs_on_host, size))  # type: ignore[no-any-return]
+    lo, hi = index_range(t)
+    bad = None if -size <= lo and hi < size else first_outside(t, -size, size)
+    return lo < 0, bad
+
+
+def _signs_on_host(size: int, a: Any) -> tuple[bool, tuple[int, int] | None]:
+    a = np.asarray(a).reshape(-1)
+    return bool(a.size and int(a.min()) < 0), _outside_on_host(-size, size, a)
 
 
 def legacy_type_name(dtype: Any) -> str:

@@ -22,7 +22,7 @@ from ..autograd.graph import record, relabel
 from ._common import broadcast_shape, norm_dim, numel, same_device, sum_to
 from ._composite import NoRecord
 from .convert import assign, check_inplace, inplace
-from .gather_scatter import INDEX_DTYPES, Bounded, first_outside, gather_checked, index_range
+from .gather_scatter import INDEX_DTYPES, Bounded, first_outside, gather_checked, index_signs
 from .inplace import record_setitem
 from .pointwise_binary import _scalar_for
 from .search import nonzero
@@ -212,11 +212,10 @@ def _wrapped(t: Tensor, size: int, nth: int) -> Tensor:
     """``t`` with negative entries counted from the end; PyTorch names the ``nth`` index tensor."""
     if not t.numel():
         return t
-    lo, hi = index_range(t)
-    if lo < -size or hi >= size:
-        bad = first_outside(t, -size, size)
-        raise IndexError(f"index {bad[1]} is out of bounds for dimension {nth} with size {size}")  # type: ignore[index]
-    return where(t < 0, t + size, t) if lo < 0 else t
+    negative, bad = index_signs(t, size)
+    if bad is not None:
+        raise IndexError(f"index {bad[1]} is out of bounds for dimension {nth} with size {size}")
+    return where(t < 0, t + size, t) if negative else t
 
 
 def _result_shape(shape: tuple[int, ...], dims: list[int], bshape: tuple[int, ...]) -> tuple[int, ...]:
