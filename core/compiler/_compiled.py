@@ -54,6 +54,7 @@ class _Plan:
     targets: list[Any] = field(default_factory=list)  # autograd: (in/obj, index) of grad inputs
     why: str | None = None  # set when the function runs eagerly
     mismatches: int = 0
+    last_mismatch: str = ""
     single: Any = None  # replay returning one tensor: a tensor like it (the fast path)
     inputs: list[tuple] = field(default_factory=list)  # (shape, dtype, device, requires_grad) per argument
 
@@ -82,8 +83,15 @@ class CompiledFunction:
         return ""
 
     def explain(self) -> list[str]:
-        """Why each captured signature runs eagerly (empty: every one replays)."""
-        return [p.why for plans in self._cache.values() for p in plans if p.why]
+        """Why captured signatures run eagerly, always or on some calls (empty: every call replays)."""
+        found = []
+        for plans in self._cache.values():
+            for p in plans:
+                if p.why:
+                    found.append(p.why)
+                elif p.mismatches:
+                    found.append(f"{p.mismatches} call(s) ran eagerly: {p.last_mismatch}")
+        return found
 
     def reset(self) -> None:
         self._cache.clear()
@@ -121,6 +129,7 @@ class CompiledFunction:
                     if str(m) == "guard":
                         continue
                     plan.mismatches += 1
+                    plan.last_mismatch = str(m)
                     if plan.mismatches > CACHE_LIMIT:
                         plan.forward, plan.why = None, f"{m} on more than {CACHE_LIMIT} calls"
                     return self._fn(*args, **kwargs)
