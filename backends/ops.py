@@ -333,6 +333,14 @@ _COMPOSITE_LIST = [
         "dim",
         "g - exp(out) * sum(g, dim) for log_softmax's output out and its gradient g",
     ),
+    # relu backward: one call (the frontend's rule; g and out of one shape)
+    _op(
+        "relu_backward",
+        "composite",
+        2,
+        "",
+        "g where relu's output out is not <= 0, else 0 (0 even where g is inf or NaN)",
+    ),
     # special functions, scans, scatter_reduce, complex parts, linear algebra (ember.special, .linalg)
     _op("atan", "composite", 1, "", "arctangent"),
     _op("atan2", "composite", 2, "", "angle of (b, a) in (-pi, pi], quadrant-aware"),

@@ -74,6 +74,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     ),
     "ember._decomp_normal": ("erfc", "erfcx", "log_ndtr", "erfinv", "ndtri"),
     "ember._decomp_scatter": ("scatter_reduce",),
+    "ember._ops.pointwise_unary": ("relu_backward",),
     "ember.nn._functional.attention": ("sdpa", "sdpa_backward"),
     "ember.nn._functional.conv": ("conv2d_input_grad", "conv2d_weight_grad"),
     "ember.nn._functional.pooling": ("max_pool2d_backward", "avg_pool2d_backward"),

@@ -140,6 +140,10 @@ SIGNATURES: dict[str, tuple[str, str]] = {
         "log_softmax_backward(g, out, dim)",
         "x's gradient from log_softmax's output (half types may compute in float32)",
     ),
+    "relu_backward": (
+        "relu_backward(g, out)",
+        "x's gradient from relu's output: 0 where out <= 0 even for an inf or NaN g (threshold_backward)",
+    ),
     "atan": ("atan(x)", ""),
     "atan2": ("atan2(a, b)", "the angle of the point (b, a), as torch.atan2(input, other)"),
     "asin": ("asin(x)", ""),

@@ -57,6 +57,15 @@ def _softmax_grad(log: bool) -> Callable[[Any, str], Any]:
     return run
 
 
+def _relu_grad(e: Any, dev: str) -> Any:
+    """x's gradient through relu of a transposed input, with a strided g (and zeros in x)."""
+    x = _t(e, dev, _x(5, 3), requires_grad=True)
+    with e.no_grad():
+        x[1] = 0.0
+    e.relu(x.t()).backward(_t(e, dev, _x(5, 3)).t())
+    return x.grad
+
+
 def _sgd(e: Any, dev: str, foreach: bool | None = None) -> Any:
     p = _t(e, dev, _x(3, 4), requires_grad=True)
     opt = e.optim.SGD([p], lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01, foreach=foreach)
@@ -185,6 +194,7 @@ CALLS: dict[str, tuple[Callable[[Any, str], Any], float]] = {
     "sdpa_backward": (_attention(True), 1e-13),
     "softmax_backward": (_softmax_grad(False), 1e-15),
     "log_softmax_backward": (_softmax_grad(True), 1e-15),
+    "relu_backward": (_relu_grad, 0),
     "atan": (_unary(lambda e, x: x.atan(), WIDE), 1e-15),
     "atan2": (lambda e, d: e.atan2(_t(e, d, _x(3, 4)), _t(e, d, _x(3, 4))), 1e-15),
     "asin": (_unary(lambda e, x: x.asin(), UNIT), 1e-15),

@@ -411,6 +411,7 @@ from .nn_kernels import (
     log_softmax,
     log_softmax_backward,
     max_pool2d,
+    relu_backward,
     softmax,
     softmax_backward,
 )
@@ -424,6 +425,7 @@ KERNELS.update(
         "log_softmax": log_softmax,
         "softmax_backward": softmax_backward,
         "log_softmax_backward": log_softmax_backward,
+        "relu_backward": relu_backward,
     }
 )
 

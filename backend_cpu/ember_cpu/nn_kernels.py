@@ -318,3 +318,19 @@ def log_softmax_backward(g: np.ndarray, out: np.ndarray, dim: int) -> np.ndarray
         rb *= s[lo : lo + step]
         np.subtract(gr[lo : lo + step], rb, out=rb)
     return r
+
+
+_INT = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def relu_backward(g: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``g`` where ``out`` is not ``<= 0``, else +0 (exact for inf/NaN ``g``, like PyTorch's
+    threshold_backward): the mask becomes 0 or -1 in place and ANDs ``g``'s bits, three cheap
+    passes; ``g * (out > 0)`` is no faster and gives NaN for ``inf * 0``, masked copies branch
+    per element (~10x slower on a random mask)."""
+    m = np.asarray(np.less_equal(out, 0)).view(np.int8)  # asarray: a 0-d input gives a scalar
+    np.subtract(m, 1, out=m)  # 1 (drop) -> 0, 0 (keep) -> -1: all bits set
+    r = _buffer(out.shape, out.dtype)
+    bits = _INT[out.dtype.itemsize]
+    np.bitwise_and(g.astype(out.dtype, copy=False).view(bits), m, out=r.view(bits))
+    return r

@@ -13,6 +13,7 @@ from . import (
     cases_optim,
     cases_recurrent,
     cases_reduce,
+    cases_relu_backward,
     cases_softmax_backward,
     cases_special,
 )
@@ -33,6 +34,7 @@ CASES: dict[str, OpCase] = {
         cases_recurrent,
         cases_attention,
         cases_softmax_backward,
+        cases_relu_backward,
         cases_special,
         cases_linalg,
     )

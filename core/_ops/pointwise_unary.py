@@ -21,7 +21,7 @@ from .._tensor import Tensor, wrap
 from ..autograd.grad_mode import state as _grad
 from ..autograd.graph import record, relabel
 from ._args import must_be
-from ._composite import NoRecord
+from ._composite import NoRecord, decomposition
 
 PUBLIC = public(
     __name__,
@@ -351,13 +351,30 @@ def positive(input: Tensor) -> Tensor:
     return input
 
 
+@decomposition("relu_backward")
+def _relu_backward(g: Tensor, out: Tensor) -> Tensor:
+    """``where(out <= 0, 0, g)`` as PyTorch's threshold_backward: 0 even for an inf/NaN ``g``,
+    ``g`` where ``out`` is NaN."""
+    from .select import where  # cycle: ember._ops.select imports pointwise_binary
+
+    return where(out <= 0, 0.0, g)
+
+
 def _relu_rule(n: Any, g: Tensor) -> tuple:
+    """One ``relu_backward`` call (no float temporaries on the CPU) on plain backward; the recorded
+    decomposition under create_graph, so it differentiates."""
     (out,) = n.ctx
-    return (g * (out > 0).to(g.dtype),)
+    if g.dtype is not out.dtype:
+        g = g.to(out.dtype)
+    if _grad.enabled or not has_kernel(out._be, "relu_backward"):
+        return (_relu_backward(g, out),)
+    return (
+        wrap(call(out._be, "relu_backward", g._data, out._data), out._be, out._device, out.dtype, out._shape),
+    )
 
 
 def relu(input: Tensor) -> Tensor:
-    """max(input, 0), NaN staying NaN; one ``ReluBackward0`` node: ``grad * (out > 0)``.
+    """max(input, 0), NaN staying NaN; one ``ReluBackward0`` node: ``relu_backward(grad, out)``.
 
     ``maximum`` rather than ``where``: NumPy's ``where`` branches per element (~10x slower).
     """
