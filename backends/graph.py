@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["KernelCall", "KernelGraph", "Value"]
+__all__ = ["WRITES_FIRST", "KernelCall", "KernelGraph", "Value", "values", "written"]
 
 
 @dataclass(frozen=True)
@@ -57,3 +57,25 @@ class KernelGraph:
     inputs: frozenset[int]
     outputs: frozenset[int]
     meta: dict[int, Any] = field(default_factory=dict)  # value -> (shape, dtype) where known
+
+
+# Kernels that write into their first argument (``ops.py``); any kernel given ``out=`` writes there.
+WRITES_FIRST = frozenset(
+    {"assign", "index_put", "sgd_update", "adam_update", "sgd_update_foreach", "adam_update_foreach"}
+)
+
+
+def written(op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """What a call writes into: its ``out=``, or the first argument of a writing kernel, else None."""
+    return kwargs.get("out", args[0] if op in WRITES_FIRST and args else None)
+
+
+def values(obj: Any) -> list[int]:
+    """The numbers of the Values in ``obj`` (nested tuples, lists and dict values), in order."""
+    if isinstance(obj, Value):
+        return [obj.n]
+    if isinstance(obj, (list, tuple)):
+        return [n for x in obj for n in values(x)]
+    if isinstance(obj, dict):
+        return [n for x in obj.values() for n in values(x)]
+    return []

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from ember.backends.graph import KernelCall, KernelGraph, Value
+from ember.backends.graph import KernelCall, KernelGraph, Value, values
 
 from .kernels import KERNELS, LARGE
 
@@ -71,7 +71,7 @@ def _fuse(run: list[KernelCall], dtypes: list[Any], graph: KernelGraph, rest: li
         used.extend(a.n for a in c.args if isinstance(a, Value))
         produced.append(c.out.n)
     inputs = sorted(set(used) - set(produced))
-    later = {a.n for c in rest for a in _values(c.args) + _values(c.kwargs)}
+    later = {n for c in rest for n in values((c.args, c.kwargs))}
     outputs = [n for n in produced if n in graph.outputs or n in later]
     ns: dict[str, Any] = {}
     lines = []
@@ -95,13 +95,3 @@ def _fuse(run: list[KernelCall], dtypes: list[Any], graph: KernelGraph, rest: li
     fn = ns["fused"]
     fn.source = src
     return KernelCall("fused", tuple(Value(n) for n in inputs), {}, tuple(Value(n) for n in outputs), fn=fn)
-
-
-def _values(a: Any) -> list[Value]:
-    if isinstance(a, Value):
-        return [a]
-    if isinstance(a, (list, tuple)):
-        return [v for x in a for v in _values(x)]
-    if isinstance(a, dict):
-        return [v for x in a.values() for v in _values(x)]
-    return []

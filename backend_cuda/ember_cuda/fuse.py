@@ -28,7 +28,7 @@ from typing import Any
 import cupy
 import numpy as np
 from ember.backends import DType
-from ember.backends.graph import KernelCall, KernelGraph, Value
+from ember.backends.graph import WRITES_FIRST, KernelCall, KernelGraph, Value, values
 from ember.backends.ops import ALL_OPS, BINARY, COMPARE, UNARY
 
 from . import elementwise as ew
@@ -40,9 +40,6 @@ _UNARY = frozenset(UNARY) | {"ceil", "trunc", "round", "sign", "sigmoid", "log1p
 _BINARY = frozenset(BINARY) | {"remainder"}
 _COMPARE = frozenset(COMPARE)
 _FUSABLE = _UNARY | _BINARY | _COMPARE | {"where", "cast"}
-_WRITES = frozenset(
-    {"assign", "index_put", "sgd_update", "adam_update", "sgd_update_foreach", "adam_update_foreach"}
-)
 _SCALARS = (bool, int, float)
 # Per chain, at most this many distinct input arrays and scalars (CUDA's 4 KiB of kernel
 # parameters: a CuPy CArray of rank 8 takes 136 bytes).
@@ -50,16 +47,6 @@ MAX_ARRAYS = 16
 MAX_SCALARS = 16
 OPTIONS = ("--fmad=false",)
 _HALF_HEADERS = {"float16": "#include <cupy/float16.cuh>\n", "bfloat16": "#include <cupy/bfloat16.cuh>\n"}
-
-
-def _values(a: Any) -> list[int]:
-    if isinstance(a, Value):
-        return [a.n]
-    if isinstance(a, (list, tuple)):
-        return [n for x in a for n in _values(x)]
-    if isinstance(a, dict):
-        return [n for x in a.values() for n in _values(x)]
-    return []
 
 
 def _fusable(c: KernelCall, meta: dict[int, Any]) -> bool:
@@ -74,13 +61,13 @@ def _fusable(c: KernelCall, meta: dict[int, Any]) -> bool:
             and all(isinstance(a, (Value, *_SCALARS)) for a in c.args)
             and any(isinstance(a, Value) for a in c.args)
         )
-    shapes = {tuple(meta[n][0]) for n in _values((c.args, c.out)) if n in meta}
+    shapes = {tuple(meta[n][0]) for n in values((c.args, c.out)) if n in meta}
     return ok and len(shapes) <= 1
 
 
 def _writes(c: KernelCall) -> bool:
     """Whether ``c`` may write into an array it did not make (a chain must not span it)."""
-    return c.fn is not None or "out" in c.kwargs or c.op in _WRITES or c.op not in ALL_OPS
+    return c.fn is not None or "out" in c.kwargs or c.op in WRITES_FIRST or c.op not in ALL_OPS
 
 
 def compile_graph(graph: KernelGraph) -> KernelGraph | None:
@@ -110,7 +97,7 @@ def _chains(calls: list[KernelCall], outputs: frozenset[int], meta: dict[int, An
     chain's last call, and the kernel stays under the argument limits."""
     consumers: dict[int, list[int]] = defaultdict(list)
     for i, c in enumerate(calls):
-        for n in _values((c.args, c.kwargs)):
+        for n in values((c.args, c.kwargs)):
             consumers[n].append(i)
     writes = [i for i, c in enumerate(calls) if _writes(c)]
     root: dict[int, int] = {}
@@ -120,7 +107,7 @@ def _chains(calls: list[KernelCall], outputs: frozenset[int], meta: dict[int, An
         c = calls[i]
         if not _fusable(c, meta):
             continue
-        own_arrays = set(_values(c.args))
+        own_arrays = set(values(c.args))
         own_scalars = {(type(a), repr(a)) for a in c.args if isinstance(a, _SCALARS)}
         v = c.out.n
         chains = {root.get(u) for u in consumers.get(v, [])}

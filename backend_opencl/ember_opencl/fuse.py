@@ -14,7 +14,7 @@ from collections import defaultdict
 from typing import Any
 
 from ember.backends import DType
-from ember.backends.graph import KernelCall, KernelGraph, Value
+from ember.backends.graph import WRITES_FIRST, KernelCall, KernelGraph, Value, values
 from ember.backends.ops import ALL_OPS, BINARY, COMPARE
 
 from .fuse_kernel import UNARY_OPS, FusedKernel, _scalar_key
@@ -25,9 +25,6 @@ _UNARY = UNARY_OPS
 _BINARY = frozenset(BINARY) | {"remainder"}
 _COMPARE = frozenset(COMPARE)
 _FUSABLE = _UNARY | _BINARY | _COMPARE | {"where", "cast"}
-_WRITES_FIRST = frozenset(
-    {"assign", "index_put", "sgd_update", "adam_update", "sgd_update_foreach", "adam_update_foreach"}
-)
 _SCALARS = (bool, int, float, complex)
 # Kinds of kernels whose result is a new array (never a view of an argument).
 _FRESH_KINDS = frozenset({"unary", "binary", "compare", "where", "reduction", "scan", "matmul", "composite"})
@@ -39,16 +36,6 @@ MAX_SCALARS = 12
 # stores runs slower than the separate chains (the 102-op tanh chain's step, interleaved medians:
 # 0 exports 12.3 ms, 1: 15.8 ms, 12: 25.2 ms), its device time too (8.6, 9.5, 20.5 ms).
 MAX_EXPORTS = 0
-
-
-def _values(a: Any) -> list[int]:
-    if isinstance(a, Value):
-        return [a.n]
-    if isinstance(a, (list, tuple)):
-        return [n for x in a for n in _values(x)]
-    if isinstance(a, dict):
-        return [n for x in a.values() for n in _values(x)]
-    return []
 
 
 def _fusable(c: KernelCall) -> bool:
@@ -64,7 +51,7 @@ def _fusable(c: KernelCall) -> bool:
 
 def _writes(c: KernelCall) -> bool:
     """Whether ``c`` may write into an array it did not make (a chain must not span it)."""
-    return c.fn is not None or "out" in c.kwargs or c.op in _WRITES_FIRST or c.op not in ALL_OPS
+    return c.fn is not None or "out" in c.kwargs or c.op in WRITES_FIRST or c.op not in ALL_OPS
 
 
 def _kind(op: str) -> str | None:
@@ -103,7 +90,7 @@ def _rename_writes(
     turned into a plain call making a new value that later calls read instead; and the indices
     of those calls. Kept only where the call ends inside a chain (its write then never
     happens: nothing reads the array after it), so the new values never leave the graph."""
-    top = 1 + max((n for c in calls for n in _values((c.args, c.kwargs, c.out))), default=0)
+    top = 1 + max((n for c in calls for n in values((c.args, c.kwargs, c.out))), default=0)
     fresh: set[int] = set()  # values made by a call of this graph into a new array
     origin: dict[int, int] = {}  # a new value -> the captured value it stands for
     read: set[int] = set()
@@ -138,12 +125,12 @@ def _rename_writes(
             current[c.out.n] = new
             fresh.add(new.n)
             renamed.add(i)
-            read.update(_values(args))
+            read.update(values(args))
             out.append(KernelCall(c.op, args, {}, new))
             continue
-        read.update(_values((args, kwargs)))
+        read.update(values((args, kwargs)))
         if not c.kwargs and c.fn is None and (c.op == "cast" or _kind(c.op) in _FRESH_KINDS):
-            fresh.update(_values(res))
+            fresh.update(values(res))
         out.append(KernelCall(c.op, args, kwargs, res, c.fn))
     return out, renamed
 
@@ -159,7 +146,7 @@ def _chains(
     an output), no write lies between them, and the kernel stays under the argument limits."""
     consumers: dict[int, list[int]] = defaultdict(list)
     for i, c in enumerate(calls):
-        for n in _values((c.args, c.kwargs)):
+        for n in values((c.args, c.kwargs)):
             consumers[n].append(i)
     writes = [i for i, c in enumerate(calls) if _writes(c)]
     root: dict[int, int] = {}
@@ -171,7 +158,7 @@ def _chains(
         c = calls[i]
         if not _fusable(c):
             continue
-        own_arrays = set(_values(c.args))
+        own_arrays = set(values(c.args))
         own_scalars = {_scalar_key(a) for a in c.args if isinstance(a, _SCALARS)}
         v = c.out.n
         users = consumers.get(v, [])

@@ -28,16 +28,13 @@ from ember import _random
 from ember._dispatch import DispatchMode
 from ember._tensor import Tensor
 from ember.backends.graph import Value as Ref
+from ember.backends.graph import values, written
 
 from ._disable import capturing
 
 __all__ = ["Capture", "Fresh", "Obj", "Ref", "Rng", "Step", "active"]
 
-# Kernels that write into their first argument (``ops.py``) and those whose result's shape
-# depends on the data (replay checks the shape is the one captured).
-_WRITES_FIRST = frozenset(
-    {"assign", "index_put", "sgd_update", "adam_update", "sgd_update_foreach", "adam_update_foreach"}
-)
+# Kernels whose result's shape depends on the data (replay checks the shape is the one captured).
 _DATA_SHAPED = frozenset({"nonzero"})
 
 _SLOT_DATA = Tensor.__dict__["_data"]
@@ -245,26 +242,19 @@ class Capture(DispatchMode):
             return out
         step = Step("kernel", op, backend, sargs, skw, self.define(out))
         if varies:
-            found: list[int] = []
-            _refs(step.out, found)
-            written = kwargs.get("out", args[0] if op in _WRITES_FIRST and args else None)
-            _refs(self.spec(written), found)
-            self.varying.update(found)
+            self.varying.update(values(step.out))
+            self.varying.update(values(self.spec(written(op, args, kwargs))))
         if op in _DATA_SHAPED:
             step.note = tuple(out.shape)
         self.steps.append(step)
         return out
 
     def _varies(self, spec: Any) -> bool:
-        found: list[int] = []
-        _refs(spec, found)
-        return any(n in self.varying for n in found) or _has_rng(spec)
+        return any(n in self.varying for n in values(spec)) or _has_rng(spec)
 
     def _note_writes(self, op: str, args: tuple, kwargs: dict[str, Any]) -> None:
-        written = kwargs.get("out")
-        if written is None and op in _WRITES_FIRST and args:
-            written = args[0]
-        for a in written if isinstance(written, (list, tuple)) else (written,):
+        target = written(op, args, kwargs)
+        for a in target if isinstance(target, (list, tuple)) else (target,):
             if _is_array(a):
                 n = self.values.get(id(a))
                 if n is None or n in self.outer:  # a write that outlives the call
@@ -339,17 +329,6 @@ class Capture(DispatchMode):
     def on_module_call(self, module: Any) -> None:
         if not self.paused:
             self.modules.setdefault(id(module), module)
-
-
-def _refs(a: Any, out: list[int]) -> None:
-    if isinstance(a, Ref):
-        out.append(a.n)
-    elif isinstance(a, (list, tuple)):
-        for x in a:
-            _refs(x, out)
-    elif isinstance(a, dict):
-        for x in a.values():
-            _refs(x, out)
 
 
 def _has_rng(a: Any) -> bool:

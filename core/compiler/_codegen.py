@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 from ember import _dispatch
 from ember.backends import registry
+from ember.backends.graph import values, written
 
-from ._capture import _DATA_SHAPED, _WRITES_FIRST, Fresh, Obj, Ref, Rng, Step
+from ._capture import _DATA_SHAPED, Fresh, Obj, Ref, Rng, Step
 
 __all__ = ["Mismatch", "Program", "generate", "irreversible_at"]
 
@@ -49,15 +50,12 @@ def irreversible_at(steps: list[Step], outer: set[int]) -> list[bool]:
     flags, done = [], False
     for s in steps:
         flags.append(done)
-        if s.kind in ("set_data", "set_grad") or (s.kind == "call" and not s.note):
-            done = True
-        elif s.kind == "kernel":
-            written = s.kwargs.get("out")
-            if written is None and s.op in _WRITES_FIRST and s.args:
-                written = s.args[0]
-            for w in written if isinstance(written, (list, tuple)) else (written,):
-                if isinstance(w, Ref) and w.n in outer:
-                    done = True
+        done = (
+            done
+            or s.kind in ("set_data", "set_grad")
+            or (s.kind == "call" and not s.note)
+            or (s.kind == "kernel" and any(n in outer for n in values(written(s.op, s.args, s.kwargs))))
+        )
     return flags
 
 
@@ -233,10 +231,9 @@ def generate(
             lhs = w.bind(s.out, fresh)
             body.append(f"{lhs} = {call}" if lhs else call)
             w.kernels += 1
-            written = s.kwargs.get("out", s.args[0] if s.op in _WRITES_FIRST and s.args else None)
-            bumped: list[int] = []
-            _uses(written, bumped)
-            for n in bumped:  # an in-place write moves the tensor's version on, as eager's does
+            for n in values(
+                written(s.op, s.args, s.kwargs)
+            ):  # an in-place write moves the tensor's version on, as eager's does
                 if n in owner:
                     body.append(f"{owner[n]}._vc[0] += 1")
             if s.op in _DATA_SHAPED and s.note is not None:

@@ -26,9 +26,10 @@ from ember.autograd import engine
 from ember.autograd import grad as autograd_grad
 from ember.autograd.function import Function
 from ember.autograd.grad_mode import state as grad_state
+from ember.backends.graph import values, written
 
 from . import _fuse
-from ._capture import _SLOT_DATA, _WRITES_FIRST, Capture, Ref
+from ._capture import _SLOT_DATA, Capture, Ref
 from ._codegen import Mismatch, Program, generate, irreversible_at
 from ._config import config
 from ._disable import capturing
@@ -222,12 +223,11 @@ class CompiledFunction:
         # A differentiable forward: the forward returns its results and what backward needs.
         gouts, grads = backward
         fwd_steps, bwd_steps = cap.steps[:split], cap.steps[split:]
-        defined = {n for s in fwd_steps for n in _outs(s)}
+        defined = {n for s in fwd_steps for n in values(s.out)}
         used_by_bwd: list[int] = []
         for s in bwd_steps:
-            _collect(s.args, used_by_bwd)
-            _collect(s.kwargs, used_by_bwd)
-        _collect(grads, used_by_bwd)
+            used_by_bwd += values((s.args, s.kwargs))
+        used_by_bwd += values(grads)
         saved = sorted({n for n in used_by_bwd if n in defined})
         position = {r.n: k for k, r in enumerate(returns)}
         grad_outs = [position[cap.values[id(_SLOT_DATA.__get__(t, Tensor))]] for t in outs]
@@ -394,23 +394,6 @@ def _plain_object(a: Any) -> bool:
     return not isinstance(a, (Module, Optimizer))
 
 
-def _outs(s: Any) -> list[int]:
-    found: list[int] = []
-    _collect(s.out, found)
-    return found
-
-
-def _collect(a: Any, out: list[int]) -> None:
-    if isinstance(a, Ref):
-        out.append(a.n)
-    elif isinstance(a, (list, tuple)):
-        for x in a:
-            _collect(x, out)
-    elif isinstance(a, dict):
-        for x in a.values():
-            _collect(x, out)
-
-
 def _flat_tensors(obj: Any) -> list[Tensor]:
     if isinstance(obj, Tensor):
         return [obj]
@@ -548,10 +531,7 @@ def _may_change(s: Any, n: int, target: Any) -> bool:
     if s.kind == "set_data":
         return bool(s.target == target)
     if s.kind == "kernel":
-        written = s.kwargs.get("out", s.args[0] if s.op in _WRITES_FIRST and s.args else None)
-        found: list[int] = []
-        _collect(written, found)
-        return n in found
+        return n in values(written(s.op, s.args, s.kwargs))
     return False
 
 
