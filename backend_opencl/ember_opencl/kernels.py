@@ -14,10 +14,10 @@ from typing import Any
 from ember.backends import DTYPES_BY_NAME, DType
 from ember.backends.ops import BINARY, UNARY
 
+from . import attention, nn, nn_backward, optim, rnn, scan, views
 from . import elementwise as ew
 from . import indexing as ix
 from . import matmul as mm
-from . import nn, nn_backward, optim, scan, views
 from . import random as rnd
 from . import reduce as rd
 from . import sort as st
@@ -118,4 +118,12 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "avg_pool2d_backward": _via_float32(nn_backward.avg_pool2d_backward),
     "sgd_update": _via_float32(optim.sgd_update, (0, 2)),
     "adam_update": _via_float32(optim.adam_update, (0, 2, 3, 4)),
+    "lstm_layer": _via_float32(rnn.lstm_layer),
+    "lstm_layer_backward": _via_float32(rnn.lstm_layer_backward),
+    "gru_layer": _via_float32(rnn.gru_layer),
+    "gru_layer_backward": _via_float32(rnn.gru_layer_backward),
+    "rnn_layer": _via_float32(rnn.rnn_layer),
+    "rnn_layer_backward": _via_float32(rnn.rnn_layer_backward),
+    "sdpa": _via_float32(attention.sdpa),
+    "sdpa_backward": _via_float32(attention.sdpa_backward),
 }
