@@ -95,17 +95,20 @@ void ember_matmul(__global ${OT} *p_out, ${IT} off_out, ${ost}
     ${IT} col0 = (${IT})get_group_id(0) * BN, row0 = (${IT})get_group_id(1) * BM;
     ${IT} gid = (${IT})get_global_id(2);
 ${batch}    int nr = (int)min((${IT})BM, n - row0), nc = (int)min((${IT})BN, m - col0);
-    for (int i = 0; i < BM * BN; i++) ((__local ${ACC} *)Cs)[i] = 0;
+    /* only the rows and columns of the tile that exist, rounded up to the register block */
+    int nrr = (nr + RM - 1) / RM * RM, ncc = (nc + 15) / 16 * 16;
+    for (int r = 0; r < nrr; r++)
+        for (int c = 0; c < ncc; c++) Cs[r][c] = 0;
     for (${IT} k0 = 0; k0 < k; k0 += BK) {
         int kc = (int)min((${IT})BK, k - k0);
-        for (int r = 0; r < BM; r++)
-            for (int kk = 0; kk < BK; kk++)
-                As[kk][r] = (r < nr && kk < kc) ? (${ACC})p_a[i_a + (row0 + r) * sa_n + (k0 + kk) * sa_k] : 0;
-        for (int kk = 0; kk < BK; kk++)
-            for (int c = 0; c < BN; c++)
-                Bs[kk][c] = (kk < kc && c < nc) ? (${ACC})p_b[i_b + (k0 + kk) * sb_k + (col0 + c) * sb_m] : 0;
-        for (int rb = 0; rb < BM; rb += RM) {
-            for (int cb = 0; cb < BN; cb += 16) {
+        for (int r = 0; r < nrr; r++)
+            for (int kk = 0; kk < kc; kk++)
+                As[kk][r] = r < nr ? (${ACC})p_a[i_a + (row0 + r) * sa_n + (k0 + kk) * sa_k] : 0;
+        for (int kk = 0; kk < kc; kk++)
+            for (int c = 0; c < ncc; c++)
+                Bs[kk][c] = c < nc ? (${ACC})p_b[i_b + (k0 + kk) * sb_k + (col0 + c) * sb_m] : 0;
+        for (int rb = 0; rb < nrr; rb += RM) {
+            for (int cb = 0; cb < ncc; cb += 16) {
                 ${ACC}8 acc0[RM], acc1[RM];
                 #pragma unroll
                 for (int r = 0; r < RM; r++) {
