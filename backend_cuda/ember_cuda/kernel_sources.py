@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import elementwise, fused, indexing, optim, pool, random
+from . import attention, elementwise, fused, indexing, optim, pool, random, rnn
 from .dtypes import FLOATS
 from .nvrtc_check import render_elementwise
 
@@ -48,6 +48,8 @@ RAW: dict[str, dict[str, Any]] = {
     "ember_scatter_segments": indexing.EMBER_SCATTER_SEGMENTS,
     "ember_softmax": fused.EMBER_SOFTMAX,
     "ember_pool2d": pool.EMBER_POOL2D,
+    "ember_rnn": rnn.EMBER_RNN,
+    "ember_sdpa": attention.EMBER_SDPA,
 }
 
 

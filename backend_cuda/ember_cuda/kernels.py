@@ -17,7 +17,9 @@ from . import indexing as ix
 from . import random as rnd
 from . import reduce as rd
 from . import sort as st
+from .attention import ATTENTION_KERNELS
 from .matmul import matmul
+from .rnn import RNN_KERNELS
 from .runtime import on_device
 from .special import SPECIAL_KERNELS
 
@@ -65,6 +67,8 @@ _TABLE: dict[str, Callable[..., Any]] = {
     "sgd_update": optim.sgd_update,
     "adam_update": optim.adam_update,
     **SPECIAL_KERNELS,
+    **RNN_KERNELS,
+    **ATTENTION_KERNELS,
 }
 # Creation kernels take the device index; views and host-side work need no device switch.
 _NO_SWITCH = {"full", "arange", "philox", "reshape", "permute", "expand", "slice", "as_strided", "bitcast"}

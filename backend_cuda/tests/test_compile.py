@@ -13,11 +13,37 @@ import types
 import cupy
 import ember_cuda
 import pytest
-from ember_cuda import elementwise, fused, indexing, optim, pool, random, reduce, sort, special, views
+from ember_cuda import (
+    attention,
+    elementwise,
+    fused,
+    indexing,
+    optim,
+    pool,
+    random,
+    reduce,
+    rnn,
+    sort,
+    special,
+    views,
+)
 from ember_cuda.kernel_sources import ALL_KERNEL_SOURCES, ELEMENTWISE, RAW
 from ember_cuda.nvrtc_check import CUPY_HEADER, compile_source, render_elementwise
 
-KERNEL_MODULES = (elementwise, fused, indexing, optim, pool, random, reduce, sort, special, views)
+KERNEL_MODULES = (
+    attention,
+    elementwise,
+    fused,
+    indexing,
+    optim,
+    pool,
+    random,
+    reduce,
+    rnn,
+    sort,
+    special,
+    views,
+)
 _KERNEL_TYPES = (cupy.RawKernel, cupy.RawModule, cupy.ElementwiseKernel, cupy.ReductionKernel)
 
 
@@ -65,5 +91,6 @@ def test_every_module_level_kernel_is_registered() -> None:
 
 def test_every_raw_kernel_is_compiled_per_declared_dtype() -> None:
     assert set(RAW["ember_softmax"]) == {"float16", "bfloat16", "float32", "float64"}
+    assert set(RAW["ember_rnn"]) == set(RAW["ember_sdpa"]) == {"float32", "float64"}
     assert set(RAW["ember_scatter_segments"]) == {d.name for d in ember_cuda.CUDABackend.dtypes}
     assert len(ALL_KERNEL_SOURCES) >= 80
