@@ -247,6 +247,42 @@ _COMPOSITE_LIST = [
         "adam_update on each (param, grad, m, v, vmax) of five equal-length lists (vmax entries None "
         "unless amsgrad); steps: one float per tensor",
     ),
+    # multi-tensor gradient clipping (clip_grad_norm_): lists of arrays of one dtype
+    _op(
+        "norm_foreach",
+        "composite",
+        1,
+        "ord",
+        "(len,) array of the ord-norm of each array of a list of one floating or complex dtype (as "
+        "linalg.vector_norm: inf max |x|, -inf min |x|, 0 the count of non-zeros, else sum(|x|**ord) "
+        "** (1/ord)), in their real dtype; half types accumulate in float32",
+    ),
+    _op(
+        "mul_foreach",
+        "composite",
+        2,
+        "",
+        "in place: each array of a list *= s, a 0-d array (cast to each array's dtype); returns None",
+    ),
+    # layer norm over the trailing k dims: one call forward, one backward (one recorded node)
+    _op(
+        "layer_norm",
+        "composite",
+        3,
+        "k eps",
+        "(out, mean, rstd) for x (floating), weight and bias (None or the trailing k dims' shape): "
+        "mean and rstd = 1/sqrt(var + eps) (biased variance) over the last k dims, kept as size-1 "
+        "dims; out = (x - mean) * rstd * weight + bias",
+    ),
+    _op(
+        "layer_norm_backward",
+        "composite",
+        5,
+        "k",
+        "(dx, dw, db) for layer_norm's output gradient g given x, weight (None: dw None), mean and "
+        "rstd: xhat = (x - mean) * rstd, gw = g * weight, dx = rstd * (gw - mean(gw) - xhat * "
+        "mean(gw * xhat)) over the last k dims, dw = sum(g * xhat), db = sum(g) over the leading dims",
+    ),
     # recurrent layers: one call per layer and direction over the whole sequence, forward and
     # backward (the frontend records one node); gi is the input projection of every step,
     # (L, N, G*H); b_hh may be None; lengths None or one int per batch row (packed sequences:

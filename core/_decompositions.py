@@ -49,6 +49,8 @@ INLINE = (
     "adam_update",  # optim/optimizer.py
     "sgd_update_foreach",  # optim/optimizer.py: the per-tensor update for each parameter
     "adam_update_foreach",  # optim/optimizer.py
+    "norm_foreach",  # nn/utils/clip_grad.py: one norm per tensor
+    "mul_foreach",  # nn/utils/clip_grad.py: one mul_ per tensor
     "cumprod",  # _ops/reduction_scan.py: a doubling scan
     "cummax",  # _ops/reduction_scan.py
     "cummin",  # _ops/reduction_scan.py
@@ -77,6 +79,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "ember._ops.pointwise_unary": ("relu_backward",),
     "ember.nn._functional.attention": ("sdpa", "sdpa_backward"),
     "ember.nn._functional.conv": ("conv2d_input_grad", "conv2d_weight_grad"),
+    "ember.nn._functional.norm": ("layer_norm", "layer_norm_backward"),
     "ember.nn._functional.pooling": ("max_pool2d_backward", "avg_pool2d_backward"),
     "ember.nn._functional.recurrent": (
         "lstm_layer",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from . import (
     cases_attention,
     cases_composite,
+    cases_foreach,
     cases_index,
     cases_layout,
     cases_linalg,
@@ -31,6 +32,7 @@ CASES: dict[str, OpCase] = {
         cases_index,
         cases_nn,
         cases_optim,
+        cases_foreach,
         cases_recurrent,
         cases_attention,
         cases_softmax_backward,

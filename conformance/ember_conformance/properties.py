@@ -47,6 +47,7 @@ WRITES: dict[str, tuple[int, ...]] = {
     "adam_update": (0, 2, 3, 4),  # param, exp_avg, exp_avg_sq, max_exp_avg_sq
     "sgd_update_foreach": (0, 2),  # params, momentum buffers (lists)
     "adam_update_foreach": (0, 2, 3, 4),  # params, exp_avgs, exp_avg_sqs, max_exp_avg_sqs
+    "mul_foreach": (0,),  # the scaled arrays (a list)
 }
 
 # Non-view ops whose result the op table calls a contiguous copy.

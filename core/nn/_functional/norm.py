@@ -7,13 +7,17 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ember.backends import registry
+
 from ..._autocast_hook import autocast_op
+from ..._dispatch import call, has_kernel
+from ..._ops._composite import DECOMPOSITIONS, NoRecord, _as_tensor
 from ..._public import op, public
-from ..._tensor import Tensor
+from ..._tensor import Tensor, wrap
 from ...autograd.grad_mode import no_grad
 from ...autograd.grad_mode import state as _grad
 from ...autograd.graph import record
-from ._util import NoRecord, recording
+from ._util import recording
 
 PUBLIC = public(
     __name__,
@@ -86,23 +90,28 @@ def layer_norm(
 def _layer_norm_node(
     x: Tensor, dims: tuple[int, ...], w: Tensor | None, b: Tensor | None, eps: float
 ) -> Tensor:
-    """The decomposition's numbers unrecorded, and one node (PyTorch's) whose rule is the closed
-    form: a dozen recorded ops and their broadcast reductions cost more than the arithmetic."""
-    with NoRecord():  # _moments and _normalized, sharing x - mean
-        c = x - x.mean(dims, keepdim=True)
-        rstd = ((c * c).mean(dims, keepdim=True) + eps).rsqrt()
-        xhat = c * rstd
-        out = _affine(xhat, w, b, None, xhat)
+    """One ``layer_norm`` call (its decomposition, unrecorded, where the backend has no kernel)
+    and one node (PyTorch's) whose rule is one ``layer_norm_backward`` call: a dozen recorded
+    ops and their broadcast reductions cost more than the arithmetic."""
+    be, k = x._be, len(dims)
+    if has_kernel(be, "layer_norm"):
+        o, m, r = call(be, "layer_norm", x._data, _data(w), _data(b), k, eps)
+        stat = x._shape[: x.ndim - k] + (1,) * k
+        out = wrap(o, be, x._device, x.dtype, x._shape)
+        mean, rstd = (wrap(a, be, x._device, x.dtype, stat) for a in (m, r))
+    else:
+        with NoRecord():
+            out, mean, rstd = _layer_norm_decomposed(x, w, b, k, eps)
     if recording(x, w, b):
         record(
-            "NativeLayerNormBackward0", _layer_norm_rule, out, (x, w, b), (), (x, w, b, xhat, rstd, dims, eps)
+            "NativeLayerNormBackward0", _layer_norm_rule, out, (x, w, b), (), (x, w, b, mean, rstd, dims, eps)
         )
     return out
 
 
 def _layer_norm_rule(n: Any, g: Tensor) -> tuple:
-    """dx = rstd (gw - mean(gw) - xhat mean(gw xhat)) with gw = g w; dw, db summed over rows."""
-    x, w, b, xhat, rstd, dims, eps = n.ctx
+    """One ``layer_norm_backward`` call (its decomposition where the backend has no kernel)."""
+    x, w, b, mean, rstd, dims, eps = n.ctx
     need = n.needs_input_grad
     if _grad.enabled:  # create_graph: the decomposition, recorded, for gradients of gradients
         from ...autograd import grad
@@ -111,16 +120,65 @@ def _layer_norm_rule(n: Any, g: Tensor) -> tuple:
         out = _affine(_normalized(x, dims, eps), w, b, None, x)
         got = iter(grad(out, inputs, g, create_graph=True, allow_unused=True))
         return tuple(next(got) if want else None for want in need)
-    rows = tuple(range(x.ndim - len(dims)))
-    dx = dw = db = None
-    if need[0]:
-        gw = g if w is None else g * w
-        dx = (gw - gw.mean(dims, keepdim=True) - xhat * (gw * xhat).mean(dims, keepdim=True)) * rstd
-    if need[1]:
-        dw = (g * xhat).sum(rows) if rows else g * xhat
-    if need[2]:
-        db = g.sum(rows) if rows else g
-    return dx, dw, db
+    if g.dtype is not x.dtype:
+        g = g.to(x.dtype)
+    be, k = x._be, len(dims)
+    if has_kernel(be, "layer_norm_backward"):
+        gx, gw, gb = call(be, "layer_norm_backward", g._data, x._data, _data(w), mean._data, rstd._data, k)
+        dx = wrap(gx, be, x._device, x.dtype, x._shape) if need[0] else None
+        dw = wrap(gw, be, x._device, w.dtype, w._shape) if need[1] and w is not None else None
+        db = wrap(gb, be, x._device, b.dtype, b._shape) if need[2] and b is not None else None
+        return dx, dw, db
+    dx, dw, db = _layer_norm_backward_decomposed(g, x, w, mean, rstd, k)
+    return (dx if need[0] else None), (dw if need[1] else None), (db if need[2] else None)
+
+
+def _data(t: Tensor | None) -> Any:
+    return None if t is None else t._data
+
+
+# -- the two composites' decompositions (run unrecorded) -------------------------------------
+def _layer_norm_decomposed(
+    x: Tensor, w: Tensor | None, b: Tensor | None, k: int, eps: float
+) -> tuple[Tensor, Tensor, Tensor]:
+    dims = tuple(range(x.ndim - k, x.ndim))
+    mean = x.mean(dims, keepdim=True)
+    c = x - mean
+    rstd = ((c * c).mean(dims, keepdim=True) + eps).rsqrt()
+    return _affine(c * rstd, w, b, None, x), mean, rstd
+
+
+def _layer_norm_backward_decomposed(
+    g: Tensor, x: Tensor, w: Tensor | None, mean: Tensor, rstd: Tensor, k: int
+) -> tuple[Tensor, Tensor | None, Tensor]:
+    """dx = rstd (gw - mean(gw) - xhat mean(gw xhat)) with gw = g w; dw, db summed over rows."""
+    dims, rows = tuple(range(x.ndim - k, x.ndim)), tuple(range(x.ndim - k))
+    xhat = (x - mean) * rstd
+    gw = g if w is None else g * w
+    dx = (gw - gw.mean(dims, keepdim=True) - xhat * (gw * xhat).mean(dims, keepdim=True)) * rstd
+    dw = None if w is None else ((g * xhat).sum(rows) if rows else g * xhat)
+    return dx, dw, (g.sum(rows) if rows else g.clone())
+
+
+def _kernel_form(fn: Any, n: int) -> Any:
+    """``fn`` as a kernel on a backend's arrays (the conformance suite calls kernels); weight
+    and bias may be None."""
+
+    def make(lb: Any) -> Any:
+        def kernel(*args: Any) -> Any:
+            ts = tuple(None if a is None else _as_tensor(lb, a) for a in args[:n])
+            with NoRecord():
+                return tuple(None if o is None else o._data for o in fn(*ts, *args[n:]))
+
+        return kernel
+
+    return make
+
+
+# Declared here rather than with ``@decomposition``: weight and bias may be None.
+DECOMPOSITIONS.update(layer_norm=_layer_norm_decomposed, layer_norm_backward=_layer_norm_backward_decomposed)
+registry.declare_decomposition("layer_norm", _kernel_form(_layer_norm_decomposed, 3))
+registry.declare_decomposition("layer_norm_backward", _kernel_form(_layer_norm_backward_decomposed, 5))
 
 
 def _normalized(x: Tensor, dims: tuple[int, ...], eps: float) -> Tensor:
