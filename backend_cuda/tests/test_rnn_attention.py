@@ -22,7 +22,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 import pytest
-from ember.backends import get
+from ember.backends import BackendUnavailableError, get
 from ember_cuda import attention, rnn
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="no host C++ compiler (g++)")
@@ -84,8 +84,7 @@ def _call(lib: ctypes.CDLL, name: str, blocks: int, args: tuple) -> None:
     fn(*conv)
 
 
-@pytest.fixture
-def on_host(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+def _patch_host(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     build = tmp_path_factory.getbasetemp() / "rnn_attention_build"
 
     def rnn_launch(name: str, acc: np.dtype, threads: int, args: tuple) -> None:
@@ -99,6 +98,35 @@ def on_host(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFa
         monkeypatch.setattr(mod, "cupy", np)
     monkeypatch.setattr(rnn, "_launch", rnn_launch)
     monkeypatch.setattr(attention, "_launch", sdpa_launch)
+
+
+@pytest.fixture
+def on_host(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    _patch_host(monkeypatch, tmp_path_factory)
+
+
+@pytest.fixture(params=["host", "cuda"])
+def impl(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> Any:
+    """Run an op on NumPy arrays: host emulation, or the real cuda backend where it loads."""
+    if request.param == "host":
+        _patch_host(monkeypatch, tmp_path_factory)
+        table = {**rnn.RNN_KERNELS, **attention.ATTENTION_KERNELS}
+        return lambda op, *args: table[op](*args)
+    try:
+        cuda = get("cuda")
+    except BackendUnavailableError as e:
+        pytest.skip(f"cuda backend unavailable: {e}")
+    be = cuda.backend
+
+    def run(op: str, *args: Any) -> Any:
+        out = cuda.k[op](
+            *[be.from_numpy(np.ascontiguousarray(a), 0) if isinstance(a, np.ndarray) else a for a in args]
+        )
+        return tuple(be.to_numpy(o) for o in out) if isinstance(out, tuple) else be.to_numpy(out)
+
+    return run
 
 
 def _np(dtype: str) -> np.dtype:
@@ -198,6 +226,49 @@ def test_empty_layers(on_host: None, shape: tuple) -> None:
     g = np.ones((steps, n, hid))
     zeros = (z((steps, n, 3 * hid)), z((steps, n, 3 * hid)), z((n, hid)))
     _close(rnn.gru_layer_backward(g, args[1], args[2], *got, False, None), zeros, "float64")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_layers_over_several_blocks(impl: Any, kind: str, dtype: str) -> None:
+    """n * hid = 320 threads (two blocks of 256), unsorted lengths, both directions."""
+    rng = np.random.default_rng(6)
+    steps, n, hid, gates = 6, 8, 40, KINDS[kind]
+    lengths = (6, 1, 0, 3, 6, 2, 5, 4)
+
+    def v(*shape: int) -> np.ndarray:
+        return (rng.uniform(-1, 1, shape) * 0.5).astype(dtype)
+
+    state = (v(n, hid), v(n, hid)) if kind == "lstm" else (v(n, hid),)
+    args = (v(steps, n, gates * hid), *state, v(gates * hid, hid), v(gates * hid))
+    name = "rnn_layer" if kind.startswith("rnn") else f"{kind}_layer"
+    tail = (kind == "rnn_relu",) if kind.startswith("rnn") else ()
+    for reverse in (False, True):
+        want = _layer(CPU, kind, args, reverse, lengths)
+        _close(impl(name, *args, *tail, reverse, lengths), want, dtype)
+        g = v(*(want[0] if kind in ("lstm", "gru") else want).shape)
+        fwd = want if isinstance(want, tuple) else (want,)
+        got = impl(f"{name}_backward", g, *args[1:-2], args[-2], *fwd, *tail, reverse, lengths)
+        _close(got, _backward(CPU, kind, args, want, g, reverse, lengths), dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("lk", [20, 100, 300])  # one block of 32, 128 and 256 threads per row
+def test_attention_rows_of_every_block_size(impl: Any, lk: int, dtype: str) -> None:
+    rng = np.random.default_rng(lk)
+
+    def v(*shape: int) -> np.ndarray:
+        return rng.standard_normal(shape).astype(dtype)
+
+    q, k, val, g = v(2, 7, 16), v(2, lk, 16), v(2, lk, 8), v(2, 7, 8)
+    mask = rng.random((2, 7, lk)) < 0.7
+    mask[1, 3] = False  # a query with nothing to attend
+    drop = ((rng.random((2, 7, lk)) >= 0.2) / 0.8).astype(dtype)
+    for m, dr, causal in [(mask, drop, False), (None, None, True)]:
+        want = CPU["sdpa"](q, k, val, m, dr, 0.25, causal)
+        _close(impl("sdpa", q, k, val, m, dr, 0.25, causal), want, dtype)
+        back = CPU["sdpa_backward"](g, q, k, val, want[1], dr, 0.25)
+        _close(impl("sdpa_backward", g, q, k, val, want[1], dr, 0.25), back, dtype)
 
 
 # -- attention against the CPU backend -------------------------------------------------------
