@@ -3,7 +3,8 @@
 Conventions as in ``ember_cpu.nn_kernels``: NCHW inputs (leading dims are planes), OIHW
 weights, parameters as (h, w) pairs; forward only (the backward kernels are in nn_backward.py).
 
-* ``max_pool2d``: each work item walks its window in row-major order and keeps the first
+* ``max_pool2d``: one work item per output row (64-bit division per output was most of its
+  time on PoCL); for each output it walks its window in row-major order and keeps the first
   maximum (``>``), NaN counting as the maximum (the first NaN wins); padding is ``-inf``.
   A window whose maximum is ``-inf`` and sits on a padding cell reports its first
   in-bounds cell, as PyTorch (and the CPU kernel) do. Indices are flat ``h * W + w``.
@@ -41,28 +42,31 @@ __kernel void ember_max_pool2d(__global T *out, __global long *idx, __global con
     long H, long W, long OH, long OW, long kh, long kw, long sh, long sw, long ph, long pw,
     long dh, long dw, long n)
 {
-    long gid = get_global_id(0);
+    long gid = get_global_id(0);  /* one output row (plane, oy): no division per output */
     if (gid >= n) return;
-    long ox = gid % OW, oy = (gid / OW) % OH, plane = gid / (OW * OH);
+    long oy = gid % OH, plane = gid / OH;
     __global const T *xp = x + plane * H * W;
-    long r0 = oy * sh - ph, c0 = ox * sw - pw, br = r0, bc = c0;
-    T best = -INFINITY;
-    for (long i = 0; i < kh; i++) {
-        long r = r0 + i * dh;
-        for (long j = 0; j < kw; j++) {
-            long c = c0 + j * dw;
-            T v = (r >= 0 && r < H && c >= 0 && c < W) ? xp[r * W + c] : (T)(-INFINITY);
-            if ((i == 0 && j == 0) || (!isnan(best) && (isnan(v) || v > best))) {
-                best = v; br = r; bc = c;
+    long r0 = oy * sh - ph, rf = ember_first_valid(r0, dh);
+    for (long ox = 0; ox < OW; ox++) {
+        long c0 = ox * sw - pw, br = r0, bc = c0;
+        T best = -INFINITY;
+        for (long i = 0; i < kh; i++) {
+            long r = r0 + i * dh;
+            for (long j = 0; j < kw; j++) {
+                long c = c0 + j * dw;
+                T v = (r >= 0 && r < H && c >= 0 && c < W) ? xp[r * W + c] : (T)(-INFINITY);
+                if ((i == 0 && j == 0) || (!isnan(best) && (isnan(v) || v > best))) {
+                    best = v; br = r; bc = c;
+                }
             }
         }
+        if (br < 0 || br >= H || bc < 0 || bc >= W) {
+            br = rf;
+            bc = ember_first_valid(c0, dw);
+        }
+        out[gid * OW + ox] = best;
+        idx[gid * OW + ox] = br * W + bc;
     }
-    if (br < 0 || br >= H || bc < 0 || bc >= W) {
-        br = ember_first_valid(r0, dh);
-        bc = ember_first_valid(c0, dw);
-    }
-    out[gid] = best;
-    idx[gid] = br * W + bc;
 }
 """
 
@@ -71,18 +75,20 @@ __kernel void ember_avg_pool2d(__global T *out, __global const T *x,
     long H, long W, long OH, long OW, long kh, long kw, long sh, long sw, long ph, long pw,
     int include_pad, long n)
 {
-    long gid = get_global_id(0);
+    long gid = get_global_id(0);  /* one output row (plane, oy) */
     if (gid >= n) return;
-    long ox = gid % OW, oy = (gid / OW) % OH, plane = gid / (OW * OH);
+    long oy = gid % OH, plane = gid / OH;
     __global const T *xp = x + plane * H * W;
-    long r0 = oy * sh - ph, c0 = ox * sw - pw;
-    long r1 = min(r0 + kh, H + ph), c1 = min(c0 + kw, W + pw);
-    T total = 0;
-    for (long r = max(r0, 0L); r < min(r0 + kh, H); r++)
-        for (long c = max(c0, 0L); c < min(c0 + kw, W); c++)
-            total += xp[r * W + c];
-    long div = include_pad ? (r1 - r0) * (c1 - c0) : (min(r1, H) - max(r0, 0L)) * (min(c1, W) - max(c0, 0L));
-    out[gid] = total / (T)div;
+    long r0 = oy * sh - ph, r1 = min(r0 + kh, H + ph);
+    for (long ox = 0; ox < OW; ox++) {
+        long c0 = ox * sw - pw, c1 = min(c0 + kw, W + pw);
+        T total = 0;
+        for (long r = max(r0, 0L); r < min(r0 + kh, H); r++)
+            for (long c = max(c0, 0L); c < min(c0 + kw, W); c++)
+                total += xp[r * W + c];
+        long div = include_pad ? (r1 - r0) * (c1 - c0) : (min(r1, H) - max(r0, 0L)) * (min(c1, W) - max(c0, 0L));
+        out[gid * OW + ox] = total / (T)div;
+    }
 }
 """
 
@@ -148,7 +154,7 @@ def max_pool2d(x: CLArray, kernel: Pair, stride: Pair, padding: Pair, dilation: 
     out, idx = empty(x.dev, shape, x.dtype), empty(x.dev, shape, INT64)
     if out.size:
         xc = _dense(x)
-        geo = [h, w, oh, ow, *kernel, *stride, *padding, *dilation, out.size]
+        geo = [h, w, oh, ow, *kernel, *stride, *padding, *dilation, out.size // ow]
         _launch(x, "ember_max_pool2d", EMBER_MAX_POOL2D_SRC, [out.buf, idx.buf, xc.buf], geo, [])
     return out, idx
 
@@ -164,7 +170,7 @@ def avg_pool2d(
     out = empty(x.dev, x.shape[:-2] + (oh, ow), x.dtype)
     if out.size:
         xc = _dense(x)
-        geo = [h, w, oh, ow, *kernel, *stride, *padding, out.size]
+        geo = [h, w, oh, ow, *kernel, *stride, *padding, out.size // ow]
         _launch(x, "ember_avg_pool2d", EMBER_AVG_POOL2D_SRC, [out.buf, xc.buf], geo, [int(count_include_pad)])
     return out
 

@@ -117,6 +117,8 @@ class Device:
         self.fp16 = "cl_khr_fp16" in exts
         self.is_cpu = bool(dev.type & cl.device_type.CPU)
         self.local_mem = int(dev.local_mem_size)
+        # float lanes of the widest native vector (16 on AVX-512 CPUs): the matmul's block
+        self.vector_width = int(getattr(dev, "native_vector_width_float", 0) or 0)
         self.kernels: dict[tuple[Any, ...], Any] = {}
         root = progcache.cache_root()
         self.programs = progcache.ProgramCache(root, dev) if root is not None else None
