@@ -23,7 +23,7 @@ __all__ = ["sdpa", "sdpa_backward"]
 SDPA_ROWS = """
 __kernel void ember_sdpa_rows(__global T *s, long os, __global T *wd, long owd,
     __global const uchar *mask, long om, __global const T *drop, long odr,
-    T scale, long mask_kind, long causal, long has_drop, long lq, long lk, long n)
+    T scale, long lq, long lk, long n)
 {
     long row = get_global_id(0);
     if (row >= n) return;
@@ -31,50 +31,53 @@ __kernel void ember_sdpa_rows(__global T *s, long os, __global T *wd, long owd,
     __global T *p = s + os + row * lk;
     __global const uchar *mb = mask + om + row * lk;
     __global const T *ma = (__global const T *)mask + om + row * lk;
-    T mx = -INFINITY;
     for (long j = 0; j < lk; j++) {
         T v = p[j] * scale;
-        if (mask_kind == 1 && !mb[j]) v = -INFINITY;
-        if (mask_kind == 2) v += ma[j];
-        if (causal && j > i) v = -INFINITY;
+#if MASK_KIND == 1
+        v = mb[j] ? v : -INFINITY;
+#elif MASK_KIND == 2
+        v += ma[j];
+#endif
+#if CAUSAL
+        v = j > i ? -INFINITY : v;
+#endif
         p[j] = v;
-        mx = (isnan(mx) || mx >= v) ? mx : v;
     }
+    T mx = -INFINITY;
+    for (long j = 0; j < lk; j++) mx = (isnan(mx) || mx >= p[j]) ? mx : p[j];
     if (mx < LOWEST) mx = LOWEST;
+    for (long j = 0; j < lk; j++) p[j] = exp(p[j] - mx);
     ACC total = 0;
-    for (long j = 0; j < lk; j++) {
-        T e = exp(p[j] - mx);
-        p[j] = e;
-        total += e;
-    }
+    for (long j = 0; j < lk; j++) total += p[j];
     T z = (T)total;
     if (z < 1) z = 1;
+    for (long j = 0; j < lk; j++) p[j] = p[j] / z;
+#if HAS_DROP
     __global const T *dr = drop + odr + row * lk;
     __global T *q = wd + owd + row * lk;
-    for (long j = 0; j < lk; j++) {
-        T w = p[j] / z;
-        p[j] = w;
-        if (has_drop) q[j] = w * dr[j];
-    }
+    for (long j = 0; j < lk; j++) q[j] = p[j] * dr[j];
+#endif
 }
 """
 
 SDPA_ROWS_BACK = """
 __kernel void ember_sdpa_rows_back(__global T *dp, long odp, __global T *wd, long owd,
     __global const T *w, long ow, __global const T *drop, long odr,
-    T scale, long has_drop, long lk, long n)
+    T scale, long lk, long n)
 {
     long row = get_global_id(0);
     if (row >= n) return;
     __global T *p = dp + odp + row * lk;
     __global const T *wr = w + ow + row * lk, *dr = drop + odr + row * lk;
     __global T *q = wd + owd + row * lk;
-    ACC acc = 0;
+#if HAS_DROP
     for (long j = 0; j < lk; j++) {
-        T x = p[j];
-        if (has_drop) { x *= dr[j]; p[j] = x; q[j] = wr[j] * dr[j]; }
-        acc += x * wr[j];
+        p[j] = p[j] * dr[j];
+        q[j] = wr[j] * dr[j];
     }
+#endif
+    ACC acc = 0;
+    for (long j = 0; j < lk; j++) acc += p[j] * wr[j];
     T sum = (T)acc;
     for (long j = 0; j < lk; j++) p[j] = (p[j] - sum) * wr[j] * scale;
 }
@@ -110,8 +113,8 @@ def sdpa(
     wd = empty(s.dev, s.shape, s.dtype) if drop is not None else s
     kind = 0 if mask is None else (1 if mask.dtype.name == "bool" else 2)
     bufs = [(s.buf, 0), (wd.buf, 0), _buf(mask, s), _buf(drop, s)]
-    longs = [kind, int(is_causal), int(drop is not None), lq, lk, rows]
-    launch(s, "ember_sdpa_rows", _source(s, SDPA_ROWS), bufs, longs, (scale,))
+    flags = (("MASK_KIND", kind), ("CAUSAL", int(is_causal)), ("HAS_DROP", int(drop is not None)))
+    launch(s, "ember_sdpa_rows", _source(s, SDPA_ROWS), bufs, [lq, lk, rows], (scale,), flags)
     return matmul(wd, v), s
 
 
@@ -127,13 +130,7 @@ def sdpa_backward(
     drop = None if drop is None else dense(drop)
     wd = empty(dp.dev, dp.shape, dp.dtype) if drop is not None else w
     bufs = [(dp.buf, 0), _buf(wd, dp) if drop is not None else (dp.buf, 0), (w.buf, w.offset), _buf(drop, dp)]
-    launch(
-        dp,
-        "ember_sdpa_rows_back",
-        _source(dp, SDPA_ROWS_BACK),
-        bufs,
-        [int(drop is not None), lk, rows],
-        (scale,),
-    )
+    flags = (("HAS_DROP", int(drop is not None)),)
+    launch(dp, "ember_sdpa_rows_back", _source(dp, SDPA_ROWS_BACK), bufs, [lk, rows], (scale,), flags)
     dv = matmul(transposed(wd), g)
     return matmul(dp, k), matmul(transposed(dp), q), dv

@@ -41,24 +41,24 @@ __all__ = [
     "transposed",
 ]
 
-# Every kernel: buffers (each followed by its long element offset), then long scalars, then
-# n (the work items: rows * hidden). Flags: HAS_BIAS / HAS_LENS / RELU / HAS_MM as longs.
+# Every kernel: buffers (each followed by its long element offset), then the step t, H and n
+# (the work items: rows * hidden). HAS_BIAS / HAS_LENS / RELU / HAS_MM are defined per program.
 _HELPERS = """
 static T ember_sig(T x) { return (T)1 / ((T)1 + exp(-x)); }
 #define GID long gid = get_global_id(0); if (gid >= n) return; long r = gid / H, j = gid % H;
-#define IDLE (has_lens && lens[r] <= t)
+#define IDLE (HAS_LENS && lens[r] <= t)
 """
 
 LSTM_STEP = """
 __kernel void ember_lstm_step(__global T *h, long oh, __global T *c, long oc, __global T *gt, long ogt,
     __global const T *gi, long ogi, __global const T *gh, long ogh, __global const T *b, long ob,
     __global const T *hp, long ohp, __global const T *cp, long ocp, __global const long *lens, long olens,
-    long has_bias, long has_lens, long t, long H, long n)
+    long t, long H, long n)
 {
     GID
     __global const T *x = gi + ogi + r * 4 * H + j, *y = gh + ogh + r * 4 * H + j;
     T zi = x[0], zf = x[H], zg = x[2 * H], zo = x[3 * H];
-    if (has_bias) { b += ob + j; zi += b[0]; zf += b[H]; zg += b[2 * H]; zo += b[3 * H]; }
+    if (HAS_BIAS) { b += ob + j; zi += b[0]; zf += b[H]; zg += b[2 * H]; zo += b[3 * H]; }
     T i = ember_sig(zi + y[0]), f = ember_sig(zf + y[H]), g = tanh(zg + y[2 * H]), o = ember_sig(zo + y[3 * H]);
     __global T *w = gt + ogt + r * 4 * H + j;
     w[0] = i; w[H] = f; w[2 * H] = g; w[3 * H] = o;
@@ -72,11 +72,11 @@ LSTM_BACK = """
 __kernel void ember_lstm_back(__global T *d, long od, __global T *dh, long odh, __global T *dc, long odc,
     __global const T *mm, long omm, __global const T *gh, long ogh, __global const T *gc, long ogc,
     __global const T *gt, long ogt, __global const T *c, long oc, __global const T *cp, long ocp,
-    __global const long *lens, long olens, long has_mm, long has_lens, long t, long H, long n)
+    __global const long *lens, long olens, long t, long H, long n)
 {
     GID
     T dhv = dh[odh + gid] + gh[ogh + gid], dcv = dc[odc + gid] + gc[ogc + gid];
-    if (has_mm) dhv += mm[omm + gid];
+    if (HAS_MM) dhv += mm[omm + gid];
     __global const T *w = gt + ogt + r * 4 * H + j;
     T i = w[0], f = w[H], g = w[2 * H], o = w[3 * H], tc = tanh(c[oc + gid]);
     T dct = dcv + dhv * (o * (1 - tc * tc));
@@ -94,12 +94,12 @@ GRU_STEP = """
 __kernel void ember_gru_step(__global T *h, long oh, __global T *gt, long ogt,
     __global const T *gi, long ogi, __global const T *gh, long ogh, __global const T *b, long ob,
     __global const T *hp, long ohp, __global const long *lens, long olens,
-    long has_bias, long has_lens, long t, long H, long n)
+    long t, long H, long n)
 {
     GID
     __global const T *x = gi + ogi + r * 3 * H + j, *y = gh + ogh + r * 3 * H + j;
     T hr = y[0], hz = y[H], hn = y[2 * H];
-    if (has_bias) { b += ob + j; hr += b[0]; hz += b[H]; hn += b[2 * H]; }
+    if (HAS_BIAS) { b += ob + j; hr += b[0]; hz += b[H]; hn += b[2 * H]; }
     T rv = ember_sig(x[0] + hr), zv = ember_sig(x[H] + hz), nv = tanh(x[2 * H] + rv * hn);
     __global T *w = gt + ogt + r * 4 * H + j;
     w[0] = rv; w[H] = zv; w[2 * H] = nv; w[3 * H] = hn;
@@ -112,11 +112,11 @@ GRU_BACK = """
 __kernel void ember_gru_back(__global T *dgi, long odgi, __global T *dgh, long odgh, __global T *dh, long odh,
     __global const T *mm, long omm, __global const T *g, long og, __global const T *gt, long ogt,
     __global const T *hp, long ohp, __global const long *lens, long olens,
-    long has_mm, long has_lens, long t, long H, long n)
+    long t, long H, long n)
 {
     GID
     T dhv = dh[odh + gid] + g[og + gid];
-    if (has_mm) dhv += mm[omm + gid];
+    if (HAS_MM) dhv += mm[omm + gid];
     __global const T *w = gt + ogt + r * 4 * H + j;
     T rv = w[0], zv = w[H], nv = w[2 * H], hn = w[3 * H];
     T dn = dhv * ((1 - zv) * (1 - nv * nv));
@@ -133,13 +133,13 @@ __kernel void ember_gru_back(__global T *dgi, long odgi, __global T *dgh, long o
 RNN_STEP = """
 __kernel void ember_rnn_step(__global T *h, long oh, __global const T *gi, long ogi,
     __global const T *gh, long ogh, __global const T *b, long ob, __global const T *hp, long ohp,
-    __global const long *lens, long olens, long has_bias, long relu, long has_lens, long t, long H, long n)
+    __global const long *lens, long olens, long t, long H, long n)
 {
     GID
     T z = gi[ogi + gid];
-    if (has_bias) z += b[ob + j];
+    if (HAS_BIAS) z += b[ob + j];
     z += gh[ogh + gid];
-    T hv = relu ? (isnan(z) ? z : fmax(z, (T)0)) : tanh(z);
+    T hv = RELU ? (isnan(z) ? z : fmax(z, (T)0)) : tanh(z);
     h[oh + gid] = IDLE ? hp[ohp + gid] : hv;
 }
 """
@@ -147,12 +147,12 @@ __kernel void ember_rnn_step(__global T *h, long oh, __global const T *gi, long 
 RNN_BACK = """
 __kernel void ember_rnn_back(__global T *d, long od, __global T *dh, long odh,
     __global const T *mm, long omm, __global const T *g, long og, __global const T *y, long oy,
-    __global const long *lens, long olens, long has_mm, long relu, long has_lens, long t, long H, long n)
+    __global const long *lens, long olens, long t, long H, long n)
 {
     GID
     T dhv = dh[odh + gid] + g[og + gid];
-    if (has_mm) dhv += mm[omm + gid];
-    T yv = y[oy + gid], slope = relu ? (yv > 0 ? (T)1 : (T)0) : 1 - yv * yv;
+    if (HAS_MM) dhv += mm[omm + gid];
+    T yv = y[oy + gid], slope = RELU ? (yv > 0 ? (T)1 : (T)0) : 1 - yv * yv;
     T dv = dhv * slope, carry = 0;
     if (IDLE) { dv = 0; carry = dhv; }
     d[od + gid] = dv;
@@ -192,15 +192,24 @@ def transposed(x: CLArray) -> CLArray:
     return x.view(sh[:-2] + (sh[-1], sh[-2]), st[:-2] + (st[-1], st[-2]), x.offset)
 
 
-def launch(x: CLArray, name: str, src: str, bufs: list[Buf], longs: list[int], scalars: tuple = ()) -> None:
+def launch(
+    x: CLArray,
+    name: str,
+    src: str,
+    bufs: list[Buf],
+    longs: list[int],
+    scalars: tuple = (),
+    defines: tuple[tuple[str, int], ...] = (),
+) -> None:
     """Run kernel ``name``: (buffer, offset) pairs, ``scalars`` (of x's type), int64 ``longs``
-    whose last is the number of work items."""
+    whose last is the number of work items; ``defines``: compile-time switches (a program each)."""
     t = np.dtype(x.dtype.name).type
     types = [None, np.int64] * len(bufs) + [t] * len(scalars) + [np.int64] * len(longs)
+    head = "".join(f"#define {k} {v}\n" for k, v in defines)
     knl = runtime.kernel(
         x.dev,
-        ("ember_rnn_attn", name, x.dtype.name),
-        lambda: (f"#define T {ctype(x.dtype)}\n{src}", name, types),
+        ("ember_rnn_attn", name, x.dtype.name, defines),
+        lambda: (f"#define T {ctype(x.dtype)}\n{head}{src}", name, types),
     )
     args: list[Any] = []
     for buf, off in bufs:
@@ -248,8 +257,11 @@ class _Seq:
         return arr.view((self.n, width), (width, 1), off)
 
 
-def _run_step(s: _Seq, name: str, bufs: list[Buf], flags: list[int], t: int) -> None:
-    launch(s.x, name, _SOURCES[name], bufs + [s.lens], flags + [s.has_lens, t, s.hid, s.nh])
+def _run_step(s: _Seq, name: str, bufs: list[Buf], t: int, **flags: int) -> None:
+    """One step's kernel; ``flags`` (HAS_BIAS, HAS_MM, RELU) and HAS_LENS are compile-time
+    constants, so each variant is a branch-free program that the device vectorises."""
+    defines = tuple(sorted(flags.items())) + (("HAS_LENS", s.has_lens),)
+    launch(s.x, name, _SOURCES[name], bufs + [s.lens], [t, s.hid, s.nh], defines=defines)
 
 
 def _bias(b: CLArray | None, fallback: CLArray) -> tuple[Buf, int]:
@@ -283,7 +295,7 @@ def lstm_layer(gi: Any, h0: Any, c0: Any, w_hh: Any, b_hh: Any, reverse: bool, l
         gh = matmul(s.rows(hc, hp[1], s.hid) if s.prev(t) is not None else h0, wt)
         bufs = [(hc.buf, t * s.nh), (hc.buf, c_base + t * s.nh), (gates.buf, t * s.n * g4)]
         bufs += [(gi.buf, gi.offset + t * s.n * g4), (gh.buf, gh.offset), b, hp, cp]
-        _run_step(s, "ember_lstm_step", bufs, [has_b], t)
+        _run_step(s, "ember_lstm_step", bufs, t, HAS_BIAS=has_b)
     return hc, gates
 
 
@@ -298,7 +310,7 @@ def gru_layer(gi: Any, h0: Any, w_hh: Any, b_hh: Any, reverse: bool, lengths: An
         gh = matmul(s.rows(out, hp[1], s.hid) if s.prev(t) is not None else h0, wt)
         bufs = [(out.buf, t * s.nh), (gates.buf, t * 4 * s.nh)]
         bufs += [(gi.buf, gi.offset + t * s.n * g3), (gh.buf, gh.offset), b, hp]
-        _run_step(s, "ember_gru_step", bufs, [has_b], t)
+        _run_step(s, "ember_gru_step", bufs, t, HAS_BIAS=has_b)
     return out, gates
 
 
@@ -311,7 +323,7 @@ def rnn_layer(gi: Any, h0: Any, w_hh: Any, b_hh: Any, relu: bool, reverse: bool,
         hp = s.state(t, out, 0, h0)
         gh = matmul(s.rows(out, hp[1], s.hid) if s.prev(t) is not None else h0, wt)
         bufs = [(out.buf, t * s.nh), (gi.buf, gi.offset + t * s.nh), (gh.buf, gh.offset), b, hp]
-        _run_step(s, "ember_rnn_step", bufs, [has_b, int(relu)], t)
+        _run_step(s, "ember_rnn_step", bufs, t, HAS_BIAS=has_b, RELU=int(relu))
     return out
 
 
@@ -335,7 +347,7 @@ def lstm_layer_backward(
         bufs = [(d.buf, t * s.n * g4), (dh.buf, 0), (dc.buf, 0), mmb]
         bufs += [(g.buf, g.offset + t * s.nh), (g.buf, g.offset + c_base + t * s.nh)]
         bufs += [(gates.buf, gates.offset + t * s.n * g4), (hc.buf, hc.offset + c_base + t * s.nh), cp]
-        _run_step(s, "ember_lstm_back", bufs, [has_mm], t)
+        _run_step(s, "ember_lstm_back", bufs, t, HAS_MM=has_mm)
         mm = matmul(s.rows(d, t * s.n * g4, g4), w)
     return d, _finish(s, mm, dh), dc
 
@@ -354,7 +366,7 @@ def gru_layer_backward(
         bufs = [(d_gi.buf, t * s.n * g3), (d_gh.buf, t * s.n * g3), (dh.buf, 0), mmb]
         bufs += [(g.buf, g.offset + t * s.nh), (gates.buf, gates.offset + t * 4 * s.nh)]
         bufs += [s.state(t, out, out.offset, h0)]
-        _run_step(s, "ember_gru_back", bufs, [has_mm], t)
+        _run_step(s, "ember_gru_back", bufs, t, HAS_MM=has_mm)
         mm = matmul(s.rows(d_gh, t * s.n * g3, g3), w)
     return d_gi, d_gh, _finish(s, mm, dh)
 
@@ -376,6 +388,6 @@ def rnn_layer_backward(
             (g.buf, g.offset + t * s.nh),
             (out.buf, out.offset + t * s.nh),
         ]
-        _run_step(s, "ember_rnn_back", bufs, [has_mm, int(relu)], t)
+        _run_step(s, "ember_rnn_back", bufs, t, HAS_MM=has_mm, RELU=int(relu))
         mm = matmul(s.rows(d, t * s.nh, s.hid), w)
     return d, _finish(s, mm, dh)
