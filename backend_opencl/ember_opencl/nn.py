@@ -70,6 +70,31 @@ __kernel void ember_max_pool2d(__global T *out, __global long *idx, __global con
 }
 """
 
+EMBER_MAX_POOL2D_2X2_SRC = """
+/* 2x2 windows at stride 2, no padding or dilation, all inside the input, 32-bit indices:
+   the common case, in straight-line code. One work item per output row (plane, oy). */
+__kernel void ember_max_pool2d_2x2(__global T *out, __global long *idx, __global const T *x,
+    int H, int W, int OH, int OW, int n)
+{
+    int gid = get_global_id(0);
+    if (gid >= n) return;
+    int oy = gid % OH, plane = gid / OH;
+    __global const T *xp = x + plane * H * W + 2 * oy * W;
+    for (int ox = 0; ox < OW; ox++) {
+        __global const T *xw = xp + 2 * ox;
+        T best = xw[0], v;
+        int bi = 0, take;
+        #define EMBER_TAKE(off) v = xw[off]; \
+            take = (v > best) | (isnan(v) & !isnan(best)); best = take ? v : best; bi = take ? off : bi;
+        EMBER_TAKE(1)
+        EMBER_TAKE(W)
+        EMBER_TAKE(W + 1)
+        out[gid * OW + ox] = best;
+        idx[gid * OW + ox] = 2 * oy * W + 2 * ox + bi;
+    }
+}
+"""
+
 EMBER_AVG_POOL2D_SRC = """
 __kernel void ember_avg_pool2d(__global T *out, __global const T *x,
     long H, long W, long OH, long OW, long kh, long kw, long sh, long sw, long ph, long pw,
@@ -154,9 +179,27 @@ def max_pool2d(x: CLArray, kernel: Pair, stride: Pair, padding: Pair, dilation: 
     out, idx = empty(x.dev, shape, x.dtype), empty(x.dev, shape, INT64)
     if out.size:
         xc = _dense(x)
+        simple = kernel == stride == (2, 2) and padding == (0, 0) and dilation == (1, 1)
+        if simple and 2 * oh <= h and 2 * ow <= w and x.size < 2**31:  # every window inside
+            _max_pool2d_2x2(xc, out, idx)
+            return out, idx
         geo = [h, w, oh, ow, *kernel, *stride, *padding, *dilation, out.size // ow]
         _launch(x, "ember_max_pool2d", EMBER_MAX_POOL2D_SRC, [out.buf, idx.buf, xc.buf], geo, [])
     return out, idx
+
+
+def _max_pool2d_2x2(x: CLArray, out: CLArray, idx: CLArray) -> None:
+    h, w = x.shape[-2:]
+    oh, ow = out.shape[-2:]
+    name = "ember_max_pool2d_2x2"
+    types = [None] * 3 + [np.int32] * 5
+    knl = runtime.kernel(
+        x.dev,
+        (name, x.dtype.name),
+        lambda: (f"#define T {ctype(x.dtype)}\n{EMBER_MAX_POOL2D_2X2_SRC}", name, types),
+    )
+    rows = out.size // ow
+    runtime.launch(x.dev, knl, rows, [out.buf, idx.buf, x.buf, *(np.int32(v) for v in (h, w, oh, ow, rows))])
 
 
 def avg_pool2d(
