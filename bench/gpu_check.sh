@@ -31,7 +31,7 @@ step install 60 "$PY" -m pip install -q --no-deps --no-build-isolation \
   -e . -e ./backend_cpu -e ./backend_cuda -e ./conformance
 step device 20 "$PY" -c "import cupy, ember; from ember.backends import get; print(get('cuda').backend.device_name(0), cupy.__version__)"
 step compile 45 "$PY" -m pytest -q -p no:cacheprovider backend_cuda/tests/test_compile.py
-step gpu_tests 100 "$PY" -m pytest -q -p no:cacheprovider --junitxml="$OUT/test_gpu.xml" backend_cuda/tests/test_gpu.py
+step gpu_tests 100 "$PY" -m pytest -q -p no:cacheprovider --junitxml="$OUT/test_gpu.xml" backend_cuda/tests/test_gpu.py backend_cuda/tests/test_rnn_attention.py
 step conformance 150 "$PY" -m pytest -q -p no:cacheprovider --pyargs ember_conformance \
   --ember-backend cuda --ember-report "$OUT/report"
 step bench 60 "$PY" bench/bench_cuda.py --out "$OUT/bench_cuda.json"

@@ -201,3 +201,24 @@ def test_state_of_another_dtype_than_the_weights_as_torch(kind: str) -> None:
 
     t, e = _error(torch, call), _error(ember, call)
     assert e[0] is t[0] is RuntimeError and e[1] == t[1]
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_empty_batch_and_empty_sequence_as_pytorch(kind: str, batch_first: bool) -> None:
+    """A batch of zero rows runs (empty outputs and gradients, states of batch 0); a sequence of
+    zero steps is PyTorch's error."""
+    got = []
+    for lib in (torch, ember):
+        lib.manual_seed(0)
+        m = getattr(lib.nn, kind)(IN, HID, num_layers=2, bidirectional=True, batch_first=batch_first)
+        x = lib.zeros((L, 0, IN) if not batch_first else (0, L, IN), requires_grad=True)
+        out, state = m(x)
+        out.sum().backward()
+        h = state[0] if kind == "LSTM" else state
+        got.append((tuple(out.shape), tuple(h.shape), tuple(x.grad.shape)))
+        with pytest.raises(RuntimeError, match="Expected sequence length to be larger than 0 in RNN"):
+            m(lib.zeros((0, N, IN) if not batch_first else (N, 0, IN)))
+    assert (
+        got[0] == got[1] == ((L, 0, 2 * HID) if not batch_first else (0, L, 2 * HID), (4, 0, HID), got[0][2])
+    )

@@ -48,6 +48,8 @@ def _idle(lengths: Any, t: int) -> np.ndarray | None:
 def _prev(out: np.ndarray, h0: np.ndarray, reverse: bool) -> np.ndarray:
     """The state each step started from: h0, then the outputs shifted by one step."""
     prev = np.empty_like(out)
+    if not len(out):  # no steps: nothing started anywhere
+        return prev
     if reverse:
         prev[-1], prev[:-1] = h0, out[1:]
     else:

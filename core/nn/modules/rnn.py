@@ -151,7 +151,8 @@ class RNNBase(Module):
     ) -> tuple:
         w_ih, w_hh, b_ih, b_hh, w_hr = self._params(layer, d)
         steps, n = x.shape[0], x.shape[1]
-        gi_all = F.linear(x.reshape(steps * n, -1), w_ih, b_ih).view(steps, n, -1)  # one matmul, all steps
+        # one matmul for all steps (shapes spelled out: a batch of 0 rows has no -1 to infer)
+        gi_all = F.linear(x.reshape(steps * n, x.shape[2]), w_ih, b_ih).view(steps, n, w_ih.shape[0])
         if w_hr is None:
             return self._fused(gi_all, w_hh, b_hh, h, c, bool(d), masks)
         steps = range(x.shape[0] - 1, -1, -1) if d else range(x.shape[0])
@@ -209,6 +210,8 @@ class RNNBase(Module):
             raise RuntimeError(
                 f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got {x.shape[-1]}"
             )
+        if x.shape[1 if x.ndim == 3 and self.batch_first else 0] == 0:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         return x.ndim == 3
 
     def forward(self, input: Any, hx: Any = None) -> tuple:
