@@ -5,6 +5,7 @@ to float32 first, so these see float32/float64 (any floating dtype works)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -16,8 +17,27 @@ __all__ = ["LAYER_NORM_KERNELS", "layer_norm", "layer_norm_backward"]
 def _rows(x: np.ndarray, k: int) -> tuple[np.ndarray, tuple[int, ...]]:
     """``x`` as (rows, normalized elements) and the shape of its per-row statistics."""
     lead = x.shape[: x.ndim - k]
-    rows, n = int(np.prod(lead, dtype=np.int64)), int(np.prod(x.shape[x.ndim - k :], dtype=np.int64))
-    return x.reshape(rows, n), lead + (1,) * k
+    return x.reshape(math.prod(lead), math.prod(x.shape[x.ndim - k :])), lead + (1,) * k
+
+
+_BLAS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _row_sums(a: np.ndarray, ones: np.ndarray | None) -> np.ndarray:
+    """(R, 1) sums of (R, C) ``a``: a BLAS matrix-vector product where it can (NumPy's ``sum``
+    over a short last axis costs several times more), else ``sum``."""
+    return a.sum(axis=1, keepdims=True) if ones is None else np.matmul(a, ones)
+
+
+def _ones(a: np.ndarray) -> np.ndarray | None:
+    return np.ones((a.shape[1], 1), a.dtype) if a.dtype in _BLAS else None
+
+
+def _col_sums(a: np.ndarray) -> np.ndarray:
+    """(C,) sums of (R, C) ``a`` over its rows."""
+    if a.dtype in _BLAS:
+        return np.matmul(np.ones(a.shape[0], a.dtype), a)
+    return a.sum(axis=0)
 
 
 def layer_norm(
@@ -25,20 +45,20 @@ def layer_norm(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(out, mean, rstd): ``c = x - mean``, ``rstd = 1/sqrt(mean(c*c) + eps)``, ``c*rstd*w + b``."""
     x2, stat = _rows(x, k)
-    n = x2.shape[1]
-    mean = np.add.reduce(x2, axis=1, keepdims=True)
+    n, ones = x2.shape[1], _ones(x2)
+    mean = _row_sums(x2, ones)
     mean /= n
     out = np.subtract(x2, mean)
-    var = np.add.reduce(np.multiply(out, out), axis=1, keepdims=True)
+    var = _row_sums(np.multiply(out, out), ones)
     var /= n
     var += eps
     rstd = np.sqrt(var, out=var)
     np.divide(1, rstd, out=rstd)
     out *= rstd
     if w is not None:
-        out *= w.reshape(-1)
+        out *= w if w.ndim == 1 else w.reshape(-1)
     if b is not None:
-        out += b.reshape(-1)
+        out += b if b.ndim == 1 else b.reshape(-1)
     return out.reshape(x.shape), mean.reshape(stat), rstd.reshape(stat)
 
 
@@ -54,16 +74,17 @@ def layer_norm_backward(
     n = x2.shape[1]
     gw = g2 if w is None else np.multiply(g2, w.reshape(-1))
     t = np.multiply(gw, xhat)
-    dw = None if w is None else np.add.reduce(np.multiply(g2, xhat), axis=0).reshape(w.shape)
-    db = np.add.reduce(g2, axis=0).reshape(x.shape[x.ndim - k :])
-    m2 = np.add.reduce(t, axis=1, keepdims=True)
+    dw = None if w is None else _col_sums(np.multiply(g2, xhat)).reshape(w.shape)
+    db = _col_sums(g2).reshape(x.shape[x.ndim - k :])
+    ones = _ones(t)
+    m2 = _row_sums(t, ones)
     m2 /= n
-    m1 = np.add.reduce(gw, axis=1, keepdims=True)
+    m1 = _row_sums(gw, ones)
     m1 /= n
     dx = np.subtract(gw, m1)
     dx -= np.multiply(xhat, m2, out=t)
     dx *= r
-    return dx.reshape(x.shape), dw, db.astype(g.dtype, copy=False)
+    return dx.reshape(x.shape), dw, db
 
 
 LAYER_NORM_KERNELS: dict[str, Callable[..., Any]] = {
