@@ -10,7 +10,8 @@ reads its state from there, so nothing returns to the host between steps.
 The backward kernels mirror ``ember_cpu.rnn_kernels``: a step adds the output gradient to
 the carried state gradient, writes the gate gradients and leaves the part of the next state
 gradient that is not a matmul (``carry``: LSTM's dc, GRU's dh * z) in a buffer; the matmul
-``d[t] @ w_hh`` supplies the rest, read by the next step's kernel. ``lengths`` (packed
+``d[t] @ w_hh`` supplies the rest, read by the next step's kernel for the rows that ran at t
+(an idle row's product is never read, so inf/NaN weights cannot leak into its gradient). ``lengths`` (packed
 sequences) is uploaded once: a row with ``lengths[n] <= t`` keeps its state, its outputs
 repeat it and its gate gradients are 0 (its whole gradient is carried). float32/float64
 here; kernels.py runs float16/bfloat16 through float32.
@@ -47,6 +48,7 @@ _HELPERS = """
 static T ember_sig(T x) { return (T)1 / ((T)1 + exp(-x)); }
 #define GID long gid = get_global_id(0); if (gid >= n) return; long r = gid / H, j = gid % H;
 #define IDLE (HAS_LENS && lens[r] <= t)
+#define WAS_IDLE (HAS_LENS && lens[r] <= tp)  /* at the previous backward step: no product */
 """
 
 LSTM_STEP = """
@@ -72,11 +74,11 @@ LSTM_BACK = """
 __kernel void ember_lstm_back(__global T *d, long od, __global T *dh, long odh, __global T *dc, long odc,
     __global const T *mm, long omm, __global const T *gh, long ogh, __global const T *gc, long ogc,
     __global const T *gt, long ogt, __global const T *c, long oc, __global const T *cp, long ocp,
-    __global const long *lens, long olens, long t, long H, long n)
+    __global const long *lens, long olens, long t, long tp, long H, long n)
 {
     GID
     T dhv = dh[odh + gid] + gh[ogh + gid], dcv = dc[odc + gid] + gc[ogc + gid];
-    if (HAS_MM) dhv += mm[omm + gid];
+    if (HAS_MM && !WAS_IDLE) dhv += mm[omm + gid];
     __global const T *w = gt + ogt + r * 4 * H + j;
     T i = w[0], f = w[H], g = w[2 * H], o = w[3 * H], tc = tanh(c[oc + gid]);
     T dct = dcv + dhv * (o * (1 - tc * tc));
@@ -112,11 +114,11 @@ GRU_BACK = """
 __kernel void ember_gru_back(__global T *dgi, long odgi, __global T *dgh, long odgh, __global T *dh, long odh,
     __global const T *mm, long omm, __global const T *g, long og, __global const T *gt, long ogt,
     __global const T *hp, long ohp, __global const long *lens, long olens,
-    long t, long H, long n)
+    long t, long tp, long H, long n)
 {
     GID
     T dhv = dh[odh + gid] + g[og + gid];
-    if (HAS_MM) dhv += mm[omm + gid];
+    if (HAS_MM && !WAS_IDLE) dhv += mm[omm + gid];
     __global const T *w = gt + ogt + r * 4 * H + j;
     T rv = w[0], zv = w[H], nv = w[2 * H], hn = w[3 * H];
     T dn = dhv * ((1 - zv) * (1 - nv * nv));
@@ -147,16 +149,25 @@ __kernel void ember_rnn_step(__global T *h, long oh, __global const T *gi, long 
 RNN_BACK = """
 __kernel void ember_rnn_back(__global T *d, long od, __global T *dh, long odh,
     __global const T *mm, long omm, __global const T *g, long og, __global const T *y, long oy,
-    __global const long *lens, long olens, long t, long H, long n)
+    __global const long *lens, long olens, long t, long tp, long H, long n)
 {
     GID
     T dhv = dh[odh + gid] + g[og + gid];
-    if (HAS_MM) dhv += mm[omm + gid];
+    if (HAS_MM && !WAS_IDLE) dhv += mm[omm + gid];
     T yv = y[oy + gid], slope = RELU ? (yv > 0 ? (T)1 : (T)0) : 1 - yv * yv;
     T dv = dhv * slope, carry = 0;
     if (IDLE) { dv = 0; carry = dhv; }
     d[od + gid] = dv;
     dh[odh + gid] = carry;
+}
+"""
+
+FINISH = """
+__kernel void ember_rnn_finish(__global T *mm, long omm, __global const T *carry, long oc,
+    __global const long *lens, long olens, long tp, long H, long n)
+{
+    GID
+    mm[omm + gid] = (WAS_IDLE ? (T)0 : mm[omm + gid]) + carry[oc + gid];
 }
 """
 
@@ -169,6 +180,7 @@ _SOURCES = {
         ("ember_gru_back", GRU_BACK),
         ("ember_rnn_step", RNN_STEP),
         ("ember_rnn_back", RNN_BACK),
+        ("ember_rnn_finish", FINISH),
     )
 }
 
@@ -257,11 +269,12 @@ class _Seq:
         return arr.view((self.n, width), (width, 1), off)
 
 
-def _run_step(s: _Seq, name: str, bufs: list[Buf], t: int, **flags: int) -> None:
+def _run_step(s: _Seq, name: str, bufs: list[Buf], t: int | list[int], **flags: int) -> None:
     """One step's kernel; ``flags`` (HAS_BIAS, HAS_MM, RELU) and HAS_LENS are compile-time
     constants, so each variant is a branch-free program that the device vectorises."""
     defines = tuple(sorted(flags.items())) + (("HAS_LENS", s.has_lens),)
-    launch(s.x, name, _SOURCES[name], bufs + [s.lens], [t, s.hid, s.nh], defines=defines)
+    steps = t if isinstance(t, list) else [t]
+    launch(s.x, name, _SOURCES[name], bufs + [s.lens], [*steps, s.hid, s.nh], defines=defines)
 
 
 def _bias(b: CLArray | None, fallback: CLArray) -> tuple[Buf, int]:
@@ -271,11 +284,13 @@ def _bias(b: CLArray | None, fallback: CLArray) -> tuple[Buf, int]:
     return (b.buf, b.offset), 1
 
 
-def _finish(s: _Seq, mm: CLArray | None, carry: CLArray) -> CLArray:
-    """The gradient of the initial state: the last matmul plus what was carried."""
+def _finish(s: _Seq, mm: CLArray | None, carry: CLArray, t: int) -> CLArray:
+    """The gradient of the initial state: the last step ``t``'s product (for the rows that
+    ran then) plus what was carried."""
     if mm is None:
         return carry
-    return ew.run(mm, "a + b", "", [("a", s.dt, mm), ("b", s.dt, carry)])
+    _run_step(s, "ember_rnn_finish", [(mm.buf, mm.offset), (carry.buf, carry.offset)], t)
+    return mm
 
 
 def _zeros(s: _Seq, shape: tuple[int, ...]) -> CLArray:
@@ -341,15 +356,16 @@ def lstm_layer_backward(
     d = empty(s.dev, (s.steps, s.n, g4), s.dt)
     dh, dc = _zeros(s, (s.n, s.hid)), _zeros(s, (s.n, s.hid))
     mm: CLArray | None = None
+    tp = -1  # the previous backward step: its product is in mm
     for t in s.order(True):
         mmb, has_mm = _mm(mm, dh)
         cp = s.state(t, hc, hc.offset + c_base, c0)
         bufs = [(d.buf, t * s.n * g4), (dh.buf, 0), (dc.buf, 0), mmb]
         bufs += [(g.buf, g.offset + t * s.nh), (g.buf, g.offset + c_base + t * s.nh)]
         bufs += [(gates.buf, gates.offset + t * s.n * g4), (hc.buf, hc.offset + c_base + t * s.nh), cp]
-        _run_step(s, "ember_lstm_back", bufs, t, HAS_MM=has_mm)
-        mm = matmul(s.rows(d, t * s.n * g4, g4), w)
-    return d, _finish(s, mm, dh), dc
+        _run_step(s, "ember_lstm_back", bufs, [t, tp], HAS_MM=has_mm)
+        mm, tp = matmul(s.rows(d, t * s.n * g4, g4), w), t
+    return d, _finish(s, mm, dh, tp), dc
 
 
 def gru_layer_backward(
@@ -361,14 +377,15 @@ def gru_layer_backward(
     d_gi, d_gh = empty(s.dev, (s.steps, s.n, g3), s.dt), empty(s.dev, (s.steps, s.n, g3), s.dt)
     dh = _zeros(s, (s.n, s.hid))
     mm: CLArray | None = None
+    tp = -1  # the previous backward step: its product is in mm
     for t in s.order(True):
         mmb, has_mm = _mm(mm, dh)
         bufs = [(d_gi.buf, t * s.n * g3), (d_gh.buf, t * s.n * g3), (dh.buf, 0), mmb]
         bufs += [(g.buf, g.offset + t * s.nh), (gates.buf, gates.offset + t * 4 * s.nh)]
         bufs += [s.state(t, out, out.offset, h0)]
-        _run_step(s, "ember_gru_back", bufs, t, HAS_MM=has_mm)
-        mm = matmul(s.rows(d_gh, t * s.n * g3, g3), w)
-    return d_gi, d_gh, _finish(s, mm, dh)
+        _run_step(s, "ember_gru_back", bufs, [t, tp], HAS_MM=has_mm)
+        mm, tp = matmul(s.rows(d_gh, t * s.n * g3, g3), w), t
+    return d_gi, d_gh, _finish(s, mm, dh, tp)
 
 
 def rnn_layer_backward(
@@ -379,6 +396,7 @@ def rnn_layer_backward(
     d = empty(s.dev, (s.steps, s.n, s.hid), s.dt)
     dh = _zeros(s, (s.n, s.hid))
     mm: CLArray | None = None
+    tp = -1  # the previous backward step: its product is in mm
     for t in s.order(True):
         mmb, has_mm = _mm(mm, dh)
         bufs = [
@@ -388,6 +406,6 @@ def rnn_layer_backward(
             (g.buf, g.offset + t * s.nh),
             (out.buf, out.offset + t * s.nh),
         ]
-        _run_step(s, "ember_rnn_back", bufs, t, HAS_MM=has_mm, RELU=int(relu))
-        mm = matmul(s.rows(d, t * s.nh, s.hid), w)
-    return d, _finish(s, mm, dh)
+        _run_step(s, "ember_rnn_back", bufs, [t, tp], HAS_MM=has_mm, RELU=int(relu))
+        mm, tp = matmul(s.rows(d, t * s.nh, s.hid), w), t
+    return d, _finish(s, mm, dh, tp)

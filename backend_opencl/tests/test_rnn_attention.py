@@ -152,3 +152,32 @@ def test_sdpa_causal_and_additive_mask() -> None:
         if x.grad is not None:
             _close(y.grad, x.grad, 1e-5)
     _ran("ember_sdpa_rows", "ember_sdpa_rows_back")
+
+
+@pytest.mark.parametrize("op", ["lstm", "gru", "rnn"])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_backward_idle_rows_ignore_nonfinite_weights(ocl: Any, cpu: Any, op: str, reverse: bool) -> None:
+    """A row past its length keeps its gradient: the product with an inf weight never reaches it
+    (the CPU kernel's result, NaN where it has NaN)."""
+    rng = np.random.default_rng(6)
+    steps, n, hid = 4, 3, 2
+    gates = {"lstm": 4, "gru": 3, "rnn": 1}[op]
+    w = rng.standard_normal((gates * hid, hid)).astype(np.float32)
+    w[0, 1] = np.inf
+    h0, c0 = (rng.standard_normal((n, hid)).astype(np.float32) for _ in range(2))
+    out = np.tanh(rng.standard_normal((steps, n, hid))).astype(np.float32)
+    acts = rng.uniform(0.1, 0.9, (steps, n, 4 * hid)).astype(np.float32)
+    if op == "lstm":
+        g = rng.standard_normal((2, steps, n, hid)).astype(np.float32)
+        args: tuple = (g, h0, c0, w, np.stack([out, out * 2]), acts)
+    elif op == "gru":
+        args = (rng.standard_normal((steps, n, hid)).astype(np.float32), h0, w, out, acts)
+    else:
+        args = (rng.standard_normal((steps, n, hid)).astype(np.float32), h0, w, out, False)
+    name, lengths = f"{op}_layer_backward", (4, 1, 2)
+    want = cpu.k[name](*args, reverse, lengths)
+    got = ocl.k[name](
+        *(ocl.backend.from_numpy(a, 0) if isinstance(a, np.ndarray) else a for a in args), reverse, lengths
+    )
+    for a, b in zip(want, got):
+        np.testing.assert_allclose(ocl.backend.to_numpy(b), a, rtol=1e-5, atol=1e-6)
