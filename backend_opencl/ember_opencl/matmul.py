@@ -101,12 +101,25 @@ ${batch}    int nr = (int)min((${IT})BM, n - row0), nc = (int)min((${IT})BN, m -
         for (int c = 0; c < ncc; c++) Cs[r][c] = 0;
     for (${IT} k0 = 0; k0 < k; k0 += BK) {
         int kc = (int)min((${IT})BK, k - k0);
-        for (int r = 0; r < nrr; r++)
+        /* packed along the operand's unit stride (a transposed view reads rows, not columns) */
+        if (sa_n == 1) {
             for (int kk = 0; kk < kc; kk++)
-                As[kk][r] = r < nr ? (${ACC})p_a[i_a + (row0 + r) * sa_n + (k0 + kk) * sa_k] : 0;
-        for (int kk = 0; kk < kc; kk++)
+                for (int r = 0; r < nrr; r++)
+                    As[kk][r] = r < nr ? (${ACC})p_a[i_a + row0 + r + (k0 + kk) * sa_k] : 0;
+        } else {
+            for (int r = 0; r < nrr; r++)
+                for (int kk = 0; kk < kc; kk++)
+                    As[kk][r] = r < nr ? (${ACC})p_a[i_a + (row0 + r) * sa_n + (k0 + kk) * sa_k] : 0;
+        }
+        if (sb_k == 1 && sb_m != 1) {
             for (int c = 0; c < ncc; c++)
-                Bs[kk][c] = c < nc ? (${ACC})p_b[i_b + (k0 + kk) * sb_k + (col0 + c) * sb_m] : 0;
+                for (int kk = 0; kk < kc; kk++)
+                    Bs[kk][c] = c < nc ? (${ACC})p_b[i_b + k0 + kk + (col0 + c) * sb_m] : 0;
+        } else {
+            for (int kk = 0; kk < kc; kk++)
+                for (int c = 0; c < ncc; c++)
+                    Bs[kk][c] = c < nc ? (${ACC})p_b[i_b + (k0 + kk) * sb_k + (col0 + c) * sb_m] : 0;
+        }
         for (int rb = 0; rb < nrr; rb += RM) {
             for (int cb = 0; cb < ncc; cb += 2 * ${VW}) {
                 ${ACC}${VW} acc0[RM], acc1[RM];

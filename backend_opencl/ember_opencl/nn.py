@@ -11,8 +11,8 @@ weights, parameters as (h, w) pairs; forward only (the backward kernels are in n
 * ``avg_pool2d``: the window's in-bounds sum divided by PyTorch's divisor, the window
   clipped to the padded input (``count_include_pad``) or to the input itself.
 * ``conv2d``: ``ember_im2col`` copies the windows of a strided input into a contiguous
-  ``(N, groups, C/groups * kh * kw, oh * ow)`` buffer (zeros for padding), one work item per
-  row (no integer division per element: that was most of its time on CPUs), and the tiled
+  ``(N, groups, C/groups * kh * kw, oh * ow)`` buffer (zeros for padding; the weight gradient
+  asks for ``(groups, K, N, oh * ow)`` instead), one work item per row (no integer division per element: that was most of its time on CPUs), and the tiled
   matmul multiplies it by the ``(groups, O/groups, C/groups * kh * kw)`` weight, broadcast
   over the batch: the product is already NCHW.
 """
@@ -120,15 +120,16 @@ __kernel void ember_avg_pool2d(__global T *out, __global const T *x,
 EMBER_IM2COL_SRC = """
 __kernel void ember_im2col(__global T *cols, __global const T *x, long xoff,
     long sxn, long sxc, long sxh, long sxw, long G, long CG, long H, long W, long OH, long OW,
-    long kh, long kw, long sh, long sw, long ph, long pw, long dh, long dw, long n)
+    long kh, long kw, long sh, long sw, long ph, long pw, long dh, long dw,
+    long rb, long rg, long rk, long n)
 {
-    long gid = get_global_id(0);  /* one row (b, g, k) of the (N, G, K, OH * OW) columns */
+    long gid = get_global_id(0);  /* one row (b, g, k) of the columns, at b * rb + g * rg + k * rk */
     if (gid >= n) return;
     long K = CG * kh * kw;
     long k = gid % K, g = (gid / K) % G, b = gid / (K * G);
     long j = k % kw, i = (k / kw) % kh, c = k / (kw * kh);
     __global const T *xp = x + xoff + b * sxn + (g * CG + c) * sxc;
-    __global T *row = cols + gid * OH * OW;
+    __global T *row = cols + b * rb + g * rg + k * rk;
     for (long oy = 0; oy < OH; oy++) {
         long r = oy * sh - ph + i * dh;
         int rin = r >= 0 && r < H;
@@ -243,6 +244,9 @@ def conv2d(x: CLArray, w: CLArray, stride: Pair, padding: Pair, dilation: Pair, 
         *stride,
         *padding,
         *dilation,
+        groups * k * p,
+        k * p,
+        p,
         n * groups * k,
     ]
     _launch(x, "ember_im2col", EMBER_IM2COL_SRC, [cols.buf, x.buf], geo, [])

@@ -6,8 +6,9 @@ Conventions as ``ember_cpu.grad_kernels`` (the oracle): NCHW, OIHW weights, (h, 
   columns ``(N, G, C/G * kh * kw, oh * ow)``; ``ember_col2im`` then runs one work item per
   input cell, summing the columns of the windows that hold it in the CPU's tap order
   (row-major over the kernel), so the sum needs no atomics and is the same on every run.
-* ``conv2d_weight_grad``: ``ember_im2col_t`` copies the windows as ``(G, N * oh * ow, K)``
-  rows and the gradient is transposed to ``(G, O/G, N * oh * ow)``; one matmul per group
+* ``conv2d_weight_grad``: ``ember_im2col`` copies the windows as ``(G, K, N * oh * ow)``
+  rows (the matmul reads them transposed) and the gradient is transposed to
+  ``(G, O/G, N * oh * ow)``; one matmul per group
   multiplies them. When that leaves too few output tiles to fill the device, the batch is
   split in chunks (a batch of matmuls) and the partial products summed in a fixed order.
 * ``max_pool2d_backward``: disjoint windows (``accumulate`` false) write each gradient at
@@ -23,7 +24,7 @@ from . import elementwise as ew
 from . import runtime
 from .clarray import CLArray, empty
 from .matmul import matmul
-from .nn import Pair, _check_float, _dense, _launch
+from .nn import EMBER_IM2COL_SRC, Pair, _check_float, _dense, _launch
 from .reduce import reducer
 
 __all__ = ["avg_pool2d_backward", "conv2d_input_grad", "conv2d_weight_grad", "max_pool2d_backward"]
@@ -109,30 +110,6 @@ __kernel void ember_grad_t(__global T *out, __global const T *g, long goff,
 }
 """
 
-EMBER_IM2COL_T_SRC = """
-__kernel void ember_im2col_t(__global T *cols, __global const T *x, long xoff,
-    long sxn, long sxc, long sxh, long sxw, long N, long CG, long H, long W, long OH, long OW,
-    long kh, long kw, long sh, long sw, long ph, long pw, long dh, long dw, long n)
-{
-    long gid = get_global_id(0);  /* one row (g, b, pos) of the (G, N * OH * OW, K) columns */
-    if (gid >= n) return;
-    long P = OH * OW;
-    long pos = gid % P, b = (gid / P) % N, g = gid / (P * N);
-    long ox = pos % OW, oy = pos / OW;
-    __global const T *xp = x + xoff + b * sxn + g * CG * sxc;
-    __global T *row = cols + gid * CG * kh * kw;
-    for (long c = 0; c < CG; c++)
-        for (long i = 0; i < kh; i++) {
-            long r = oy * sh - ph + i * dh;
-            int rin = r >= 0 && r < H;
-            for (long j = 0; j < kw; j++) {
-                long cc = ox * sw - pw + j * dw;
-                *row++ = (rin && cc >= 0 && cc < W) ? xp[c * sxc + r * sxh + cc * sxw] : (T)0;
-            }
-        }
-}
-"""
-
 EMBER_MAX_POOL2D_BACKWARD_SRC = """
 __kernel void ember_max_unpool2d(__global T *out, __global const T *g, __global const long *idx,
     long plane, long outs, long n)
@@ -202,9 +179,16 @@ def conv2d_weight_grad(
     og, k, p = o // groups, cg * kh * kw, oh * ow
     if n * p == 0 or o * k == 0:
         return ew.full(tuple(w_shape), 0.0, x.dtype, x.dev.index)
-    cols = empty(x.dev, (groups, n * p, k), x.dtype)
-    geo = [x.offset, *x.strides, n, cg, h, wd, oh, ow, kh, kw, *stride, *padding, *dilation, groups * n * p]
-    _launch(x, "ember_im2col_t", EMBER_IM2COL_T_SRC, [cols.buf, x.buf], geo, [])
+    cols = empty(x.dev, (groups, k, n, p), x.dtype)  # read as (G, N * P, K) through its strides
+    geo = [x.offset, *x.strides, groups, cg, h, wd, oh, ow, kh, kw, *stride, *padding, *dilation]
+    _launch(
+        x,
+        "ember_im2col",
+        EMBER_IM2COL_SRC,
+        [cols.buf, x.buf],
+        geo + [p, k * n * p, n * p, n * groups * k],
+        [],
+    )
     gt = empty(x.dev, (groups, og, n, p), x.dtype)
     geo = [g.offset, *g.strides, n, oh, ow, o * n]
     _launch(x, "ember_grad_t", EMBER_GRAD_T_SRC, [gt.buf, g.buf], geo, [])
@@ -212,7 +196,7 @@ def conv2d_weight_grad(
     s = _chunks(x.dev, n, tiles, n * p)
     ck = n * p // s
     a = gt.view((s, groups, og, ck), (ck, og * n * p, n * p, 1), 0)
-    b = cols.view((s, groups, ck, k), (ck * k, n * p * k, k, 1), 0)
+    b = cols.view((s, groups, ck, k), (ck, n * p * k, 1, n * p), 0)
     r = matmul(a, b)  # (S, G, og, K)
     r = r if s == 1 else _sum(r, (0,), False)
     return r.view(tuple(w_shape), (cg * kh * kw, kh * kw, kw, 1), 0)
