@@ -278,27 +278,37 @@ def inplace_binary(kernel: str, op: Callable[..., Tensor]) -> Callable[..., Tens
     ``self`` (no new array, no copy); every other case is ``inplace(op)``."""
 
     general = inplace(op)
+    scaled = kernel in ("add", "sub")  # add_(other, alpha=a): other * a, then one write into self
 
     def method(self: Tensor, other: Any, *args: Any, **kwargs: Any) -> Tensor:
-        if (
-            args
-            or kwargs
-            or type(other) is bool
-            or (_grad.enabled and (self.requires_grad or getattr(other, "requires_grad", False)))
-            or (isinstance(other, Tensor) and other.dtype is bool_)
-        ):
+        if args or kwargs:
+            if scaled and not args and len(kwargs) == 1 and "alpha" in kwargs:
+                return _scaled_inplace(kernel, general, self, other, kwargs["alpha"])
             return general(self, other, *args, **kwargs)
-        check_not_inference(self)
+        dt = self.dtype
         if isinstance(other, Tensor):
+            if other.dtype is bool_ or (_grad.enabled and (self._requires_grad or other._requires_grad)):
+                return general(self, other)
+            check_not_inference(self)
             check_partial_overlap(self, other)
-        be, _, dt, shape, xa, xb = _operands(self, other, kernel)
-        if (
-            dt is not self.dtype
-            or shape != self._shape
-            or dt is bool_
-            or (kernel == "div" and dt.category < 2)
-            or not kernel_writes_out(be, kernel)
-        ):
+            if other.dtype is dt and other._shape == self._shape and other._device is self._device:
+                be, xa, xb = self._be, self._data, other._data  # nothing to promote or broadcast
+            else:
+                be, _, dt, shape, xa, xb = _operands(self, other, kernel)
+                if dt is not self.dtype or shape != self._shape:
+                    return general(self, other)
+        else:
+            tb = type(other)
+            if tb is bool or (_grad.enabled and self._requires_grad):
+                return general(self, other)
+            check_not_inference(self)
+            if tb is float and dt.category == 2:
+                be, xa, xb = self._be, self._data, other  # as _operands passes it
+            else:
+                be, _, dt, shape, xa, xb = _operands(self, other, kernel)
+                if dt is not self.dtype or shape != self._shape:
+                    return general(self, other)
+        if dt is bool_ or (kernel == "div" and dt.category < 2) or not kernel_writes_out(be, kernel):
             return general(self, other)
         try:
             call_out(be, kernel, xa, xb, out=self._data)
@@ -309,6 +319,38 @@ def inplace_binary(kernel: str, op: Callable[..., Tensor]) -> Callable[..., Tens
 
     method.__name__ = op.__name__ + "_"
     return method
+
+
+def _scaled_inplace(
+    kernel: str, general: Callable[..., Tensor], self: Tensor, other: Any, alpha: Any
+) -> Tensor:
+    """``self.add_(other, alpha=a)`` (or ``sub_``) as two kernel calls, ``other * a`` and a write
+    into ``self``, when nothing is recorded and ``other`` is a float tensor of ``self``'s dtype,
+    shape and device: the optimizer's ``p.data.add_(p.grad, alpha=-lr)``. Else ``general``."""
+    ta = type(alpha)
+    if (
+        (ta is not float and ta is not int)
+        or not isinstance(other, Tensor)
+        or self.dtype.category != 2
+        or other.dtype is not self.dtype
+        or other._shape != self._shape
+        or other._device is not self._device
+        or (_grad.enabled and (self._requires_grad or other._requires_grad))
+    ):
+        return general(self, other, alpha=alpha)
+    be = self._be
+    if not kernel_writes_out(be, kernel):
+        return general(self, other, alpha=alpha)
+    check_inplace(self)
+    check_partial_overlap(self, other)
+    # The scaled operand in the op's dtype, as mul(other, alpha) computes it (alpha as a float).
+    tmp = call(be, "mul", other._data, float(alpha))
+    try:
+        call_out(be, kernel, self._data, tmp, out=self._data)
+    except ValueError as e:  # the contract's answer for a read-only (expanded) out
+        raise RuntimeError(_OVERLAP) from e
+    self._vc[0] += 1
+    return self
 
 
 def requires_grad_(input: Tensor, requires_grad: bool = True) -> Tensor:

@@ -202,8 +202,29 @@ def _differentiable(
     """
 
     def op(a: Any, b: Any) -> Tensor:
-        out = binary_op(name, a, b)
-        if _grad_needed(a, b):
+        # The common cases inline (no promotion, broadcast or scalar conversion to work out):
+        # two tensors of one dtype, shape and device, or a float tensor and a Python float/int.
+        if isinstance(a, Tensor):
+            if isinstance(b, Tensor):
+                if a.dtype is b.dtype and a._shape == b._shape and a._device is b._device:
+                    be = a._be
+                    out = wrap(call(be, name, a._data, b._data), be, a._device, a.dtype, a._shape)
+                else:
+                    out = binary_op(name, a, b)
+                grad = _grad.enabled and (a._requires_grad or b._requires_grad)
+            else:
+                tb = type(b)
+                if (tb is float or tb is int) and a.dtype.category == 2:
+                    be = a._be
+                    xb = b if tb is float else float(b)  # as _operands converts it
+                    out = wrap(call(be, name, a._data, xb), be, a._device, a.dtype, a._shape)
+                else:
+                    out = binary_op(name, a, b)
+                grad = _grad.enabled and a._requires_grad
+        else:
+            out = binary_op(name, a, b)
+            grad = _grad_needed(a, b)
+        if grad:
             ctx: tuple[Any, ...]
             if saves == "all":
                 ctx = (a, b, _shape(a), _shape(b), out)
