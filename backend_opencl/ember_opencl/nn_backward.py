@@ -57,6 +57,20 @@ __kernel void ember_col2im(__global T *out, __global const T *cols,
     long P = OH * OW;
     __global const T *col = cols + bc * kh * kw * P;  /* (N, G, CG*kh*kw, P): row (b, c) */
     __global T *row = out + gid * W;
+    if (sh == 1 && sw == 1) {  /* each tap adds a contiguous run of a column row, in tap order */
+        for (long x = 0; x < W; x++) row[x] = 0;
+        for (long i = 0; i < kh; i++) {
+            long oy = y + ph - i * dh;
+            if (oy < 0 || oy >= OH) continue;
+            for (long j = 0; j < kw; j++) {
+                long off = pw - j * dw;  /* ox = x + off */
+                __global const T *src = col + (i * kw + j) * P + oy * OW + off;
+                long x1 = min(W, OW - off);
+                for (long x = max(0L, -off); x < x1; x++) row[x] += src[x];
+            }
+        }
+        return;
+    }
     for (long x = 0; x < W; x++) {
         T acc = 0;
         EMBER_TAP(i, kh, y, ph, sh, dh, OH, oy)

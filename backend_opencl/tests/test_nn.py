@@ -116,6 +116,18 @@ def test_conv2d_weight_grad_split_batch_matches_cpu(ocl, cpu) -> None:  # type: 
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
 
 
+def test_conv2d_input_grad_stride_one_dilated_padded_matches_cpu(ocl, cpu) -> None:  # type: ignore[no-untyped-def]
+    """col2im's stride-1 path (a run of each column row per tap), with dilation, uneven padding
+    and taps that fall outside the input on both sides."""
+    rng = np.random.default_rng(6)
+    x, w = values(rng, (2, 3, 7, 9), "float32"), values(rng, (4, 3, 3, 4), "float32")
+    params = ((1, 1), (2, 3), (2, 1), 1)
+    g = values(rng, cpu.k["conv2d"](x, w, *params).shape, "float32")
+    want = cpu.k["conv2d_input_grad"](g, w, (7, 9), *params)
+    got = _host(ocl, ocl.k["conv2d_input_grad"](_dev(ocl, g), _dev(ocl, w), (7, 9), *params))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
 @pytest.mark.parametrize("cfg", POOLS)
 def test_pool_backwards_equal_cpu(ocl, cpu, cfg: tuple) -> None:  # type: ignore[no-untyped-def]
     """Exactly equal: the same additions in the same order (no atomics)."""
