@@ -28,17 +28,19 @@ def fused_mul(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(graph, "WRITES_FIRST", graph.WRITES_FIRST | {"mul_foreach"})
 
 
-def _params(dtype: Any = ember.float64) -> list[ember.Tensor]:
-    """Gradients (3, 4) and (12,): norms 5 and 12, total 13."""
-    ps = [ember.zeros(2, dtype=dtype, requires_grad=True), ember.zeros(1, dtype=dtype, requires_grad=True)]
-    ps[0].grad = ember.tensor([3.0, 4.0], dtype=dtype)
-    ps[1].grad = ember.tensor([12.0], dtype=dtype)
+def _params(dtype: Any = ember.float64, device: Any = None) -> list[ember.Tensor]:
+    """Gradients (3, 4) and (12,): norms 5 and 12, total 13. The kernel counts take ``cpu``
+    (whose backend has the kernels) under any ``--ember-test-backend``."""
+    kw = {"dtype": dtype, "device": device}
+    ps = [ember.zeros(2, requires_grad=True, **kw), ember.zeros(1, requires_grad=True, **kw)]
+    ps[0].grad = ember.tensor([3.0, 4.0], **kw)
+    ps[1].grad = ember.tensor([12.0], **kw)
     return ps
 
 
 @pytest.mark.usefixtures("fused_mul")
 def test_one_norm_call_per_group_and_one_scaling_call() -> None:
-    ps = _params()
+    ps = _params(device="cpu")
     with Count() as c:
         total = ember.nn.utils.clip_grad_norm_(ps, 6.5)
     assert total.item() == 13.0
@@ -51,7 +53,7 @@ def test_one_norm_call_per_group_and_one_scaling_call() -> None:
 
 @pytest.mark.usefixtures("fused_mul")
 def test_foreach_false_takes_one_norm_per_gradient_with_the_same_numbers() -> None:
-    a, b = _params(), _params()
+    a, b = _params(device="cpu"), _params()
     with Count() as c:
         ember.nn.utils.clip_grad_norm_(a, 6.5, foreach=False)
     assert c.ops["norm_foreach"] == 1 and c.ops["mul_foreach"] == 0  # the total's norm only
@@ -62,9 +64,10 @@ def test_foreach_false_takes_one_norm_per_gradient_with_the_same_numbers() -> No
 
 @pytest.mark.usefixtures("fused_mul")
 def test_two_dtypes_are_two_groups_and_the_total_promotes() -> None:
-    ps = [ember.zeros(2, requires_grad=True), ember.zeros(1, dtype=ember.float64, requires_grad=True)]
-    ps[0].grad = ember.tensor([3.0, 4.0], dtype=ember.float32)
-    ps[1].grad = ember.tensor([12.0], dtype=ember.float64)
+    ps = [ember.zeros(2, device="cpu", requires_grad=True), ember.zeros(1, dtype=ember.float64, device="cpu")]
+    ps[1].requires_grad_()
+    ps[0].grad = ember.tensor([3.0, 4.0], dtype=ember.float32, device="cpu")
+    ps[1].grad = ember.tensor([12.0], dtype=ember.float64, device="cpu")
     with Count() as c:
         total = ember.nn.utils.clip_grad_norm_(ps, 1e9)
     assert total.dtype == ember.float64 and total.item() == 13.0
@@ -97,14 +100,14 @@ def test_infinity_norm_of_an_empty_gradient_is_pytorchs_error() -> None:
 
 
 def test_layer_norm_is_one_kernel_call_each_way() -> None:
-    x = ember.randn(4, 3, 8, requires_grad=True)
-    w, b = ember.ones(8, requires_grad=True), ember.randn(8, requires_grad=True)
+    x = ember.randn(4, 3, 8, device="cpu", requires_grad=True)
+    w, b = ember.ones(8, device="cpu", requires_grad=True), ember.randn(8, device="cpu", requires_grad=True)
     with Count() as c:
         y = ember.nn.functional.layer_norm(x, (8,), w, b)
     assert c.ops["layer_norm"] == 1 and sum(c.ops.values()) == 1
     assert type(y.grad_fn).__name__ == "NativeLayerNormBackward0"
     with Count() as c:
-        y.backward(ember.ones(4, 3, 8))
+        y.backward(ember.ones(4, 3, 8, device="cpu"))
     assert c.ops["layer_norm_backward"] == 1
     assert c.ops["mean"] == 0 and c.ops["sum"] == 0  # no reductions outside the kernel
     # a constant gradient under a unit weight: none for the input, one per row (4*3) for the bias
