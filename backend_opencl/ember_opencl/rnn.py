@@ -11,10 +11,12 @@ The backward kernels mirror ``ember_cpu.rnn_kernels``: a step adds the output gr
 the carried state gradient, writes the gate gradients and leaves the part of the next state
 gradient that is not a matmul (``carry``: LSTM's dc, GRU's dh * z) in a buffer; the matmul
 ``d[t] @ w_hh`` supplies the rest, read by the next step's kernel for the rows that ran at t
-(an idle row's product is never read, so inf/NaN weights cannot leak into its gradient). ``lengths`` (packed
-sequences) is uploaded once: a row with ``lengths[n] <= t`` keeps its state, its outputs
-repeat it and its gate gradients are 0 (its whole gradient is carried). float32/float64
-here; kernels.py runs float16/bfloat16 through float32.
+(an idle row's product is never read, so inf/NaN weights cannot leak into its gradient).
+``lengths`` (packed sequences) is copied to the device once per call: a row with
+``lengths[n] <= t`` keeps its state, its outputs repeat it and its gate gradients are 0 (its
+whole gradient is carried). Bias, lengths, relu and the first backward step (no product yet)
+are compile-time switches, so each program is branch-free. float32/float64 here; kernels.py
+runs float16/bfloat16 through float32.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from ember.backends import DTYPES_BY_NAME
 
 from . import elementwise as ew
 from . import runtime
@@ -184,7 +185,6 @@ _SOURCES = {
     )
 }
 
-INT64 = DTYPES_BY_NAME["int64"]
 Buf = tuple[Any, int]  # (cl.Buffer, element offset)
 
 
@@ -241,14 +241,13 @@ class _Seq:
         self.reverse = reverse
         self.lens: Buf = (self.dev.flag, 0)
         self.has_lens = 0
-        if lengths is not None and any(int(v) < steps for v in lengths):
+        if lengths is not None and self.n and any(int(v) < steps for v in lengths):
             import pyopencl as cl
 
-            lens = empty(self.dev, (self.n,), INT64)
+            # a buffer made from host memory: no wait for the queue (enqueue_copy would block)
             host = np.asarray([int(v) for v in lengths], np.int64)
-            if host.size:
-                cl.enqueue_copy(self.dev.queue, lens.buf, host, is_blocking=True)
-            self.lens, self.has_lens = (lens.buf, 0), 1
+            flags = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
+            self.lens, self.has_lens = (cl.Buffer(self.dev.ctx, flags, hostbuf=host), 0), 1
 
     def order(self, backward: bool) -> range:
         rev = self.reverse != backward
