@@ -89,7 +89,7 @@ void ember_matmul(__global ${OT} *p_out, ${IT} off_out, ${ost}
                   __global const ${T} *p_b, ${IT} off_b, ${IT} sb_k, ${IT} sb_m, ${bst}
                   ${bsh}${IT} n, ${IT} k, ${IT} m)
 {
-    __local ${ACC} As[BK][BM];
+    __local ${ACC} As[BK * BM];
     __local ${ACC} Bs[BK][BN];
     __local ${ACC} Cs[BM][BN];
     ${IT} col0 = (${IT})get_group_id(0) * BN, row0 = (${IT})get_group_id(1) * BM;
@@ -97,29 +97,36 @@ void ember_matmul(__global ${OT} *p_out, ${IT} off_out, ${ost}
 ${batch}    int nr = (int)min((${IT})BM, n - row0), nc = (int)min((${IT})BN, m - col0);
     /* only the rows and columns of the tile that exist, rounded up to the register block */
     int nrr = (nr + RM - 1) / RM * RM, ncc = (nc + 2 * ${VW} - 1) / (2 * ${VW}) * (2 * ${VW});
+    /* a's panel is kept row by row when its rows are contiguous, else column by column, so
+       packing it is a plain copy either way (a transposing copy cost more than the products) */
+    int a_rows = sa_k == 1 && sa_n != 1;
+    int ask = a_rows ? 1 : BM, asr = a_rows ? BK : 1;
     for (int r = 0; r < nrr; r++)
         for (int c = 0; c < ncc; c++) Cs[r][c] = 0;
     for (${IT} k0 = 0; k0 < k; k0 += BK) {
         int kc = (int)min((${IT})BK, k - k0);
-        /* packed along the operand's unit stride (a transposed view reads rows, not columns) */
-        if (sa_n == 1) {
-            for (int kk = 0; kk < kc; kk++)
-                for (int r = 0; r < nrr; r++)
-                    As[kk][r] = r < nr ? (${ACC})p_a[i_a + row0 + r + (k0 + kk) * sa_k] : 0;
+        __global const ${T} *pa = p_a + i_a + row0 * sa_n + k0 * sa_k;
+        __global const ${T} *pb = p_b + i_b + k0 * sb_k + col0 * sb_m;
+        if (a_rows) {
+            for (int r = 0; r < nr; r++)
+                for (int kk = 0; kk < kc; kk++) As[r * BK + kk] = (${ACC})pa[r * sa_n + kk];
+            for (int r = nr; r < nrr; r++)
+                for (int kk = 0; kk < kc; kk++) As[r * BK + kk] = 0;
         } else {
-            for (int r = 0; r < nrr; r++)
-                for (int kk = 0; kk < kc; kk++)
-                    As[kk][r] = r < nr ? (${ACC})p_a[i_a + (row0 + r) * sa_n + (k0 + kk) * sa_k] : 0;
+            for (int kk = 0; kk < kc; kk++) {
+                for (int r = 0; r < nr; r++) As[kk * BM + r] = (${ACC})pa[r * sa_n + kk * sa_k];
+                for (int r = nr; r < nrr; r++) As[kk * BM + r] = 0;
+            }
         }
-        if (sb_k == 1 && sb_m != 1) {
-            for (int c = 0; c < ncc; c++)
-                for (int kk = 0; kk < kc; kk++)
-                    Bs[kk][c] = c < nc ? (${ACC})p_b[i_b + k0 + kk + (col0 + c) * sb_m] : 0;
+        if (sb_k == 1 && sb_m != 1) {  /* a transposed b: read along its columns */
+            for (int c = 0; c < nc; c++)
+                for (int kk = 0; kk < kc; kk++) Bs[kk][c] = (${ACC})pb[kk + c * sb_m];
         } else {
             for (int kk = 0; kk < kc; kk++)
-                for (int c = 0; c < ncc; c++)
-                    Bs[kk][c] = c < nc ? (${ACC})p_b[i_b + (k0 + kk) * sb_k + (col0 + c) * sb_m] : 0;
+                for (int c = 0; c < nc; c++) Bs[kk][c] = (${ACC})pb[kk * sb_k + c * sb_m];
         }
+        for (int kk = 0; kk < kc; kk++)
+            for (int c = nc; c < ncc; c++) Bs[kk][c] = 0;
         for (int rb = 0; rb < nrr; rb += RM) {
             for (int cb = 0; cb < ncc; cb += 2 * ${VW}) {
                 ${ACC}${VW} acc0[RM], acc1[RM];
@@ -132,7 +139,7 @@ ${batch}    int nr = (int)min((${IT})BM, n - row0), nc = (int)min((${IT})BN, m -
                     ${ACC}${VW} b0 = vload${VW}(0, &Bs[kk][cb]), b1 = vload${VW}(1, &Bs[kk][cb]);
                     #pragma unroll
                     for (int r = 0; r < RM; r++) {
-                        ${ACC}${VW} av = (${ACC}${VW})(As[kk][rb + r]);
+                        ${ACC}${VW} av = (${ACC}${VW})(As[kk * ask + (rb + r) * asr]);
                         acc0[r] = ${MAD0};
                         acc1[r] = ${MAD1};
                     }
