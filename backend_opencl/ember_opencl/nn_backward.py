@@ -7,9 +7,9 @@ Conventions as ``ember_cpu.grad_kernels`` (the oracle): NCHW, OIHW weights, (h, 
   input cell, summing the columns of the windows that hold it in the CPU's tap order
   (row-major over the kernel), so the sum needs no atomics and is the same on every run.
 * ``conv2d_weight_grad``: ``ember_im2col`` copies the windows as ``(G, K, N * oh * ow)``
-  rows (the matmul reads them transposed) and the gradient is transposed to
-  ``(G, O/G, N * oh * ow)``; one matmul per group
-  multiplies them. When that leaves too few output tiles to fill the device, the batch is
+  rows and ``ember_grad_rows`` the gradient as ``(G, N * oh * ow, O/G)`` rows; one matmul
+  per group multiplies them (both operands row-major: the matmul packs them by plain
+  copies) into the transposed weight gradient, copied back to OIHW. When that leaves too few output tiles to fill the device, the batch is
   split in chunks (a batch of matmuls) and the partial products summed in a fixed order.
 * ``max_pool2d_backward``: disjoint windows (``accumulate`` false) write each gradient at
   its argmax, one work item per output after a zero fill; overlapping windows run one work
@@ -108,19 +108,24 @@ __kernel void ember_avg_pool2d_backward(__global T *out, __global const T *g,
 """
 )
 
-# The output gradient as (G, O/G, N, OH * OW) rows, read through its strides: the left
-# operand of the weight-grad matmul. One work item per row (o, b).
-EMBER_GRAD_T_SRC = """
-__kernel void ember_grad_t(__global T *out, __global const T *g, long goff,
-    long sgn, long sgc, long sgh, long sgw, long N, long OH, long OW, long n)
+# The output gradient as (G, N * OH * OW, O/G) rows, read through its strides: the right
+# operand of the weight-grad matmul. One work item per row (g, b, pos).
+EMBER_GRAD_ROWS_SRC = """
+__kernel void ember_grad_rows(__global T *out, __global const T *g, long goff,
+    long sgn, long sgc, long sgh, long sgw, long N, long OW, long P, long OG, long n)
 {
     long gid = get_global_id(0);
     if (gid >= n) return;
-    long b = gid % N, o = gid / N;
-    __global const T *gp = g + goff + b * sgn + o * sgc;
-    __global T *row = out + gid * OH * OW;
-    for (long oy = 0; oy < OH; oy++)
-        for (long ox = 0; ox < OW; ox++) row[oy * OW + ox] = gp[oy * sgh + ox * sgw];
+    long pos, b, grp, oy, ox;
+    if (n <= INT_MAX) {  /* 32-bit division: several times cheaper than 64-bit on CPUs */
+        int gi = (int)gid, pi = (int)P, ni = (int)N, wi = (int)OW;
+        pos = gi % pi; b = (gi / pi) % ni; grp = gi / (pi * ni); oy = (int)pos / wi; ox = (int)pos % wi;
+    } else {
+        pos = gid % P; b = (gid / P) % N; grp = gid / (P * N); oy = pos / OW; ox = pos % OW;
+    }
+    __global const T *gp = g + goff + b * sgn + grp * OG * sgc + oy * sgh + ox * sgw;
+    __global T *row = out + gid * OG;
+    for (long o = 0; o < OG; o++) row[o] = gp[o * sgc];
 }
 """
 
@@ -193,7 +198,7 @@ def conv2d_weight_grad(
     og, k, p = o // groups, cg * kh * kw, oh * ow
     if n * p == 0 or o * k == 0:
         return ew.full(tuple(w_shape), 0.0, x.dtype, x.dev.index)
-    cols = empty(x.dev, (groups, k, n, p), x.dtype)  # read as (G, N * P, K) through its strides
+    cols = empty(x.dev, (groups, k, n, p), x.dtype)
     geo = [x.offset, *x.strides, groups, cg, h, wd, oh, ow, kh, kw, *stride, *padding, *dilation]
     _launch(
         x,
@@ -203,16 +208,17 @@ def conv2d_weight_grad(
         geo + [p, k * n * p, n * p, n * groups * k],
         [],
     )
-    gt = empty(x.dev, (groups, og, n, p), x.dtype)
-    geo = [g.offset, *g.strides, n, oh, ow, o * n]
-    _launch(x, "ember_grad_t", EMBER_GRAD_T_SRC, [gt.buf, g.buf], geo, [])
+    gt = empty(x.dev, (groups, n * p, og), x.dtype)
+    geo = [g.offset, *g.strides, n, ow, p, og, groups * n * p]
+    _launch(x, "ember_grad_rows", EMBER_GRAD_ROWS_SRC, [gt.buf, g.buf], geo, [])
     tiles = groups * -(-og // 64) * -(-k // 64)
     s = _chunks(x.dev, n, tiles, n * p)
     ck = n * p // s
-    a = gt.view((s, groups, og, ck), (ck, og * n * p, n * p, 1), 0)
-    b = cols.view((s, groups, ck, k), (ck, n * p * k, 1, n * p), 0)
-    r = matmul(a, b)  # (S, G, og, K)
+    a = cols.view((s, groups, k, ck), (ck, k * n * p, n * p, 1), 0)
+    b = gt.view((s, groups, ck, og), (ck * og, n * p * og, og, 1), 0)
+    r = matmul(a, b)  # (S, G, K, og): both operands packed by plain copies
     r = r if s == 1 else _sum(r, (0,), False)
+    r = ew.clone(r.view((groups, og, k), (k * og, 1, og), 0))
     return r.view(tuple(w_shape), (cg * kh * kw, kh * kw, kw, 1), 0)
 
 
