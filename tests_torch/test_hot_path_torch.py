@@ -195,3 +195,33 @@ def test_transpose_views_name_their_nodes_and_differentiate() -> None:
     assert e[0] == t[0] and e[1] == t[1] and e[4] == t[4]
     np.testing.assert_allclose(e[2], t[2])
     np.testing.assert_allclose(e[3], t[3])
+
+
+def test_data_alias_is_pytorchs_data() -> None:
+    # ``views.data_alias`` is what ``Tensor.data`` should read (``_methods._data_get``): the same
+    # memory, no base, a version counter of its own, so an update through it leaves the graph's
+    # saved tensors valid.
+    from ember._ops.views import data_alias
+
+    def run(lib: Any, data: Callable[[Any], Any]) -> list:
+        w = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = (w * w).sum()
+        d = data(w)
+        d.mul_(2)
+        y.backward()
+        v = data(w[0:2])
+        with lib.inference_mode():
+            t = lib.ones(2)
+        return [
+            w.grad.tolist(),
+            w.detach().tolist(),
+            w._version,
+            d._version,
+            d._base is None,
+            d.is_leaf,
+            d.requires_grad,
+            v._base is None,
+            data(t).is_inference(),
+        ]
+
+    assert run(ember, data_alias) == run(torch, lambda t: t.data)

@@ -46,7 +46,7 @@ PUBLIC = public(
         "view": op(method=True, function=False),
     },
 )
-__all__ = [*PUBLIC, "basic_slice", "slice_backward"]
+__all__ = [*PUBLIC, "basic_slice", "data_alias", "slice_backward"]
 
 
 def make_view(
@@ -60,8 +60,9 @@ def make_view(
     elif v._meta is not None:
         v._meta = None  # a view of a normal tensor made in inference mode stays normal
     v._vc = base._vc
-    v._base = base._base if base._base is not None else base
-    if node is not None and base.requires_grad and _grad.enabled:
+    b = base._base
+    v._base = base if b is None else b
+    if node is not None and base._requires_grad and _grad.enabled:
         record(node, rule, v, (base,), (), ctx)
     return v
 
@@ -145,27 +146,36 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
         )
     if len(set(ds)) != len(ds):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return _permuted(input, ds, "PermuteBackward0")
+
+
+def _permuted(input: Tensor, ds: tuple[int, ...], node: str) -> Tensor:
+    """The view of ``input`` with its dimensions in the (checked) order ``ds``."""
     data = call(input._be, "permute", input._data, ds)
-    return make_view(input, data, tuple(input._shape[d] for d in ds), "PermuteBackward0", _permute_rule, ds)
+    shape = input._shape
+    return make_view(input, data, tuple([shape[d] for d in ds]), node, _permute_rule, ds)
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dimensions (a view)."""
-    n = input.ndim
+    n = len(input._shape)
     if n == 0:
         norm_dim(dim0, 0, "transpose", "dim0", 2), norm_dim(dim1, 0, "transpose", "dim1", 3)
         return make_view(input, input._data, (), None, None, None)
     dims = list(range(n))
     a, b = norm_dim(dim0, n, "transpose", "dim0", 2), norm_dim(dim1, n, "transpose", "dim1", 3)
     dims[a], dims[b] = dims[b], dims[a]
-    return relabel(permute(input, dims), "TransposeBackward0")
+    return _permuted(input, tuple(dims), "TransposeBackward0")
 
 
 def t(input: Tensor) -> Tensor:
     """Transpose a tensor of at most 2 dimensions."""
-    if input.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
-    return relabel(transpose(input, 0, 1) if input.ndim == 2 else input.view(input._shape), "TBackward0")
+    n = len(input._shape)
+    if n == 2:
+        return _permuted(input, (1, 0), "TBackward0")
+    if n > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {n}D")
+    return relabel(input.view(input._shape), "TBackward0")
 
 
 def _expand_rule(n: Any, g: Tensor) -> tuple:
@@ -481,6 +491,16 @@ def as_strided(
     data = call(input._be, "as_strided", input._data, size, stride, off)
     geo = ((input._shape, tuple(input.stride()), input.storage_offset()), (size, stride, off))
     return make_view(input, data, size, "AsStridedBackward0", _as_strided_rule, geo)
+
+
+def data_alias(input: Tensor) -> Tensor:
+    """``t.data``, as PyTorch's: the same memory as a new tensor outside autograd, not a view and
+    with a version counter of its own, so an update through it (an optimizer's
+    ``p.data.add_(...)``) never invalidates what the graph saved of ``t``."""
+    v = wrap(input._data, input._be, input._device, input.dtype, input._shape)
+    m = input._meta
+    v._meta = {"inference": True} if m is not None and m.get("inference") else None
+    return v
 
 
 def detach(input: Tensor) -> Tensor:
