@@ -369,3 +369,20 @@ def test_transformer_with_causal_hints() -> None:
     to.sum().backward()
     _grads_close(em, tm, 1e-9)
     _close(es.grad, ts.grad, 1e-9)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_sdpa_without_keys_gives_zeros_and_zero_grads(causal: bool) -> None:
+    """No keys at all (Lk = 0): every output row is 0, q's gradient 0, as PyTorch."""
+    rng = np.random.default_rng(2)
+    arrays = [rng.normal(size=s) for s in ((1, 2, 3, 4), (1, 2, 0, 4), (1, 2, 0, 5))]
+    (eq, tq), (ek, tk), (ev, tv) = (_pair(a) for a in arrays)
+    eo = EF.scaled_dot_product_attention(eq, ek, ev, is_causal=causal)
+    to = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, is_causal=causal)
+    assert tuple(eo.shape) == (1, 2, 3, 5)
+    _close(eo, to, 0)
+    eo.sum().backward()
+    to.sum().backward()
+    for e, t in ((eq, tq), (ek, tk), (ev, tv)):
+        assert tuple(e.grad.shape) == tuple(t.grad.shape)
+        _close(e.grad, t.grad, 0)

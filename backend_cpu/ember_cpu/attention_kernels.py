@@ -31,6 +31,8 @@ def _wide(*xs: Any) -> tuple[Any, ...]:
 
 def _softmax_(s: np.ndarray) -> np.ndarray:
     """Softmax over the last axis in place; a row with every score -inf becomes zeros."""
+    if not s.shape[-1]:  # no keys: empty rows (the output is then all zeros, as PyTorch's)
+        return s
     m = s.max(axis=-1, keepdims=True)
     # -inf rows: subtract a finite number so that exp gives 0, not NaN (NaN still propagates)
     np.maximum(m, np.finfo(s.dtype).min, out=m)
