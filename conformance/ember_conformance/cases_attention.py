@@ -33,8 +33,9 @@ def _weights(q: Any, k: Any, mask: Any, scale: float, causal: bool) -> np.ndarra
         s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
     w = np.zeros_like(s)
     rows = np.isfinite(s).any(-1)  # a query with no key to attend keeps zeros
-    e = np.exp(s[rows] - s[rows].max(-1, keepdims=True))
-    w[rows] = e / e.sum(-1, keepdims=True)
+    if rows.any():
+        e = np.exp(s[rows] - s[rows].max(-1, keepdims=True))
+        w[rows] = e / e.sum(-1, keepdims=True)
     return w
 
 
