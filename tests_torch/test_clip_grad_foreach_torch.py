@@ -10,7 +10,7 @@ from typing import Any
 import ember
 import numpy as np
 import pytest
-from ember.backends import graph
+from ember.backends import graph, registry
 
 torch = pytest.importorskip("torch")
 
@@ -22,6 +22,16 @@ SHAPES = [(3, 4), (5,), (2, 2, 2), ()]
 def _fused_mul(monkeypatch: pytest.MonkeyPatch) -> None:
     """``mul_foreach`` declared a writing kernel (the contract's table), so clipping uses it."""
     monkeypatch.setattr(graph, "WRITES_FIRST", graph.WRITES_FIRST | {"mul_foreach"})
+
+
+@pytest.fixture(params=["kernels", "decompositions"])
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The CPU's norm_foreach / mul_foreach kernels, or (removed from its table) the per-tensor
+    decompositions a backend without them runs."""
+    if request.param == "decompositions":
+        for op in ("norm_foreach", "mul_foreach"):
+            monkeypatch.setitem(registry.get("cpu").k, op, None)
+    return str(request.param)
 
 
 def _params(lib: Any, grads: list[np.ndarray], dtypes: list[str]) -> list[Any]:
@@ -50,6 +60,7 @@ def _tol(dtypes: list[str]) -> float:
     "dtypes",
     [["float64"] * 4, ["float32"] * 4, ["float32", "float64", "float32", "float64"], ["float16"] * 4],
 )
+@pytest.mark.usefixtures("path")
 def test_clip_grad_norm_matches_pytorch(ord: float, foreach: Any, dtypes: list[str]) -> None:
     grads = _grads(len(dtypes) + int(ord % 7 if math.isfinite(ord) else 9))
     got, want = (_params(lib, grads, dtypes) for lib in (ember, torch))
@@ -66,6 +77,7 @@ def test_clip_grad_norm_matches_pytorch(ord: float, foreach: Any, dtypes: list[s
 
 
 @pytest.mark.parametrize("ord", ORDS)
+@pytest.mark.usefixtures("path")
 def test_get_total_norm_matches_pytorch(ord: float) -> None:
     grads = _grads(3)
     got = ember.nn.utils.get_total_norm([ember.tensor(g) for g in grads], ord)
@@ -91,6 +103,7 @@ def test_non_finite_error_matches_pytorch(foreach: Any) -> None:
     assert _message(run(ember)) == _message(run(torch))
 
 
+@pytest.mark.usefixtures("path")
 def test_infinity_norm_of_an_empty_gradient_matches_pytorch() -> None:
     def run(lib: Any) -> Any:
         return lambda: lib.nn.utils.get_total_norm([lib.ones(2), lib.zeros(0)], math.inf)
