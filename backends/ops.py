@@ -262,7 +262,8 @@ _COMPOSITE_LIST = [
         "composite",
         2,
         "",
-        "in place: each array of a list *= s, a 0-d array (cast to each array's dtype); returns None",
+        "in place: each array of a list *= s, a 0-d floating array (the product in the wider of the two "
+        "dtypes, rounded to the array's, as PyTorch's opmath); returns None",
     ),
     # layer norm over the trailing k dims: one call forward, one backward (one recorded node)
     _op(
