@@ -101,10 +101,13 @@ ${batch}    int nr = (int)min((${IT})BM, n - row0), nc = (int)min((${IT})BN, m -
        packing it is a plain copy either way (a transposing copy cost more than the products) */
     int a_rows = sa_k == 1 && sa_n != 1;
     int ask = a_rows ? 1 : BM, asr = a_rows ? BK : 1;
-    for (int r = 0; r < nrr; r++)
-        for (int c = 0; c < ncc; c++) Cs[r][c] = 0;
+    /* the last panel's full rows go straight to the output when it holds the accumulator type */
+    __global ${OT} *po = p_out + i_out + row0 * m + col0;
+    if (k == 0)
+        for (int r = 0; r < nr; r++)
+            for (int c = 0; c < nc; c++) Cs[r][c] = 0;
     for (${IT} k0 = 0; k0 < k; k0 += BK) {
-        int kc = (int)min((${IT})BK, k - k0);
+        int kc = (int)min((${IT})BK, k - k0), first = k0 == 0, direct = ${DIRECT} && k0 + kc == k;
         __global const ${T} *pa = p_a + i_a + row0 * sa_n + k0 * sa_k;
         __global const ${T} *pb = p_b + i_b + k0 * sb_k + col0 * sb_m;
         if (a_rows) {
@@ -132,8 +135,8 @@ ${batch}    int nr = (int)min((${IT})BM, n - row0), nc = (int)min((${IT})BN, m -
                 ${ACC}${VW} acc0[RM], acc1[RM];
                 #pragma unroll
                 for (int r = 0; r < RM; r++) {
-                    acc0[r] = vload${VW}(0, &Cs[rb + r][cb]);
-                    acc1[r] = vload${VW}(1, &Cs[rb + r][cb]);
+                    acc0[r] = first ? (${ACC}${VW})(0) : vload${VW}(0, &Cs[rb + r][cb]);
+                    acc1[r] = first ? (${ACC}${VW})(0) : vload${VW}(1, &Cs[rb + r][cb]);
                 }
                 for (int kk = 0; kk < kc; kk++) {
                     ${ACC}${VW} b0 = vload${VW}(0, &Bs[kk][cb]), b1 = vload${VW}(1, &Bs[kk][cb]);
@@ -144,16 +147,25 @@ ${batch}    int nr = (int)min((${IT})BM, n - row0), nc = (int)min((${IT})BN, m -
                         acc1[r] = ${MAD1};
                     }
                 }
-                #pragma unroll
-                for (int r = 0; r < RM; r++) {
-                    vstore${VW}(acc0[r], 0, &Cs[rb + r][cb]);
-                    vstore${VW}(acc1[r], 1, &Cs[rb + r][cb]);
+                if (direct && cb + 2 * ${VW} <= nc) {
+                    for (int r = 0; r < RM && rb + r < nr; r++) {
+                        vstore${VW}(acc0[r], 0, po + (rb + r) * m + cb);
+                        vstore${VW}(acc1[r], 1, po + (rb + r) * m + cb);
+                    }
+                } else {
+                    #pragma unroll
+                    for (int r = 0; r < RM; r++) {
+                        vstore${VW}(acc0[r], 0, &Cs[rb + r][cb]);
+                        vstore${VW}(acc1[r], 1, &Cs[rb + r][cb]);
+                    }
                 }
             }
         }
     }
+    /* what did not go straight out: all of it, or the last panel's partial column blocks */
+    int c0 = ${DIRECT} && k > 0 ? nc / (2 * ${VW}) * (2 * ${VW}) : 0;
     for (int r = 0; r < nr; r++)
-        for (int c = 0; c < nc; c++) p_out[i_out + (row0 + r) * m + col0 + c] = ${store};
+        for (int c = c0; c < nc; c++) po[r * m + c] = ${store};
 }
 """)
 
@@ -221,6 +233,7 @@ def _source(
         IT=it,
         ACC=acc,
         RM=block[0],
+        DIRECT=int(packed and acc == ctype(dt)),
         VW=block[1],
         MAD=_mad(dt, "acc[r]", "bv", f"(({acc}8)(As[kk][ty * RM + r]))"),
         MAD0=_mad(dt, "acc0[r]", "b0", "av"),
