@@ -114,13 +114,16 @@ def _linear_2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     or ``MmBackward0``, PyTorch's names) instead of a transpose, a matmul and an add."""
     be = x._be
     shape = (x._shape[0], w._shape[0])
-    data = call(be, "matmul", x._data, call(be, "permute", w._data, (1, 0)))
-    if b is not None:
-        bias = call(be, "expand", b._data, shape)
-        if kernel_writes_out(be, "add"):  # into the product's fresh array: no second result
-            call_out(be, "add", data, bias, out=data)
-        else:
-            data = call(be, "add", data, bias)
+    if b is not None and _fold_bias(*shape, w._shape[1]):
+        data = _folded_product(x, w, b)
+    else:
+        data = call(be, "matmul", x._data, call(be, "permute", w._data, (1, 0)))
+        if b is not None:
+            bias = call(be, "expand", b._data, shape)
+            if kernel_writes_out(be, "add"):  # into the product's fresh array: no second result
+                call_out(be, "add", data, bias, out=data)
+            else:
+                data = call(be, "add", data, bias)
     out = wrap(data, x._be, x._device, x.dtype, shape)
     if _grad.enabled and (x._requires_grad or w._requires_grad or (b is not None and b._requires_grad)):
         if b is None:
@@ -128,6 +131,28 @@ def _linear_2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
         else:
             record("AddmmBackward0", _linear_rule, out, (x, w, b), (), (x, w))
     return out
+
+
+_FOLD_MIN = 1 << 16  # output elements from which folding the bias can pay
+
+
+def _fold_bias(rows: int, out_features: int, in_features: int) -> bool:
+    """Whether the bias joins the product as one more input feature: a large output from few
+    input features (a vocabulary decoder), where the bias add's pass over the output costs
+    more than copying ``x`` and ``w`` one column wider (measured: 2.4 against 3.6 ms for
+    (200, 32) @ (32, 10000) + bias in float32 on the CPU)."""
+    n = rows * out_features
+    return n >= _FOLD_MIN and n >= 4 * (rows + out_features) * (in_features + 1)
+
+
+def _folded_product(x: Tensor, w: Tensor, b: Tensor) -> Any:
+    """``[x, 1] @ [w, b]^T``: the (rows, out) result is written once, as PyTorch's addmm writes
+    it; each bias is the last term of its dot product, where matmul-then-add adds it after."""
+    be, rows, out_features = x._be, x._shape[0], w._shape[0]
+    ones = call(be, "full", (rows, 1), 1.0, x.dtype, x._device.index or 0)
+    xa = call(be, "cat", [x._data, ones], 1)
+    wa = call(be, "cat", [w._data, call(be, "reshape", b._data, (out_features, 1))], 1)
+    return call(be, "matmul", xa, call(be, "permute", wa, (1, 0)))
 
 
 @autocast_op("nn.functional.bilinear")
