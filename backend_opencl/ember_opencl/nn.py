@@ -130,12 +130,21 @@ __kernel void ember_im2col(__global T *cols, __global const T *x, long xoff,
     long j = k % kw, i = (k / kw) % kh, c = k / (kw * kh);
     __global const T *xp = x + xoff + b * sxn + (g * CG + c) * sxc;
     __global T *row = cols + b * rb + g * rg + k * rk;
+    long off = j * dw - pw, lo = clamp(-off, 0L, OW), hi = clamp(W - off, lo, OW);  /* stride 1: ox + off */
     for (long oy = 0; oy < OH; oy++) {
         long r = oy * sh - ph + i * dh;
         int rin = r >= 0 && r < H;
+        __global T *out = row + oy * OW;
+        if (sw == 1 && sxw == 1 && rin) {  /* zeros, a contiguous run of the input row, zeros */
+            __global const T *src = xp + r * sxh + off;
+            for (long ox = 0; ox < lo; ox++) out[ox] = 0;
+            for (long ox = lo; ox < hi; ox++) out[ox] = src[ox];
+            for (long ox = hi; ox < OW; ox++) out[ox] = 0;
+            continue;
+        }
         for (long ox = 0; ox < OW; ox++) {
             long cc = ox * sw - pw + j * dw;
-            row[oy * OW + ox] = (rin && cc >= 0 && cc < W) ? xp[r * sxh + cc * sxw] : (T)0;
+            out[ox] = (rin && cc >= 0 && cc < W) ? xp[r * sxh + cc * sxw] : (T)0;
         }
     }
 }
