@@ -298,7 +298,7 @@ def softmax_backward(g: np.ndarray, out: np.ndarray, dim: int) -> np.ndarray:
 
 def log_softmax_backward(g: np.ndarray, out: np.ndarray, dim: int) -> np.ndarray:
     """``g - exp(out) * sum(g)`` in one (cached) buffer, by L2-sized blocks of rows over the
-    last axis."""
+    last axis: g and out are read from memory once each, the result written once."""
     half = out.dtype in HALF
     acc = _F32 if half else out.dtype
     r = _buffer(out.shape, acc)
@@ -311,12 +311,13 @@ def log_softmax_backward(g: np.ndarray, out: np.ndarray, dim: int) -> np.ndarray
         return np.asarray(r.astype(out.dtype, copy=False))
     rows, step = blocked
     gr, rr = g.reshape(rows.shape), r.reshape(rows.shape)
-    s = _row_sums(gr)
-    for lo in range(0, rows.shape[0], step):
-        rb = rr[lo : lo + step]
+    ones = np.ones((rows.shape[1], 1), acc)
+    for lo in range(0, rows.shape[0], step):  # g's block is summed, then read again from L2
+        rb, gb = rr[lo : lo + step], gr[lo : lo + step]
+        s = _row_sums(gb, ones)
         np.exp(rows[lo : lo + step], out=rb)
-        rb *= s[lo : lo + step]
-        np.subtract(gr[lo : lo + step], rb, out=rb)
+        rb *= s
+        np.subtract(gb, rb, out=rb)
     return r
 
 
