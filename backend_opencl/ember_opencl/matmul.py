@@ -6,6 +6,9 @@ accumulates an 8-row x 8-column block with 8-wide vector multiply-adds (one vect
 ``b`` times a broadcast element of ``a``), the shape CPU devices (PoCL) and GPUs both run
 well. Inputs may be any strided views; integers accumulate in wrapping unsigned vectors
 (the low bits, hence the result, equal NumPy's), bool as a count tested against zero.
+CPU devices run the packed one-work-item kernel instead (``EMBER_MATMUL_PACKED_SRC``).
+Every path adds each output's products in k order (floats: one ``fma`` each), so
+a product's bits do not depend on its operands' layouts (tests/test_kernel_paths.py).
 """
 
 from __future__ import annotations
@@ -73,9 +76,10 @@ ${batch}    ${ACC}8 acc[RM];
 """)
 
 # CPU devices: one work item per group computes a 64x64 tile like a BLAS micro-kernel:
-# it packs a 64x128 panel of ``a`` (transposed) and a 128x64 panel of ``b`` into local
-# memory and keeps an RM x (2 VW) block of the tile in vector registers over the whole
-# panel (``_block``). On PoCL this is ~8x faster than the 8x8 work-group kernel, whose
+# it packs a 64x128 panel of ``a`` and a 128x64 panel of ``b`` into local memory (only
+# the rows, columns and k that exist) and keeps an RM x (2 VW) block of the tile in vector
+# registers over the whole panel (``_block``); the last panel's full blocks are stored
+# straight to the output. On PoCL this is ~8x faster than the 8x8 work-group kernel, whose
 # per-work-item state must be spilled at every barrier.
 EMBER_MATMUL_PACKED_SRC = Template("""
 #define BM 64

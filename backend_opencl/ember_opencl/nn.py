@@ -1,4 +1,4 @@
-"""Fused nn composites: max/avg pooling (one work item per output) and conv2d (im2col + matmul).
+"""Fused nn composites: max/avg pooling (one work item per output row) and conv2d (im2col + matmul).
 
 Conventions as in ``ember_cpu.nn_kernels``: NCHW inputs (leading dims are planes), OIHW
 weights, parameters as (h, w) pairs; forward only (the backward kernels are in nn_backward.py).
@@ -8,13 +8,17 @@ weights, parameters as (h, w) pairs; forward only (the backward kernels are in n
   maximum (``>``), NaN counting as the maximum (the first NaN wins); padding is ``-inf``.
   A window whose maximum is ``-inf`` and sits on a padding cell reports its first
   in-bounds cell, as PyTorch (and the CPU kernel) do. Indices are flat ``h * W + w``.
+  2x2 windows at stride 2 that all lie inside the input (the common case) run
+  ``ember_max_pool2d_2x2``: the same choices in straight-line 32-bit code.
 * ``avg_pool2d``: the window's in-bounds sum divided by PyTorch's divisor, the window
   clipped to the padded input (``count_include_pad``) or to the input itself.
 * ``conv2d``: ``ember_im2col`` copies the windows of a strided input into a contiguous
   ``(N, groups, C/groups * kh * kw, oh * ow)`` buffer (zeros for padding; the weight gradient
-  asks for ``(groups, K, N, oh * ow)`` instead), one work item per row (no integer division per element: that was most of its time on CPUs), and the tiled
-  matmul multiplies it by the ``(groups, O/groups, C/groups * kh * kw)`` weight, broadcast
-  over the batch: the product is already NCHW.
+  asks for ``(groups, K, N, oh * ow)`` instead), one work item per row (no integer division
+  per element: that was most of its time on CPUs; at stride 1 a window row is zeros, a
+  contiguous run of the input row, zeros), and the tiled matmul multiplies it by the
+  ``(groups, O/groups, C/groups * kh * kw)`` weight, broadcast over the batch: the product
+  is already NCHW.
 """
 
 from __future__ import annotations
