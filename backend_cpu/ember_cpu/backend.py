@@ -64,9 +64,12 @@ class CPUBackend:
 
     def layout(self, x: np.ndarray) -> tuple[tuple[int, ...], int]:
         size = x.itemsize
+        strides = tuple([s // size for s in x.strides])
+        if not isinstance(x.base, np.ndarray):  # its own storage: offset 0, no interface dicts
+            return strides, 0
         root = _root(x)
         offset = x.__array_interface__["data"][0] - root.__array_interface__["data"][0]
-        return tuple(s // size for s in x.strides), offset // size
+        return strides, offset // size
 
     def index_of(self, x: np.ndarray) -> int:
         return 0

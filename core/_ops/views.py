@@ -69,9 +69,10 @@ def make_view(
 
 def _shape_arg(shape: Sequence[Any], fn: str = "view", arg: str = "size") -> tuple[int, ...]:
     seq = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
-    if all(type(s) is int for s in seq):  # the common case: no per-element checks
-        return tuple(seq)
-    return int_tuple(fn, arg, shape)
+    for s in seq:  # a plain loop: the common case (all ints) needs no generator frame
+        if type(s) is not int:
+            return int_tuple(fn, arg, shape)
+    return tuple(seq)
 
 
 def infer_shape(shape: tuple[int, ...], n: int) -> tuple[int, ...]:

@@ -80,7 +80,7 @@ class Node:
 
     @property
     def needs_input_grad(self) -> tuple[bool, ...]:
-        return tuple(n is not None for n, _ in self.next_functions)
+        return tuple([n is not None for n, _ in self.next_functions])  # a list: no generator frame
 
     def release(self) -> None:
         """Free saved tensors (after a backward without retain_graph)."""
