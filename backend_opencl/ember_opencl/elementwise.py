@@ -80,6 +80,24 @@ ${advance}    }
 }
 """)
 
+# Strided operands whose last collapsed dimension is long: a work item takes a run of up to
+# EMBER_CHUNK elements of one row (a plain loop the compiler vectorises: the bias add after
+# a conv, 2-3x faster on PoCL than carrying counters per element).
+EMBER_ELEMENTWISE_ROWS_SRC = Template("""
+${helpers}
+__kernel void ember_elementwise(${params}${shape}${it} n, __global int *flag)
+{
+    ${it} w = (${it})get_global_id(0), segs = (${last} + EMBER_CHUNK - 1) / EMBER_CHUNK;
+    ${it} row = w / segs, lo = w % segs * EMBER_CHUNK, hi = min(lo + EMBER_CHUNK, ${last});
+    if (row >= n / ${last}) return;
+    int bad = 0;
+${init}    for (${it} t = lo; t < hi; t++) {
+${index}${loads}    ${store};
+    }
+    if (bad) flag[0] = 1;
+}
+""")
+
 EMBER_ARANGE_SRC = Template("""
 __kernel void ember_arange(__global ${OT} *out, ${ST} start, ${ST} step, long n)
 {
@@ -90,6 +108,9 @@ __kernel void ember_arange(__global ${OT} *out, ${ST} start, ${ST} step, long n)
 }
 """)
 
+# Rows at least this long (the last collapsed dimension) run EMBER_ELEMENTWISE_ROWS_SRC
+# (measured faster from 16 on; shorter rows carry counters: fewer, longer work items).
+ROWS_MIN = 16
 # An operand: (name in the expression, dtype, CLArray or Python scalar).
 Operand = tuple[str, DType, Any]
 BOOL = DTYPES_BY_NAME["bool"]
@@ -117,6 +138,7 @@ def _source(
     contig: bool,
     it: str,
     native: bool = False,
+    rows: bool = False,
 ) -> runtime.KernelSpec:
     params = [
         f"__global {stype(out, native)} *p_out, {it} off_out"
@@ -137,11 +159,17 @@ def _source(
     np_it = np_index_type(it)
     dtypes += [np_it] * rank + [np_it, None]
     converted = [d for d in (out, *(dt for _, dt, _ in sig)) if not (native and d.name == "float16")]
-    if rank >= 2:
+    template, last = EMBER_ELEMENTWISE_SRC, f"sh_{rank - 1}"
+    if rows:
+        init, index, advance = _row_start(names, rank, it), "", ""
+        index = "".join(f"    {it} i_{v} = b_{v} + t * st_{v}_{rank - 1};\n" for v in names)
+        template = EMBER_ELEMENTWISE_ROWS_SRC
+    elif rank >= 2:
         (init, advance), index = _walk(names, rank, it), ""
     else:
         init, index, advance = "", index_code(names, rank, contig, it), ""
-    src = EMBER_ELEMENTWISE_SRC.substitute(
+    src = template.substitute(
+        last=last,
         helpers=(FP16_PRAGMA if native else "") + half_helpers(*converted) + helpers,
         params=", ".join(params) + ", ",
         shape=shape_params(rank, it),
@@ -153,6 +181,16 @@ def _source(
         store=store(out, "p_out", "i_out", store_expr(out, expr), native),
     )
     return src, "ember_elementwise", dtypes
+
+
+def _row_start(names: list[str], rank: int, it: str) -> str:
+    """``b_<name>``: the index of the first element of row ``row`` (all dims but the last)."""
+    lines = [f"    {it} ix_r = row, ix_c;\n"] + [f"    {it} b_{v} = off_{v};\n" for v in names]
+    for d in range(rank - 2, 0, -1):
+        lines.append(f"    ix_c = ix_r % sh_{d}; ix_r /= sh_{d};\n")
+        lines += [f"    b_{v} += ix_c * st_{v}_{d};\n" for v in names]
+    lines += [f"    b_{v} += ix_r * st_{v}_0;\n" for v in names]
+    return "".join(lines)
 
 
 def _walk(names: list[str], rank: int, it: str) -> tuple[str, str]:
@@ -237,6 +275,7 @@ def run(
     shape, strides = collapse(out.shape, [a.strides for a in [out, *arrays]])
     rank = len(shape)
     contig = rank == 1 and all(st[0] == 1 for st in strides)
+    rows = rank >= 2 and shape[-1] >= ROWS_MIN
     it = index_type(n, [out, *arrays])
     sig = tuple((name, dt, not isinstance(v, CLArray)) for name, dt, v in operands)
     key = (
@@ -249,8 +288,11 @@ def run(
         contig,
         it,
         native,
+        rows,
     )
-    knl = runtime.kernel(dev, key, lambda: _source(out.dtype, expr, helpers, sig, rank, contig, it, native))
+    knl = runtime.kernel(
+        dev, key, lambda: _source(out.dtype, expr, helpers, sig, rank, contig, it, native, rows)
+    )
     args = array_args(out, strides[0])
     k = 1
     for _, dt, v in operands:
@@ -262,7 +304,8 @@ def run(
     args += shape + [n, dev.flag]
     if flag_msg is not None:
         runtime.reset_flag(dev)
-    runtime.launch(dev, knl, (n + runtime.CHUNK - 1) // runtime.CHUNK, args)
+    chunks = n // shape[-1] * -(-shape[-1] // runtime.CHUNK) if rows else -(-n // runtime.CHUNK)
+    runtime.launch(dev, knl, chunks, args)
     if flag_msg is not None and runtime.check_flag(dev):
         raise flag_exc(flag_msg)
     return out

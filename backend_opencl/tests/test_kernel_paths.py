@@ -4,7 +4,8 @@ The packed matmul copies ``a``'s panel row by row or column by column depending 
 strides, reads a transposed ``b`` along its columns, and stores full blocks of the last panel
 straight to the output: each path performs the same fused multiply-adds in the same order,
 so every layout of one product gives the same bits. Strided elementwise kernels carry a digit
-counter per dimension across a work item's chunk instead of dividing per element.
+counter per dimension across a work item's chunk instead of dividing per element, or take a
+run of one row when rows are long.
 """
 
 from __future__ import annotations
@@ -63,7 +64,12 @@ def test_matmul_integer_paths_are_exact(ocl, dtype: str) -> None:  # type: ignor
         np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("shape", [(3, 5, 7, 11), (2, 70, 3), (130, 2, 1, 3)])
+# Short last dims carry counters across chunks; from 16 on a work item takes a run of a row
+# (one run, several, a partial last one).
+WALKS = [(3, 5, 7, 11), (2, 70, 3), (130, 2, 1, 3), (3, 40, 17), (2, 3, 150)]
+
+
+@pytest.mark.parametrize("shape", WALKS)
 def test_strided_elementwise_walk_matches_numpy(ocl, shape: tuple[int, ...]) -> None:  # type: ignore[no-untyped-def]
     """A permuted operand plus a broadcast one: chunks start and wrap mid-dimension."""
     rng = np.random.default_rng(2)
