@@ -262,9 +262,17 @@ def softmax(x: np.ndarray, dim: int) -> np.ndarray:
     return np.asarray(e.astype(x.dtype, copy=False))  # a 0-d input gives a scalar
 
 
+# Per element of a row, the least sum(exp(x)) log_softmax accepts without subtracting the max:
+# each word lost to underflow is below the smallest normal, 2**-126 (2**-1022), so the whole
+# row's loss then stays under float32's (float64's) rounding of the sum.
+_SAFE_SUM = {np.dtype(np.float32): 2.0**-100, np.dtype(np.float64): 2.0**-960}
+
+
 def log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
     """``z - log(sum(exp(z)))`` with ``z = x - max``, in one (cached) buffer. Over the last
-    axis it runs by blocks of rows that stay in L2: x is read once, the result written once."""
+    axis it runs by blocks of rows that stay in L2: x is read once, the result written once,
+    and ``x - log(sum(exp(x)))`` (three passes, not five) where that sum is safely finite
+    and normal; other rows take the max."""
     acc = _F32 if x.dtype in HALF else x.dtype
     z = _buffer(x.shape, acc)
     blocked = _row_blocks(x, dim) if acc == x.dtype else None
@@ -275,12 +283,22 @@ def log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
     rows, step = blocked
     zr = z.reshape(rows.shape)
     scratch, ones = np.empty((step, rows.shape[1]), acc), np.ones((rows.shape[1], 1), acc)
-    for lo in range(0, rows.shape[0], step):
-        xb, zb = rows[lo : lo + step], zr[lo : lo + step]
-        e = scratch[: xb.shape[0]]
-        np.subtract(xb, xb.max(axis=1, keepdims=True), out=zb)
-        np.exp(zb, out=e)
-        zb -= np.log(_row_sums(e, ones))
+    sums = np.empty((rows.shape[0], 1), acc)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        for lo in range(0, rows.shape[0], step):  # x - log(sum(exp(x))): no max, no x - max pass
+            xb, sb = rows[lo : lo + step], sums[lo : lo + step]
+            e = scratch[: xb.shape[0]]
+            np.exp(xb, out=e)
+            np.matmul(e, ones, out=sb)
+            np.subtract(xb, np.log(sb), out=zr[lo : lo + step])
+    # A row whose sum overflowed, or is so small that words lost to underflow could move it,
+    # is done again with its max subtracted first (x - max, exp, sum, log).
+    redo = np.flatnonzero(~(sums >= rows.shape[1] * _SAFE_SUM[acc]) | (sums == np.inf))
+    if redo.size:
+        xs = rows[redo]
+        xs -= xs.max(axis=1, keepdims=True)
+        xs -= np.log(np.exp(xs).sum(axis=1, keepdims=True))
+        zr[redo] = xs
     return z
 
 
