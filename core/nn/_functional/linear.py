@@ -114,7 +114,7 @@ def _linear_2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     or ``MmBackward0``, PyTorch's names) instead of a transpose, a matmul and an add."""
     be = x._be
     shape = (x._shape[0], w._shape[0])
-    if b is not None and _fold_bias(*shape, w._shape[1]):
+    if b is not None and x.dtype.name in _FOLD_DTYPES and _fold_bias(*shape, w._shape[1]):
         data = _folded_product(x, w, b)
     else:
         data = call(be, "matmul", x._data, call(be, "permute", w._data, (1, 0)))
@@ -134,6 +134,7 @@ def _linear_2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
 
 
 _FOLD_MIN = 1 << 16  # output elements from which folding the bias can pay
+_FOLD_DTYPES = ("float32", "float64")  # half products round differently with the bias inside
 
 
 def _fold_bias(rows: int, out_features: int, in_features: int) -> bool:
