@@ -61,7 +61,15 @@ class KernelGraph:
 
 # Kernels that write into their first argument (``ops.py``); any kernel given ``out=`` writes there.
 WRITES_FIRST = frozenset(
-    {"assign", "index_put", "sgd_update", "adam_update", "sgd_update_foreach", "adam_update_foreach"}
+    {
+        "assign",
+        "index_put",
+        "sgd_update",
+        "adam_update",
+        "sgd_update_foreach",
+        "adam_update_foreach",
+        "mul_foreach",
+    }
 )
 
 

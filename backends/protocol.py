@@ -14,8 +14,9 @@ __all__ = ["CONTRACT_VERSION", "Backend"]
 # Major.minor. A plugin built for another major version is refused at load time. Minor
 # versions add optional things only: 1.2 the foreach optimizer updates, 1.3 the recurrent
 # layers, sdpa, softmax/log_softmax backward, and the optional accelerator and kernel_events
-# members; 1.4 the optional compile_graph member (ember.compile) and relu_backward.
-CONTRACT_VERSION = "1.4"
+# members; 1.4 the optional compile_graph member (ember.compile) and relu_backward; 1.5
+# norm_foreach / mul_foreach (gradient clipping) and layer_norm / layer_norm_backward.
+CONTRACT_VERSION = "1.5"
 
 
 @runtime_checkable

@@ -200,7 +200,9 @@ def _nondeterministic(name: str, op: str, fn: Callable[..., Any]) -> Callable[..
 # Kernels that alias or write their array arguments: a contiguous copy would lose the
 # write, so they get their arrays as they are (the frontend hands the optimizer updates only
 # contiguous tensors on such backends).
-_ALIASING = frozenset({"assign", "sgd_update", "adam_update", "sgd_update_foreach", "adam_update_foreach"})
+_ALIASING = frozenset(
+    {"assign", "sgd_update", "adam_update", "sgd_update_foreach", "adam_update_foreach", "mul_foreach"}
+)
 # Kernels that write into their first argument: it is copied, written, and copied back.
 _WRITES_FIRST = frozenset({"index_put"})
 

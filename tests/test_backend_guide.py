@@ -94,6 +94,22 @@ SIGNATURES: dict[str, tuple[str, str]] = {
         ),
         "lists of arrays (a parameter group); steps: a float per tensor; returns None",
     ),
+    "norm_foreach": (
+        "norm_foreach(arrays, ord)",
+        "a list of one dtype; one (len,) array of norms (torch: _foreach_norm returns a list of 0-d tensors)",
+    ),
+    "mul_foreach": (
+        "mul_foreach(arrays, s)",
+        "in place on a list of arrays of one dtype; s: a 0-d array; returns None (torch: _foreach_mul_)",
+    ),
+    "layer_norm": (
+        "layer_norm(x, weight, bias, k, eps)",
+        "returns (out, mean, rstd), the statistics with the k normalized dims kept as size 1 (native_layer_norm)",
+    ),
+    "layer_norm_backward": (
+        "layer_norm_backward(g, x, weight, mean, rstd, k)",
+        "returns (dx, dw, db), dw None without a weight; no output mask (native_layer_norm_backward has one)",
+    ),
     "lstm_layer": (
         "lstm_layer(gi, h0, c0, w_hh, b_hh, reverse, lengths)",
         (

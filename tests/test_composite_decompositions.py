@@ -57,6 +57,22 @@ def _softmax_grad(log: bool) -> Callable[[Any, str], Any]:
     return run
 
 
+def _clip(e: Any, dev: str) -> Any:
+    """Gradients of two dtypes clipped in place (norm_foreach per group, mul_foreach)."""
+    ps = [_t(e, dev, _x(3, 4), requires_grad=True), _t(e, dev, _x(5), requires_grad=True)]
+    for p in ps:
+        p.grad = _t(e, dev, _x(*p.shape))
+    total = e.nn.utils.clip_grad_norm_(ps, 0.5, 3.0)
+    return (total, *(p.grad for p in ps))
+
+
+def _layer_norm_grad(e: Any, dev: str) -> Any:
+    x = _t(e, dev, _x(4, 2, 6), requires_grad=True)
+    w, b = (_t(e, dev, _x(2, 6), requires_grad=True) for _ in range(2))
+    F.layer_norm(x, (2, 6), w, b).backward(_t(e, dev, _x(4, 2, 6)))
+    return x.grad, w.grad, b.grad
+
+
 def _relu_grad(e: Any, dev: str) -> Any:
     """x's gradient through relu of a transposed input, with a strided g (and zeros in x)."""
     x = _t(e, dev, _x(5, 3), requires_grad=True)
@@ -184,6 +200,13 @@ CALLS: dict[str, tuple[Callable[[Any, str], Any], float]] = {
     "adam_update": (_adam, 1e-14),
     "sgd_update_foreach": (lambda e, d: _sgd(e, d, foreach=True), 1e-15),
     "adam_update_foreach": (lambda e, d: _adam(e, d, foreach=True), 1e-14),
+    "norm_foreach": (_clip, 1e-14),
+    "mul_foreach": (_clip, 1e-14),
+    "layer_norm": (
+        lambda e, d: F.layer_norm(_t(e, d, _x(4, 6)), (6,), _t(e, d, _x(6)), _t(e, d, _x(6))),
+        1e-14,
+    ),
+    "layer_norm_backward": (_layer_norm_grad, 1e-13),
     "lstm_layer": (_rnn("LSTM", False), 1e-13),
     "lstm_layer_backward": (_rnn("LSTM", True), 1e-13),
     "gru_layer": (_rnn("GRU", False), 1e-13),

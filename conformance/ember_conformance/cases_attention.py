@@ -81,6 +81,7 @@ def _cases(dtype: str, rng: np.random.Generator) -> list[tuple[str, tuple, bool]
         ),
         ("strided-q", (v(2, 4, 8), v(2, 4, 8), v(2, 4, 8), None, None, 0.35, True), True),
         ("no-batch", (v(5, 3), v(7, 3), v(7, 4), None, None, 1.0, False), False),
+        ("no-keys", (v(2, 3, 8), v(2, 0, 8), v(2, 0, 6), None, None, 0.35, False), False),
     ]
 
 

@@ -46,6 +46,8 @@ def _weights(q: Tensor, k: Tensor, mask: Tensor | None, scale: float, causal: bo
         s = s.masked_fill(_ones(lq, lk, q).triu(1), _NEG_INF)
     if mask is not None:
         s = s.masked_fill(mask.logical_not(), _NEG_INF) if mask.dtype is D.bool_ else s + mask
+    if not s._shape[-1]:  # no keys: empty rows, and the output @ v is all zeros
+        return s
     m = s.amax(-1, keepdim=True).detach().clamp(min=_lowest(s))
     e = (s - m).exp()
     return e / e.sum(-1, keepdim=True).clamp(min=1.0)  # a row holding its max sums to >= 1

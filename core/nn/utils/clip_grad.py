@@ -12,7 +12,6 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from ember.backends import graph
 from ember.backends.dtypes import to_real
 
 from ..._creation import tensor
@@ -108,13 +107,12 @@ def _cat(ts: list[Tensor]) -> Tensor:
 
 
 def _scale(grads: list[Tensor], coef: Tensor) -> None:
-    """``g *= coef`` for one group: one ``mul_foreach`` call where the backend has it (and it is
-    declared a writing kernel, so captures and contiguous-only wrappers keep the write)."""
+    """``g *= coef`` for one group: one ``mul_foreach`` call where the backend has it (a writing kernel:
+    ``graph.WRITES_FIRST`` and the registry's aliasing set name it, so captures and
+    contiguous-only wrappers keep the write)."""
     be = grads[0]._be
-    fused = (
-        has_kernel(be, "mul_foreach")
-        and "mul_foreach" in graph.WRITES_FIRST
-        and (not getattr(be.backend, "contiguous_only", False) or all(g.is_contiguous() for g in grads))
+    fused = has_kernel(be, "mul_foreach") and (
+        not getattr(be.backend, "contiguous_only", False) or all(g.is_contiguous() for g in grads)
     )
     if not fused:
         for g in grads:
