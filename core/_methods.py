@@ -99,7 +99,7 @@ def _grad_set(self: Tensor, value: Any) -> None:
 
 
 def _data_get(self: Tensor) -> Tensor:
-    return V.detach(self)
+    return V.data_alias(self)
 
 
 def _data_set(self: Tensor, value: Tensor) -> None:

@@ -467,9 +467,13 @@ KERNELS.update(
     }
 )
 
+from .foreach_kernels import FOREACH_KERNELS
+from .layer_norm_kernels import LAYER_NORM_KERNELS
 from .optim_kernels import OPTIM_KERNELS
 
 KERNELS.update(OPTIM_KERNELS)
+KERNELS.update(FOREACH_KERNELS)
+KERNELS.update(LAYER_NORM_KERNELS)
 
 from .attention_kernels import sdpa, sdpa_backward
 

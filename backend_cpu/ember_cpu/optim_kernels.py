@@ -172,10 +172,3 @@ OPTIM_KERNELS: dict[str, Callable[..., Any]] = {
     "sgd_update_foreach": sgd_update_foreach,
     "adam_update_foreach": adam_update_foreach,
 }
-
-# The clipping and layer-norm composites ride in this table until kernels.py imports theirs.
-from .foreach_kernels import FOREACH_KERNELS
-from .layer_norm_kernels import LAYER_NORM_KERNELS
-
-OPTIM_KERNELS.update(FOREACH_KERNELS)
-OPTIM_KERNELS.update(LAYER_NORM_KERNELS)
