@@ -19,31 +19,17 @@ from typing import Any
 import cupy
 import numpy as np
 
+from .fused import BLOCK_REDUCE_SRC
+
 __all__ = ["EMBER_SDPA", "EMBER_SDPA_SRC", "sdpa", "sdpa_backward"]
 
 EMBER_SDPA_SRC = Template(
     r"""
 #define EMBER_BLOCK 256
 typedef ${A} A;
-
-__device__ A ember_nanmax(A a, A b) { return (a != a || a > b) ? a : b; }
-
-/* every thread of the block gets the reduction of v (blockDim.x a power of two <= 256) */
-__device__ A ember_block_reduce(A v, A *sh, bool is_max)
-{
-    sh[threadIdx.x] = v;
-    __syncthreads();
-    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s) {
-            A a = sh[threadIdx.x], b = sh[threadIdx.x + s];
-            sh[threadIdx.x] = is_max ? ember_nanmax(a, b) : a + b;
-        }
-        __syncthreads();
-    }
-    A r = sh[0];
-    __syncthreads();
-    return r;
-}
+"""
+    + BLOCK_REDUCE_SRC
+    + r"""
 
 /* s (rows, lk) in place: scores -> weights; mask_kind 0 none, 1 bool (true attends), 2 additive;
    row r holds query r % lq; wd = w * drop when has_drop */

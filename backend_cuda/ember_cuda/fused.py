@@ -15,21 +15,19 @@ import cupy
 from .dtypes import CUDA_HEADERS, FLOATS, ctype, to_np
 
 __all__ = [
+    "BLOCK_REDUCE_SRC",
     "EMBER_SOFTMAX",
     "EMBER_SOFTMAX_SRC",
     "log_softmax",
     "softmax",
 ]
 
-EMBER_SOFTMAX_SRC = Template(
-    CUDA_HEADERS
-    + r"""
-#define EMBER_BLOCK 256
-typedef ${T} T;
-typedef ${A} A;
-
+# A block's max (NaN-propagating) or sum, every thread getting it: the row kernels' shared
+# reduction (blockDim.x a power of two <= 256; needs a type ``A`` declared before it).
+BLOCK_REDUCE_SRC = r"""
 __device__ A ember_nanmax(A a, A b) { return (a != a || a > b) ? a : b; }
 
+/* every thread of the block gets the reduction of v */
 __device__ A ember_block_reduce(A v, A *sh, bool is_max)
 {
     sh[threadIdx.x] = v;
@@ -45,6 +43,17 @@ __device__ A ember_block_reduce(A v, A *sh, bool is_max)
     __syncthreads();
     return r;
 }
+"""
+
+EMBER_SOFTMAX_SRC = Template(
+    CUDA_HEADERS
+    + r"""
+#define EMBER_BLOCK 256
+typedef ${T} T;
+typedef ${A} A;
+"""
+    + BLOCK_REDUCE_SRC
+    + r"""
 
 extern "C" __global__ void ember_softmax(const T *x, T *y, long long n, int log_out)
 {
