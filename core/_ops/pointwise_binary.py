@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as _np
 from ember.backends import dtypes as D
 from ember.backends.dtypes import promote_types
 
 from .._autocast_hook import autocast_op
-from .._creation import full_like, tensor
+from .._creation import full_like, numpy_dtype, tensor
 from .._dispatch import call, has_kernel
 from .._dtype import SCALAR_RESULT_CACHE as _SCALAR_DT
 from .._dtype import combine, get_default_dtype, pt_name, result_type_scalar
@@ -147,14 +148,10 @@ def _operands(a: Any, b: Any, op: str) -> tuple:
                 _SCALAR_DT[a.dtype, tb] = dt
         xa = a._data if a.dtype is dt else call(a._be, "cast", a._data, dt)
         # The hot case, tensor(float) op float, needs no conversion of the scalar.
-        return (
-            a._be,
-            a._device,
-            dt,
-            a._shape,
-            xa,
-            b if tb is float and dt.category == 2 else _scalar_for(b, dt),
-        )
+        xb = b if tb is float and dt.category == 2 else _scalar_for(b, dt)
+        if dt in _HALF and op not in OPMATH_SCALAR and type(xb) is float:
+            xb = _round_scalar(xb, dt)
+        return a._be, a._device, dt, a._shape, xa, xb
     try:
         a = _as_scalar(a)
     except UnsupportedOperand:
@@ -165,7 +162,10 @@ def _operands(a: Any, b: Any, op: str) -> tuple:
         return _operands(tensor(a), b, op)
     dt = result_type_scalar(b.dtype, a)
     xb = b._data if b.dtype is dt else call(b._be, "cast", b._data, dt)
-    return b._be, b._device, dt, b._shape, _scalar_for(a, dt), xb
+    xa = _scalar_for(a, dt)
+    if dt in _HALF and op not in OPMATH_SCALAR and type(xa) is float:
+        xa = _round_scalar(xa, dt)
+    return b._be, b._device, dt, b._shape, xa, xb
 
 
 def _scalarise_cpu(a: Tensor, b: Tensor, op: str) -> tuple:
@@ -180,8 +180,53 @@ def _scalarise_cpu(a: Tensor, b: Tensor, op: str) -> tuple:
 
 def binary_op(name: str, a: Any, b: Any, out_dtype: Any = None) -> Tensor:
     """Run primitive ``name`` on promoted, broadcast operands; no autograd."""
+    if name in OPMATH_SCALAR and (_half(a) or _half(b)):
+        out = _opmath_scalar(name, a, b)
+        if out is not None:
+            return out
     be, dev, dt, shape, xa, xb = _operands(a, b, name)
     return wrap(call(be, name, xa, xb), be, dev, out_dtype or dt, shape)
+
+
+# float16/bfloat16 with a scalar operand (a Python number or a 0-d tensor), as PyTorch's CPU
+# kernels: mul and the divisions read the scalar at float32 ("opmath") precision and round the
+# float32 result once; every other op takes the scalar rounded to the tensor's dtype first.
+_HALF = frozenset({D.float16, D.bfloat16})
+OPMATH_SCALAR = frozenset({"mul", "div", "floordiv"})
+
+
+def _half(x: Any) -> bool:
+    return isinstance(x, Tensor) and x.dtype in _HALF
+
+
+def _scalar_like(x: Any) -> bool:
+    if isinstance(x, Tensor):
+        return not x._shape and x.dtype.category == 2
+    return type(x) is float or type(x) is int
+
+
+def _opmath_scalar(name: str, a: Any, b: Any) -> Tensor | None:
+    """``name(a, b)`` for a half tensor and a scalar operand in float32, rounded once to the
+    tensor's dtype; None when the operands are not that case."""
+    if _half(a) and _scalar_like(b):
+        t, s = a, b
+    elif _half(b) and _scalar_like(a):
+        t, s = b, a
+    else:
+        return None
+    if (isinstance(s, Tensor) and s.dtype is t.dtype) or result_type(a, b) is not t.dtype:
+        return None
+    f32 = D.float32
+    with NoRecord():
+        wide = t.to(f32)
+        s32 = s.to(f32) if isinstance(s, Tensor) else float(s)
+        out = binary_op(name, wide, s32) if t is a else binary_op(name, s32, wide)
+        return out.to(t.dtype)
+
+
+def _round_scalar(v: float, dt: Any) -> float:
+    """A Python float rounded to float16/bfloat16 as PyTorch rounds a wrapped number (via float32)."""
+    return float(numpy_dtype(dt).type(_np.float32(v)))
 
 
 def _grad_needed(a: Any, b: Any) -> bool:
@@ -214,7 +259,7 @@ def _differentiable(
                 grad = _grad.enabled and (a._requires_grad or b._requires_grad)
             else:
                 tb = type(b)
-                if (tb is float or tb is int) and a.dtype.category == 2:
+                if (tb is float or tb is int) and a.dtype.category == 2 and a.dtype not in _HALF:
                     be = a._be
                     xb = b if tb is float else float(b)  # as _operands converts it
                     out = wrap(call(be, name, a._data, xb), be, a._device, a.dtype, a._shape)
@@ -412,6 +457,10 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     if rounding_mode == "floor":
         return floor_divide(input, other)
     if rounding_mode == "trunc":
+        if _half(input) and _scalar_like(other):  # truncated in float32 before rounding, as PyTorch
+            return trunc(div(input.float(), other.float() if isinstance(other, Tensor) else other)).to(
+                input.dtype
+            )
         if _is_float(input) or _is_float(other):
             return trunc(div(input, other))
         q = floor_divide(input, other)
