@@ -25,7 +25,7 @@ from ..autograd.graph import record, relabel
 from ._args import check_number, invalid_combination
 from ._common import broadcast_shape, same_device, sum_to
 from ._composite import NoRecord
-from .pointwise_unary import log, trunc
+from .pointwise_unary import log, reciprocal, sqrt, trunc
 
 PUBLIC = public(
     __name__,
@@ -521,7 +521,9 @@ def pow(input: Any, exponent: Any) -> Tensor:
     if isinstance(input, Tensor) and input.dtype.category == 1 and isinstance(exponent, int) and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     if isinstance(exponent, (int, float)) and not isinstance(exponent, bool) and isinstance(input, Tensor):
-        out = binary_op("pow", input, exponent)
+        out = _pow_special(input, exponent)
+        if out is None:
+            out = binary_op("pow", input, exponent)
         if _grad_needed(input, None):
             record(
                 "PowBackward0",
@@ -534,6 +536,25 @@ def pow(input: Any, exponent: Any) -> Tensor:
         return out
     out = _pow(input, exponent)
     return relabel(out, "PowBackward2") if not isinstance(input, Tensor) else out
+
+
+def _pow_special(x: Tensor, e: float) -> Tensor | None:
+    """``x ** e`` for the exponents PyTorch computes without a power function, with its bits
+    (PyTorch 2.13's CPU kernels): 3 as ``(x * x) * x``, -2 as ``1 / (x * x)`` (float16 in
+    float32, rounded once; bfloat16 step by step in bfloat16), -0.5 as ``1 / sqrt(x)`` for
+    float32/float64; None for any other case (2, 0.5 and -1 already agree in every power kernel)."""
+    dt = x.dtype
+    if dt.category != 2 or e not in (3, -2, -0.5) or (e == -0.5 and dt in _HALF):
+        return None
+    with NoRecord():
+        w = x.float() if dt is D.float16 else x
+        if e == 3:
+            r = w * w * w
+        elif e == -2:
+            r = reciprocal(w * w)
+        else:
+            r = reciprocal(sqrt(w))
+        return r if r.dtype is dt else r.to(dt)
 
 
 def _pt_name(a: Any, b: Any) -> str:
