@@ -140,17 +140,21 @@ def decomposed_kernel(lb: Any, op: str) -> Callable[..., Any]:
         tensors = _tensor_args(lb, args[:n])
         with NoRecord():
             out = fn(*tensors, *args[n:])
-        return tuple(o._data for o in out) if isinstance(out, tuple) else out._data
+        if isinstance(out, tuple):
+            return tuple(None if o is None else o._data for o in out)
+        return out._data
 
     return kernel
 
 
-def _tensor_args(lb: Any, args: tuple) -> tuple[Tensor, ...]:
+def _tensor_args(lb: Any, args: tuple) -> tuple[Tensor | None, ...]:
     """Native arrays as Tensors; a Python scalar in an array's place (elementwise kernels allow
-    it) becomes a tensor of the first array's shape and dtype."""
+    it) becomes a tensor of the first array's shape and dtype; None (an optional array absent:
+    a mask, a weight) stays None."""
     like = next(_as_tensor(lb, a) for a in args if isinstance(a, lb.backend.array_type))
     return tuple(
-        _as_tensor(lb, a) if isinstance(a, lb.backend.array_type) else _filled(like, a) for a in args
+        None if a is None else _as_tensor(lb, a) if isinstance(a, lb.backend.array_type) else _filled(like, a)
+        for a in args
     )
 
 

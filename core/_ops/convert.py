@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 from ember.backends import DType
-from ember.backends.dtypes import bfloat16, bool_, float16
+from ember.backends.dtypes import bool_
 
 from .._creation import _check_dtype, tensor
 from .._device import resolve
@@ -21,7 +21,7 @@ from . import complex as _complex
 from ._common import broadcast_shape, sum_to
 from ._composite import NoRecord
 from .inplace import check_view_of_leaf, is_detached, rebase_view
-from .pointwise_binary import OPMATH_SCALAR, _operands, _scalar_like
+from .pointwise_binary import _HALF, OPMATH_SCALAR, _operands, _scalar_like
 
 PUBLIC = public(
     __name__,
@@ -286,7 +286,7 @@ def inplace_binary(kernel: str, op: Callable[..., Tensor]) -> Callable[..., Tens
                 return _scaled_inplace(kernel, general, self, other, kwargs["alpha"])
             return general(self, other, *args, **kwargs)
         dt = self.dtype
-        if kernel in OPMATH_SCALAR and dt in (float16, bfloat16) and _scalar_like(other):
+        if dt in _HALF and kernel in OPMATH_SCALAR and _scalar_like(other):
             return general(self, other)  # the scalar in float32, rounded once: the op's own path
         if isinstance(other, Tensor):
             if other.dtype is bool_ or (_grad.enabled and (self._requires_grad or other._requires_grad)):
@@ -334,7 +334,7 @@ def _scaled_inplace(
         (ta is not float and ta is not int)
         or not isinstance(other, Tensor)
         or self.dtype.category != 2
-        or self.dtype in (float16, bfloat16)  # alpha in float32 (binary_op's opmath path)
+        or self.dtype in _HALF  # alpha in float32 (binary_op's opmath path)
         or other.dtype is not self.dtype
         or other._shape != self._shape
         or other._device is not self._device

@@ -16,14 +16,13 @@ import math
 from typing import Any
 
 from ember.backends import dtypes as D
-from ember.backends import registry
 
 from ..._autocast_hook import autocast_op
 from ..._creation import ones, zeros
 from ..._dispatch import call, has_kernel
 from ..._dtype import c_name
 from ..._ops._common import broadcast_shape
-from ..._ops._composite import DECOMPOSITIONS, NoRecord, _as_tensor
+from ..._ops._composite import NoRecord, decomposition
 from ..._ops.join import cat, stack
 from ..._ops.select import where
 from ..._tensor import Tensor, wrap
@@ -82,25 +81,8 @@ def _sdpa_backward_decomposed(
     return ds @ k, ds.transpose(-2, -1) @ q, dv
 
 
-def _kernel_form(fn: Any, n: int) -> Any:
-    """``fn`` as a kernel on a backend's arrays (the conformance suite calls kernels)."""
-
-    def make(lb: Any) -> Any:
-        def kernel(*args: Any) -> Any:
-            ts = tuple(None if a is None else _as_tensor(lb, a) for a in args[:n])
-            with NoRecord():
-                return tuple(o._data for o in fn(*ts, *args[n:]))
-
-        return kernel
-
-    return make
-
-
-# Declared here rather than with ``@decomposition``: mask and drop may be None, which its
-# kernel form cannot pass.
-DECOMPOSITIONS.update(sdpa=_sdpa_decomposed, sdpa_backward=_sdpa_backward_decomposed)
-registry.declare_decomposition("sdpa", _kernel_form(_sdpa_decomposed, 5))
-registry.declare_decomposition("sdpa_backward", _kernel_form(_sdpa_backward_decomposed, 6))
+decomposition("sdpa")(_sdpa_decomposed)  # mask and drop may be None
+decomposition("sdpa_backward")(_sdpa_backward_decomposed)
 
 
 # -- one node ------------------------------------------------------------------------------

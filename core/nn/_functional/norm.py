@@ -7,11 +7,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ember.backends import registry
-
 from ..._autocast_hook import autocast_op
 from ..._dispatch import call, has_kernel
-from ..._ops._composite import DECOMPOSITIONS, NoRecord, _as_tensor
+from ..._ops._composite import NoRecord, decomposition
 from ..._public import op, public
 from ..._tensor import Tensor, wrap
 from ...autograd.grad_mode import no_grad
@@ -160,25 +158,8 @@ def _layer_norm_backward_decomposed(
     return dx, dw, (g.sum(rows) if rows else g.clone())
 
 
-def _kernel_form(fn: Any, n: int) -> Any:
-    """``fn`` as a kernel on a backend's arrays (the conformance suite calls kernels); weight
-    and bias may be None."""
-
-    def make(lb: Any) -> Any:
-        def kernel(*args: Any) -> Any:
-            ts = tuple(None if a is None else _as_tensor(lb, a) for a in args[:n])
-            with NoRecord():
-                return tuple(None if o is None else o._data for o in fn(*ts, *args[n:]))
-
-        return kernel
-
-    return make
-
-
-# Declared here rather than with ``@decomposition``: weight and bias may be None.
-DECOMPOSITIONS.update(layer_norm=_layer_norm_decomposed, layer_norm_backward=_layer_norm_backward_decomposed)
-registry.declare_decomposition("layer_norm", _kernel_form(_layer_norm_decomposed, 3))
-registry.declare_decomposition("layer_norm_backward", _kernel_form(_layer_norm_backward_decomposed, 5))
+decomposition("layer_norm")(_layer_norm_decomposed)  # weight and bias may be None
+decomposition("layer_norm_backward")(_layer_norm_backward_decomposed)
 
 
 def _normalized(x: Tensor, dims: tuple[int, ...], eps: float) -> Tensor:
