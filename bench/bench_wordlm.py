@@ -5,9 +5,11 @@ layers, bptt 20, batch 10, dropout 0.2, gradient clipping 0.25, plain SGD on ``p
 hidden state carried and detached between batches) on a synthetic corpus of fixed seed with
 a 10000-word vocabulary, for an LSTM, a GRU and a Transformer encoder (2 heads), with the
 models of ``tests_onnx/programs/word_language_model.py`` (that example's model code), ember's
-CPU backend beside PyTorch's CPU build in the same process. Each round times one pass over the corpus
-for every (model, library), interleaved so that machine noise hits both alike; the summary
-holds the median of the rounds and the ratio ember / PyTorch. Writes bench/results/wordlm.json.
+CPU backend beside PyTorch's CPU build in the same run, each (model, library) in a process of
+its own as a user runs it (``--same-process`` shares one). Each round times one pass over the
+corpus for every (model, library), one process at a time, interleaved so that machine noise hits
+both alike; the summary holds the median of the rounds and the ratio ember / PyTorch. Writes
+bench/results/wordlm.json.
 On a shared machine pass ``--threads 1`` with ``OPENBLAS_NUM_THREADS=1`` in the environment:
 oversubscribed OpenMP/BLAS threads spin and make both columns slow and noisy; the line also
 gives the ratio of the calling thread's CPU time, which other processes disturb less.
@@ -18,7 +20,9 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import math
+import multiprocessing
 import os
+import resource
 import statistics
 import sys
 import time
@@ -123,49 +127,130 @@ def epoch(lib: Any, model: Any, data: Any, step: Any) -> float:
     return float(loss.item()) if loss is not None else math.nan
 
 
-def run(
-    batches: int, rounds: int, models: tuple[str, ...], threads: int | None = None, compiled: bool = False
-) -> dict[str, Any]:
-    torch = torch_or_none()
+def _library(impl: str) -> Any:
+    return torch_or_none() if impl == "torch" else ember
+
+
+def _setup(kind: str, impl: str, batches: int, threads: int | None) -> tuple[Any, Any, Any, Any]:
+    """(lib, model, data, step) for one (model, library), warmed up: lazy imports, caches and
+    ember.compile's capture happen before the timed rounds."""
+    lib = _library(impl)
     if threads is not None:
-        ember.set_num_threads(threads)
-        if torch is not None:
-            torch.set_num_threads(threads)
-    libs: dict[str, Any] = {"ember[cpu]": ember}
-    if compiled:
-        libs["ember.compile"] = ember
-    if torch is not None:
-        libs["torch"] = torch
-    ids = corpus(batches)
-    rep = Report("wordlm")
+        lib.set_num_threads(threads)
+    model = build(lib, kind)
+    data = lib.tensor(corpus(batches))
+    step = make_step(lib, model, impl == "ember.compile")
+    epoch(lib, model, data[: 3 * BPTT + 1], step)
+    return lib, model, data, step
+
+
+def _timed_epoch(lib: Any, model: Any, data: Any, step: Any) -> tuple[float, float, float, int]:
+    """(wall seconds, calling thread's CPU seconds, last loss, the process's minor page faults)
+    of one epoch."""
+    f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    t0, c0 = time.perf_counter(), time.thread_time()
+    loss = epoch(lib, model, data, step)
+    wall, on_cpu = time.perf_counter() - t0, time.thread_time() - c0
+    return wall, on_cpu, loss, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0
+
+
+def _worker(conn: Any, kind: str, impl: str, batches: int, threads: int | None) -> None:
+    """One (model, library) in a process of its own, as a user runs it: set up, then time one
+    epoch per request until told to stop (None)."""
+    try:
+        setup = _setup(kind, impl, batches, threads)
+        conn.send("ready")
+        while conn.recv() is not None:
+            conn.send(_timed_epoch(*setup))
+    except BaseException as e:  # the parent reports it; a hung pipe would hide it
+        conn.send(f"{type(e).__name__}: {e}")
+        raise
+
+
+class _Workers:
+    """A process per (model, library), started together; each round asks each for one epoch in
+    turn, so only one computes at a time and machine noise falls on every column alike."""
+
+    def __init__(self, keys: list[tuple[str, str]], batches: int, threads: int | None) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self.conns: dict[tuple[str, str], Any] = {}
+        self.procs = []
+        for key in keys:
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=_worker, args=(child, *key, batches, threads), daemon=True)
+            proc.start()
+            self.conns[key], _ = parent, self.procs.append(proc)
+        for key, conn in self.conns.items():
+            self._answer(key, conn.recv())
+
+    @staticmethod
+    def _answer(key: tuple[str, str], got: Any) -> Any:
+        if isinstance(got, str) and got != "ready":  # the worker's exception
+            raise RuntimeError(f"{key} failed in its process: {got}")
+        return got
+
+    def epoch(self, key: tuple[str, str]) -> tuple[float, float, float, int]:
+        self.conns[key].send(True)
+        return self._answer(key, self.conns[key].recv())
+
+    def close(self) -> None:
+        for conn in self.conns.values():
+            conn.send(None)
+        for proc in self.procs:
+            proc.join(timeout=30)
+
+
+def run(
+    batches: int,
+    rounds: int,
+    models: tuple[str, ...],
+    threads: int | None = None,
+    compiled: bool = False,
+    same_process: bool = False,
+) -> dict[str, Any]:
+    """Time ``rounds`` epochs per (model, library). By default each (model, library) runs in a
+    process of its own: sharing one process, the libraries share one malloc heap, and NumPy's
+    buffers there keep glibc from returning PyTorch's freed 8 MB buffers to the system, which
+    PyTorch alone does (its epoch then page-faults ~15-50 thousand times); ``same_process``
+    times them side by side in this process instead."""
+    impls = ["ember[cpu]"] + (["ember.compile"] if compiled else []) + (["torch"] if torch_or_none() else [])
+    keys = [(kind, impl) for kind in models for impl in impls]
     times: dict[tuple[str, str], list[float]] = {}
-    setups = {}
-    for kind in models:
-        for impl, lib in libs.items():
-            model = build(lib, kind)
-            setups[(kind, impl)] = (
-                lib,
-                model,
-                lib.tensor(ids),
-                make_step(lib, model, impl == "ember.compile"),
-            )
-    for lib, model, data, step in setups.values():
-        epoch(lib, model, data[: 3 * BPTT + 1], step)  # warm up lazy imports, caches, and the capture
     cpu: dict[tuple[str, str], list[float]] = {}
-    for _ in range(rounds):
-        for key, (lib, model, data, step) in setups.items():
-            t0, c0 = time.perf_counter(), time.thread_time()
-            loss = epoch(lib, model, data, step)
-            times.setdefault(key, []).append(time.perf_counter() - t0)
-            cpu.setdefault(key, []).append(time.thread_time() - c0)
-            if not math.isfinite(loss):
-                raise RuntimeError(f"{key}: loss {loss}")
-    summary: dict[str, Any] = {"batches": batches, "rounds": rounds, "vocab": VOCAB, "threads": threads}
+    faults: dict[tuple[str, str], list[int]] = {}
+    if same_process:
+        setups = {key: _setup(*key, batches, threads) for key in keys}
+        timed = lambda key: _timed_epoch(*setups[key])
+        workers = None
+    else:
+        workers = _Workers(keys, batches, threads)
+        timed = workers.epoch
+    try:
+        for _ in range(rounds):
+            for key in keys:
+                wall, on_cpu, loss, flt = timed(key)
+                times.setdefault(key, []).append(wall)
+                cpu.setdefault(key, []).append(on_cpu)
+                faults.setdefault(key, []).append(flt)
+                if not math.isfinite(loss):
+                    raise RuntimeError(f"{key}: loss {loss}")
+    finally:
+        if workers is not None:
+            workers.close()
+    rep = Report("wordlm")
+    summary: dict[str, Any] = {
+        "batches": batches,
+        "rounds": rounds,
+        "vocab": VOCAB,
+        "threads": threads,
+        "processes": "one per library" if workers else "shared",
+    }
     for kind in models:
         case = f"word LM {kind} {batches}x(bptt {BPTT}, batch {BATCH})"
-        for impl in libs:
+        for impl in impls:
             ts = times[(kind, impl)]
-            rep.add(case, impl, statistics.median(ts), rounds=[round(t, 4) for t in ts])
+            flt = int(statistics.median(faults[(kind, impl)]))
+            rep.add(case, impl, statistics.median(ts), rounds=[round(t, 4) for t in ts], page_faults=flt)
         ratio = rep.ratio(case, "ember[cpu]", "torch")
         summary[f"{kind.lower()}_ratio_vs_torch"] = ratio
         if ratio is not None:
@@ -175,12 +260,13 @@ def run(
             # it does not count the time other processes of a shared machine hold the core
             on_cpu = statistics.median(cpu[(kind, "ember[cpu]")]) / statistics.median(cpu[(kind, "torch")])
             summary[f"{kind.lower()}_cpu_ratio_vs_torch"] = on_cpu
+            flt_e, flt_t = (int(statistics.median(faults[(kind, i)])) for i in ("ember[cpu]", "torch"))
             print(
                 f"{kind}: ember / torch = {ratio:.2f}x (median of {rounds}), best/best {best:.2f}x, "
-                f"thread CPU time {on_cpu:.2f}x",
+                f"thread CPU time {on_cpu:.2f}x; page faults per epoch {flt_e} / {flt_t}",
                 flush=True,
             )
-        if compiled and "torch" in libs:
+        if compiled and "torch" in impls:
             cr = rep.ratio(case, "ember.compile", "torch")
             summary[f"{kind.lower()}_compile_ratio_vs_torch"] = cr
             if cr is not None:
@@ -200,9 +286,15 @@ def main() -> None:
     ap.add_argument(
         "--models", default=",".join(MODELS), help="comma-separated subset of LSTM,GRU,Transformer"
     )
+    ap.add_argument(
+        "--same-process",
+        action="store_true",
+        help="run every library in this process (default: a process per model and library)",
+    )
     args = ap.parse_args()
     batches, rounds = (10, 3) if args.quick else (args.batches, args.rounds)
-    out = run(batches, rounds, tuple(m for m in args.models.split(",") if m), args.threads, args.compile)
+    models = tuple(m for m in args.models.split(",") if m)
+    out = run(batches, rounds, models, args.threads, args.compile, args.same_process)
     path = out["rep"].write(os.path.join(os.path.dirname(__file__), "results"), out["summary"])
     print(f"wrote {path}")
 
