@@ -210,6 +210,16 @@ _COMPOSITE_LIST = [
         "in_hw kernel stride padding",
         "each input cell gets the sum of g (already divided by the divisors) over the windows holding it",
     ),
+    # add/sub with alpha (PyTorch's fused multiply-add); writes_out like the binary kernels
+    _op(
+        "add_scaled",
+        "composite",
+        2,
+        "alpha",
+        "x + alpha * y rounded once (a fused multiply-add, as PyTorch's add(x, y, alpha=alpha)) for "
+        "float32/float64 x and y of one shape and dtype (expanded views allowed); alpha a Python float "
+        "used at their precision",
+    ),
     # optimizer updates: in place, return None (the optimizers' per-op formula is the decomposition)
     _op(
         "sgd_update",

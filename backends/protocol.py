@@ -15,8 +15,9 @@ __all__ = ["CONTRACT_VERSION", "Backend"]
 # versions add optional things only: 1.2 the foreach optimizer updates, 1.3 the recurrent
 # layers, sdpa, softmax/log_softmax backward, and the optional accelerator and kernel_events
 # members; 1.4 the optional compile_graph member (ember.compile) and relu_backward; 1.5
-# norm_foreach / mul_foreach (gradient clipping) and layer_norm / layer_norm_backward.
-CONTRACT_VERSION = "1.5"
+# norm_foreach / mul_foreach (gradient clipping) and layer_norm / layer_norm_backward; 1.6
+# add_scaled (add/sub with alpha rounded once).
+CONTRACT_VERSION = "1.6"
 
 
 @runtime_checkable

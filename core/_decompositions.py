@@ -51,6 +51,7 @@ INLINE = (
     "adam_update_foreach",  # optim/optimizer.py
     "norm_foreach",  # nn/utils/clip_grad.py: one norm per tensor
     "mul_foreach",  # nn/utils/clip_grad.py: one mul_ per tensor
+    "add_scaled",  # _ops/pointwise_binary.py: float32 through float64, else mul then add
     "cumprod",  # _ops/reduction_scan.py: a doubling scan
     "cummax",  # _ops/reduction_scan.py
     "cummin",  # _ops/reduction_scan.py

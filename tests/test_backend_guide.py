@@ -69,6 +69,10 @@ SIGNATURES: dict[str, tuple[str, str]] = {
         "avg_pool2d_backward(g, in_hw, kernel, stride, padding)",
         "g already divided by the divisors (no ceil_mode, count_include_pad or divisor_override)",
     ),
+    "add_scaled": (
+        "add_scaled(x, y, alpha)",
+        "writes_out: out= may be x itself (add_ with alpha); one rounding, as torch.add(x, y, alpha=alpha)",
+    ),
     "sgd_update": (
         "sgd_update(param, grad, buf, lr, momentum, dampening, weight_decay, nesterov, maximize, first_step)",
         "one tensor's step, in place on param and buf (None without momentum); returns None",

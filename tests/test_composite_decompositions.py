@@ -66,6 +66,14 @@ def _clip(e: Any, dev: str) -> Any:
     return (total, *(p.grad for p in ps))
 
 
+def _add_scaled(e: Any, dev: str) -> Any:
+    """add/sub with alpha (a broadcast operand too) and add_ with alpha in place."""
+    x, y = _t(e, dev, _x(3, 4)), _t(e, dev, _x(4))
+    z = x.clone()
+    z.add_(_t(e, dev, _x(3, 4)), alpha=-0.7)
+    return x.add(y, alpha=0.3), x.sub(y, alpha=2), z
+
+
 def _layer_norm_grad(e: Any, dev: str) -> Any:
     x = _t(e, dev, _x(4, 2, 6), requires_grad=True)
     w, b = (_t(e, dev, _x(2, 6), requires_grad=True) for _ in range(2))
@@ -196,6 +204,7 @@ CALLS: dict[str, tuple[Callable[[Any, str], Any], float]] = {
     "conv2d_weight_grad": (_conv_grad(1), 1e-13),
     "max_pool2d_backward": (_pool_grad(lambda x: F.max_pool2d(x, 3, 2, 1)), 1e-15),
     "avg_pool2d_backward": (_pool_grad(lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True)), 1e-15),
+    "add_scaled": (_add_scaled, 1e-15),
     "sgd_update": (_sgd, 1e-15),
     "adam_update": (_adam, 1e-14),
     "sgd_update_foreach": (lambda e, d: _sgd(e, d, foreach=True), 1e-15),

@@ -467,10 +467,12 @@ KERNELS.update(
     }
 )
 
+from .fma import FMA_KERNELS
 from .foreach_kernels import FOREACH_KERNELS
 from .layer_norm_kernels import LAYER_NORM_KERNELS
 from .optim_kernels import OPTIM_KERNELS
 
+KERNELS.update(FMA_KERNELS)
 KERNELS.update(OPTIM_KERNELS)
 KERNELS.update(FOREACH_KERNELS)
 KERNELS.update(LAYER_NORM_KERNELS)

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .fma import add_scaled
 from .hostmem import cache
 
 __all__ = ["OPTIM_KERNELS", "adam_update", "adam_update_foreach", "sgd_update", "sgd_update_foreach"]
@@ -47,23 +48,31 @@ def sgd_update(
     buf = g (first_step)  else  buf = momentum * buf + (1 - dampening) * g
     g = g + momentum * buf if nesterov else buf     if momentum != 0
     param = param + (-lr) * g
+
+    Every ``a + s * b`` is rounded once, as PyTorch's ``add(..., alpha=s)`` (a fused multiply-add).
     """
-    g = _effective_grad(param, grad, weight_decay, maximize)
+    g = np.negative(grad) if maximize else grad
+    if weight_decay != 0:
+        g = _fma(g, param, weight_decay)
     if momentum != 0 and buf is not None:
         if first_step:
             np.copyto(buf, g)
         else:
             np.multiply(buf, momentum, out=buf)
-            # (1 - 0) * g is g exactly: skip that pass in the usual case.
-            step = g if dampening == 0 else np.multiply(g, 1 - dampening, out=_scratch(g))
-            np.add(buf, step, out=buf)
-        if nesterov:
-            tmp = np.multiply(buf, momentum, out=_scratch(buf))
-            g = np.add(g, tmp, out=tmp)
-        else:
-            g = buf
-    tmp = np.multiply(g, -lr, out=_scratch(g) if g is grad or g is buf else g)
-    np.add(param, tmp, out=param)
+            _fma(buf, g, 1 - dampening, out=buf)
+        g = _fma(g, buf, momentum) if nesterov else buf
+    _fma(param, g, -lr, out=param)
+
+
+def _fma(x: np.ndarray, y: np.ndarray, s: float, out: np.ndarray | None = None) -> np.ndarray:
+    """``x + s * y`` rounded once (float32/float64; other dtypes multiply, then add)."""
+    if x.dtype in _FUSED:
+        return add_scaled(x, y, s, out=out)
+    prod = np.multiply(y, s)
+    return np.add(x, prod, out=prod if out is None else out)
+
+
+_FUSED = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _scratch(like: np.ndarray) -> np.ndarray:

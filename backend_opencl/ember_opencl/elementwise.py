@@ -432,6 +432,21 @@ def cast(x: CLArray, dtype: DType) -> CLArray:
     return run(out, _subst(cast_expr(x.dtype, dtype), x.dtype, dtype), "", [("a", x.dtype, x)])
 
 
+@writes_out
+def add_scaled(x: CLArray, y: CLArray, alpha: float, out: CLArray | None = None) -> CLArray:
+    """``x + alpha * y`` rounded once (OpenCL's ``fma`` is exact before its one rounding), as
+    PyTorch's add with alpha; float32/float64 operands of one shape and dtype."""
+    if x.dtype.name not in ("float32", "float64") or y.dtype != x.dtype:
+        raise TypeError(
+            f"add_scaled: float32 or float64 operands of one dtype, got {x.dtype.name}, {y.dtype.name}"
+        )
+    if out is None:
+        out = empty(x.dev, x.shape, x.dtype)
+    elif any(st == 0 and n > 1 for st, n in zip(out.strides, out.shape)):
+        raise ValueError("add_scaled: out has elements that share memory (an expanded view)")
+    return run(out, "fma(s, b, a)", "", [("a", x.dtype, x), ("b", x.dtype, y), ("s", x.dtype, alpha)])
+
+
 def clone(x: CLArray) -> CLArray:
     out = empty(x.dev, x.shape, x.dtype)
     b = _bits(x)

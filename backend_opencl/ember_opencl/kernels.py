@@ -89,6 +89,7 @@ KERNELS: dict[str, Callable[..., Any]] = {
     **{op: ew.unary(op) for op in UNARY + _UNARY_COMPOSITES},
     **{op: ew.binary(op) for op in BINARY},
     "remainder": ew.binary("remainder", mark=False),  # a composite: writes_out is for primitives
+    "add_scaled": ew.add_scaled,
     "eq": ew.compare("eq"),
     "lt": ew.compare("lt"),
     "le": ew.compare("le"),

@@ -3,8 +3,9 @@
 One work item per element reads the parameter, gradient and state once and writes them
 once. The Python scalars are rounded to the parameter's type on the host and the kernel
 does the operations in the order of the CPU kernels (``ember_cpu.optim_kernels``, which
-follow PyTorch's single-tensor code); with ``FP_CONTRACT OFF`` and correctly rounded
-division and sqrt the float32 results match the CPU backend bit for bit. Non-contiguous
+follow PyTorch's single-tensor code; SGD's ``a + s * b`` steps are ``fma``, rounded once as
+PyTorch's add with alpha); with ``FP_CONTRACT OFF`` and correctly rounded division and sqrt
+the float32 results match the CPU backend bit for bit. Non-contiguous
 operands (views of a larger tensor) are copied to contiguous buffers, updated by the same
 kernel and written back with ``assign``.
 """
@@ -31,13 +32,13 @@ __kernel void ember_sgd_update(__global T *p, long op, __global const T *g, long
     if (i >= n) return;
     T pi = p[op + i], gi = g[og + i];
     if (maximize) gi = -gi;
-    if (wd != 0) gi = gi + pi * wd;
+    if (wd != 0) gi = fma(pi, wd, gi);
     if (has_buf) {
-        T bi = first ? gi : b[ob + i] * momentum + gi * damp1;
+        T bi = first ? gi : fma(gi, damp1, b[ob + i] * momentum);
         b[ob + i] = bi;
-        gi = nesterov ? gi + bi * momentum : bi;
+        gi = nesterov ? fma(bi, momentum, gi) : bi;
     }
-    p[op + i] = pi + gi * neg_lr;
+    p[op + i] = fma(gi, neg_lr, pi);
 }
 """
 

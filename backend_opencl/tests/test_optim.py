@@ -78,3 +78,19 @@ def test_optimizer_fused_matches_per_op(ocl, name: str) -> None:  # type: ignore
             ocl.k.update(saved)
         results.append(p.detach().cpu().numpy())
     np.testing.assert_allclose(results[0], results[1], rtol=2e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_add_scaled_rounds_once_as_the_cpu(ocl, cpu, dtype: str, transposed: bool) -> None:  # type: ignore[no-untyped-def]
+    """``x + alpha * y`` (add/sub with alpha) as the CPU's fused multiply-add, bit for bit; in
+    place (``add_``) and with an expanded operand too."""
+    rng = np.random.default_rng(2)
+    (hx, dx), (hy, dy) = (_pair(ocl, values(rng, (33, 35), dtype), transposed) for _ in range(2))
+    want = cpu.k["add_scaled"](hx, hy, -0.37)
+    assert np.count_nonzero(want != hx + hy.dtype.type(-0.37) * hy)  # rounding once shows here
+    np.testing.assert_array_equal(ocl.backend.to_numpy(ocl.k["add_scaled"](dx, dy, -0.37)), want)
+    row = ocl.k["expand"](ocl.backend.from_numpy(hy[:1].copy(), 0), hy.shape)
+    got = ocl.k["add_scaled"](dx, row, 3.3, out=dx)
+    want = cpu.k["add_scaled"](hx, np.broadcast_to(hy[:1], hy.shape), 3.3)
+    np.testing.assert_array_equal(ocl.backend.to_numpy(got), want)

@@ -22,6 +22,16 @@ def _sign_ref(x: np.ndarray) -> np.ndarray:
 __all__ = ["RECORDS"]
 
 
+def _add_scaled_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
+    """Two operands in every layout (an expanded one too), with alphas exact in float32."""
+    pairs = binary_samples(scalars=False)(dtype, rng)
+    return [Sample(f"{p.label} alpha={a:g}", (*p.args, a)) for p in pairs for a in (0.375, -2.5)]
+
+
+def _add_scaled_ref(x: np.ndarray, y: np.ndarray, alpha: float) -> np.ndarray:
+    return x + alpha * y
+
+
 def _round_samples(dtype: str, rng: np.random.Generator) -> list[Sample]:
     """Unary layouts plus exact halves, where round-half-to-even differs from round-half-up."""
     halves = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5], dtype=np.float64)
@@ -89,6 +99,13 @@ RECORDS = [
         REAL,
         "real numbers",
         out_dtype=_int64,
+    ),
+    OpCase(
+        "add_scaled",
+        _add_scaled_samples,
+        _add_scaled_ref,
+        ("float32", "float64"),
+        "the frontend runs float16/bfloat16 in float32",
     ),
     OpCase("softmax", _softmax_samples, _softmax, FLOATS, "real floating"),
     OpCase("log_softmax", _softmax_samples, _log_softmax, FLOATS, "real floating"),

@@ -1,5 +1,5 @@
-"""Kernels marked ``writes_out`` (``ember.backends.writes_out``): ``out=`` must hold exactly
-what the kernel returns without it — into a fresh array, into a 0-d array, into its own
+"""Kernels marked ``writes_out`` (``ember.backends.writes_out``: binary ops, add_scaled): ``out=``
+must hold exactly what the kernel returns without it — into a fresh array, into a 0-d array, into its own
 first operand (how the frontend runs ``x += y``) and into a strided view, touching nothing
 else; a read-only (expanded) ``out`` raises ValueError."""
 
@@ -16,14 +16,20 @@ from .harness import to_host
 __all__ = ["GROUPS"]
 
 
+# Ops the frontend may give ``out``: the binary kernels, and add_scaled (``add_`` with alpha),
+# with the arguments after the two operands that these checks pass.
+_OUT_OPS: dict[str, tuple[Any, ...]] = {**dict.fromkeys(BINARY, ()), "add_scaled": (0.375,)}
+
+
 def _marked(ctx: Ctx) -> list[str]:
     return sorted(op for op, fn in ctx.lb.k.items() if getattr(fn, WRITES_OUT, False))
 
 
 def _only_binary(ctx: Ctx) -> None:
-    """The frontend passes ``out`` only to binary kernels; a mark elsewhere is a mistake."""
-    wrong = [op for op in _marked(ctx) if op not in BINARY]
-    _expect(not wrong, f"writes_out marks kernels that are not binary ops: {wrong}")
+    """The frontend passes ``out`` only to binary kernels and add_scaled; a mark elsewhere is a
+    mistake."""
+    wrong = [op for op in _marked(ctx) if op not in _OUT_OPS]
+    _expect(not wrong, f"writes_out marks kernels that are not binary ops or add_scaled: {wrong}")
 
 
 def _same(got: np.ndarray, want: np.ndarray) -> bool:
@@ -40,7 +46,7 @@ def _operands(dtype: str) -> tuple[np.ndarray, np.ndarray]:
 
 def _writes_out(ctx: Ctx, op: str, dtype: str) -> None:
     lb, be, ix = ctx.lb, ctx.lb.backend, ctx.index
-    k = lb.k[op]
+    k = _with(lb.k[op], _OUT_OPS[op])
     a_np, b_np = _operands(dtype)
 
     def dev(x: np.ndarray) -> Any:
@@ -57,7 +63,7 @@ def _writes_out(ctx: Ctx, op: str, dtype: str) -> None:
     got = to_host(lb, fresh)
     _expect(_same(got, want), f"{op} into a fresh out: {got.tolist()}, without out: {want.tolist()}")
 
-    _zero_d_out(ctx, op, a_np[0, 0], b_np[0, 0])
+    _zero_d_out(ctx, op, k, a_np[0, 0], b_np[0, 0])
 
     a = dev(a_np)
     k(a, dev(b_np), out=a)
@@ -90,9 +96,14 @@ def _stale(want: np.ndarray) -> np.ndarray:
     return ~want if want.dtype == np.bool_ else np.where(want == 7, 9, 7).astype(want.dtype)
 
 
-def _zero_d_out(ctx: Ctx, op: str, a: np.ndarray, b: np.ndarray) -> None:
+def _with(kernel: Any, more: tuple[Any, ...]) -> Any:
+    """``kernel(a, b, out=...)`` with the op's further arguments after the operands."""
+    return lambda a, b, **kw: kernel(a, b, *more, **kw)
+
+
+def _zero_d_out(ctx: Ctx, op: str, k: Any, a: np.ndarray, b: np.ndarray) -> None:
     """0-d operands into a 0-d ``out`` (``x += y`` on a 0-d tensor)."""
-    lb, k = ctx.lb, ctx.lb.k[op]
+    lb = ctx.lb
 
     def dev(x: np.ndarray) -> Any:
         return lb.backend.from_numpy(np.array(x, copy=True), ctx.index)
@@ -107,7 +118,7 @@ def _zero_d_out(ctx: Ctx, op: str, a: np.ndarray, b: np.ndarray) -> None:
 def out_checks(ctx: Ctx) -> list[Check]:
     out: list[Check] = [("marked-kernels-are-binary", _bind(_only_binary, ctx))]
     for op in _marked(ctx):
-        if op in BINARY:
+        if op in _OUT_OPS:
             out += [(f"{op}-{d}", _bind(_writes_out, ctx, op, d)) for d in ctx.dtypes]
     return out
 

@@ -21,7 +21,7 @@ from . import complex as _complex
 from ._common import broadcast_shape, sum_to
 from ._composite import NoRecord
 from .inplace import check_view_of_leaf, is_detached, rebase_view
-from .pointwise_binary import _HALF, OPMATH_SCALAR, _operands, _scalar_like
+from .pointwise_binary import _FUSED, _HALF, OPMATH_SCALAR, _operands, _scalar_like, add_scaled_data
 
 PUBLIC = public(
     __name__,
@@ -326,15 +326,15 @@ def inplace_binary(kernel: str, op: Callable[..., Tensor]) -> Callable[..., Tens
 def _scaled_inplace(
     kernel: str, general: Callable[..., Tensor], self: Tensor, other: Any, alpha: Any
 ) -> Tensor:
-    """``self.add_(other, alpha=a)`` (or ``sub_``) as two kernel calls, ``other * a`` and a write
-    into ``self``, when nothing is recorded and ``other`` is a float tensor of ``self``'s dtype,
-    shape and device: the optimizer's ``p.data.add_(p.grad, alpha=-lr)``. Else ``general``."""
+    """``self.add_(other, alpha=a)`` (or ``sub_``) as one ``add_scaled`` call writing into ``self``
+    (rounded once, as PyTorch), when nothing is recorded and ``other`` is a float32/float64 tensor
+    of ``self``'s dtype, shape and device: the optimizer's ``p.data.add_(p.grad, alpha=-lr)``.
+    Else ``general``."""
     ta = type(alpha)
     if (
         (ta is not float and ta is not int)
         or not isinstance(other, Tensor)
-        or self.dtype.category != 2
-        or self.dtype in _HALF  # alpha in float32 (binary_op's opmath path)
+        or self.dtype not in _FUSED  # halves: add's float32 path
         or other.dtype is not self.dtype
         or other._shape != self._shape
         or other._device is not self._device
@@ -342,16 +342,16 @@ def _scaled_inplace(
     ):
         return general(self, other, alpha=alpha)
     be = self._be
-    if not kernel_writes_out(be, kernel):
-        return general(self, other, alpha=alpha)
     check_inplace(self)
     check_partial_overlap(self, other)
-    # The scaled operand in the op's dtype, as mul(other, alpha) computes it (alpha as a float).
-    tmp = call(be, "mul", other._data, float(alpha))
-    try:
-        call_out(be, kernel, self._data, tmp, out=self._data)
-    except ValueError as e:  # the contract's answer for a read-only (expanded) out
-        raise RuntimeError(_OVERLAP) from e
+    s = float(alpha) if kernel == "add" else -float(alpha)  # x - a*y is x + (-a)*y exactly
+    if kernel_writes_out(be, "add_scaled"):  # one pass, rounded once, as PyTorch
+        try:
+            call_out(be, "add_scaled", self._data, other._data, s, out=self._data)
+        except ValueError as e:  # the contract's answer for a read-only (expanded) out
+            raise RuntimeError(_OVERLAP) from e
+    else:
+        assign(self, add_scaled_data(be, self._data, other._data, s, self.dtype))
     self._vc[0] += 1
     return self
 
