@@ -21,12 +21,10 @@ __all__ = ["OPTIM_KERNELS", "adam_update", "adam_update_foreach", "sgd_update", 
 
 
 def _effective_grad(param: np.ndarray, grad: np.ndarray, weight_decay: float, maximize: bool) -> np.ndarray:
-    """``g = -grad if maximize``; ``g = g + weight_decay * param``: a new array only if needed."""
+    """``g = -grad if maximize``; ``g = g + weight_decay * param`` (rounded once, as PyTorch's
+    ``grad.add(param, alpha=weight_decay)``): a new array only if needed."""
     g = np.negative(grad) if maximize else grad
-    if weight_decay != 0:
-        tmp = np.multiply(param, weight_decay)
-        g = np.add(g, tmp, out=tmp)
-    return g
+    return _fma(g, param, weight_decay) if weight_decay != 0 else g
 
 
 def sgd_update(
@@ -81,12 +79,25 @@ def _scratch(like: np.ndarray) -> np.ndarray:
 
 
 def _lerp_(m: np.ndarray, g: np.ndarray, weight: float, scratch: np.ndarray) -> None:
-    """``m = m + weight * (g - m)`` for ``weight < 0.5``, else ``g - (1 - weight) * (g - m)``."""
+    """``m = m + weight * (g - m)`` for ``weight < 0.5``, else ``g - (1 - weight) * (g - m)``,
+    each a fused multiply-add as PyTorch's lerp (``1 - weight`` at the arrays' precision)."""
     diff = np.subtract(g, m, out=scratch)
     if weight < 0.5:
-        np.add(m, np.multiply(diff, weight, out=diff), out=m)
+        _fma(m, diff, weight, out=m)
     else:
-        np.subtract(g, np.multiply(diff, 1.0 - weight, out=diff), out=m)
+        one = m.dtype.type(1)
+        _fma(g, diff, -float(one - m.dtype.type(weight)), out=m)
+
+
+def _addcmul_(v: np.ndarray, t: np.ndarray, g: np.ndarray) -> None:
+    """``v = v + t * g`` rounded once, as PyTorch's ``addcmul_`` (a fused multiply-add): float32
+    through float64, where the product is exact; other dtypes multiply, then add."""
+    if v.dtype == _FUSED[0]:
+        wide = np.multiply(t, g, dtype=np.float64)
+        wide += v
+        np.copyto(v, wide, casting="same_kind")
+    else:
+        np.add(v, np.multiply(t, g, out=t), out=v)
 
 
 def adam_update(
@@ -115,6 +126,9 @@ def adam_update(
     vmax = max(vmax, v); v := vmax                    if amsgrad
     denom = sqrt(v) / (1 - beta2**step) ** 0.5 + eps
     param = param + ((-lr / (1 - beta1**step)) * m) / denom
+
+    The lerp, the ``+ weight_decay * param`` and the ``+ (...) * g`` are rounded once (PyTorch's
+    fused multiply-adds; the last in float64 for float32, else multiplied, then added).
     """
     if decoupled:
         if weight_decay != 0:
@@ -125,8 +139,7 @@ def adam_update(
     scratch = _scratch(param)
     _lerp_(exp_avg, g, 1 - beta1, scratch)
     np.multiply(exp_avg_sq, beta2, out=exp_avg_sq)
-    sq = np.multiply(g, 1 - beta2, out=scratch)
-    np.add(exp_avg_sq, np.multiply(sq, g, out=sq), out=exp_avg_sq)
+    _addcmul_(exp_avg_sq, np.multiply(g, 1 - beta2, out=scratch), g)
     v = exp_avg_sq
     if amsgrad and max_exp_avg_sq is not None:
         v = np.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)

@@ -28,8 +28,11 @@ CPU = get("cpu").k
 
 SHIM = r"""
 #include <cmath>
-using std::fmod; using std::copysign; using std::floor; using std::exp;
+using std::fmod; using std::copysign; using std::floor; using std::exp; using std::fma;
 #define __device__
+inline float fmaf(float a, float b, float c) { return std::fma(a, b, c); }
+inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __dadd_rn(double a, double b) { return a + b; }
 """
 
 
@@ -153,7 +156,7 @@ def test_sgd_momentum_update(tmp_path: Path, nesterov: bool) -> None:
     want_p, want_b = p.copy(), buf.copy()
     for first in (True, False):
         flags = (full(nesterov, bool), full(first, bool), full(True, bool))
-        _run(lib, g, full(0.1), full(0.9), full(0.25), full(0.01), *flags, p, buf)
+        _run(lib, g, full(0.1), full(0.9), full(1 - 0.25), full(0.01), *flags, p, buf)  # 1 - dampening
         cpu_b = want_b
         CPU["sgd_update"](want_p, g, cpu_b, 0.1, 0.9, 0.25, 0.01, nesterov, True, first)
     np.testing.assert_allclose(p, want_p, rtol=1e-14)

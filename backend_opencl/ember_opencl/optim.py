@@ -46,7 +46,7 @@ EMBER_ADAM_UPDATE_SRC = """
 __kernel void ember_adam_update(__global T *p, long op, __global const T *g, long og,
     __global T *m, long om, __global T *v, long ov, __global T *vmax, long ox,
     T wd, T decay, T w, T w1, T omb2, T beta2, T bc2s, T neg_step, T eps,
-    int decoupled, int lerp_low, int amsgrad, int maximize, long n)
+    int decoupled, int lerp_low, int amsgrad, int maximize, int fused_sq, long n)
 {
     long i = get_global_id(0);
     if (i >= n) return;
@@ -55,11 +55,12 @@ __kernel void ember_adam_update(__global T *p, long op, __global const T *g, lon
     if (decoupled) {
         if (wd != 0) pi = pi * decay;
     } else if (wd != 0) {
-        gi = gi + pi * wd;
+        gi = fma(pi, wd, gi);
     }
     T mi = m[om + i], diff = gi - mi;
-    mi = lerp_low ? mi + diff * w : gi - diff * w1;
-    T vi = v[ov + i] * beta2 + (gi * omb2) * gi;
+    mi = lerp_low ? fma(diff, w, mi) : fma(-diff, w1, gi);
+    T vb = v[ov + i] * beta2, sq = gi * omb2;
+    T vi = fused_sq ? fma(sq, gi, vb) : vb + sq * gi;
     m[om + i] = mi;
     v[ov + i] = vi;
     if (amsgrad) {
@@ -182,7 +183,11 @@ def adam_update(
     w = 1 - beta1
     bc2s = (1 - beta2**step) ** 0.5
     neg_step = -(lr / (1 - beta1**step))
-    scalars = [weight_decay, 1 - lr * weight_decay, w, 1.0 - w, 1 - beta2, beta2, bc2s, neg_step, eps]
-    flags = [int(decoupled), int(w < 0.5), int(ams), int(maximize)]
+    f32 = param.dtype.name == "float32"  # 1 - w at the parameter's precision, as PyTorch's lerp
+    w1 = float(np.float32(1) - np.float32(w)) if f32 else 1.0 - w
+    scalars = [weight_decay, 1 - lr * weight_decay, w, w1, 1 - beta2, beta2, bc2s, neg_step, eps]
+    # v * beta2 + sq * g fused for float32 (the CPU's exact float64 path), two roundings for
+    # float64 (NumPy has no wider type): both backends give the same bits
+    flags = [int(decoupled), int(w < 0.5), int(ams), int(maximize), int(f32)]
     arrays = [param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq if ams else None]
     _run("ember_adam_update", EMBER_ADAM_UPDATE_SRC, param, arrays, scalars, flags)

@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 from ember.backends import dtypes as D
 
 from .._autocast_hook import autocast_op
@@ -382,7 +383,19 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     w = weight
     if isinstance(w, Tensor):
         return where(abs(w) < 0.5, input + w * diff, end - diff * (1 - w))
+    if isinstance(w, (int, float)) and not isinstance(w, bool) and input.dtype in (D.float32, D.float64):
+        # each side one fused multiply-add (add with alpha), as PyTorch
+        if abs_py(w) < 0.5:
+            return input.add(diff, alpha=float(w))
+        return end.sub(diff, alpha=_one_minus(float(w), input.dtype))
     return input + w * diff if abs_py(w) < 0.5 else end - diff * (1 - w)
+
+
+def _one_minus(w: float, dtype: Any) -> float:
+    """``1 - w`` at ``dtype``'s precision, as PyTorch's lerp computes it."""
+    if dtype is D.float64:
+        return 1.0 - w
+    return float(np.float32(1) - np.float32(w))
 
 
 def abs_py(w: Any) -> float:
@@ -393,7 +406,39 @@ def abs_py(w: Any) -> float:
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 * tensor2``."""
     not_implemented_for("addcmul_cpu_out", input, "bool")
-    return input + value * (tensor1 * tensor2)
+    fused = _fused_addcmul(input, tensor1, tensor2, value)
+    if fused is not None:
+        return fused
+    return input + (value * tensor1) * tensor2  # PyTorch's order: (value * t1) * t2, then the add
+
+
+def _fused_addcmul(x: Any, t1: Any, t2: Any, value: Any) -> Tensor | None:
+    """``(value * t1) * t2 + x`` with the last multiply and the add rounded once, as PyTorch's
+    fused multiply-add: float32 tensors on one device that has float64, where that product is
+    exact (the sum is rounded to float64, then float32: PyTorch's bits but for a rare tie);
+    one ``AddcmulBackward0`` node with PyTorch's gradients. None for anything else."""
+    ts = (x, t1, t2)
+    if type(value) not in (int, float) or not all(isinstance(t, Tensor) and t.dtype is D.float32 for t in ts):
+        return None
+    if not (x._device is t1._device is t2._device) or D.float64 not in x._be.backend.dtypes:
+        return None
+    f64 = D.float64
+    with NoRecord():
+        prod = t1 * value if value != 1 else t1
+        out = (prod.to(f64) * t2.to(f64) + x.to(f64)).to(D.float32)
+    if _grad.enabled and any(t._requires_grad for t in ts):
+        record("AddcmulBackward0", _addcmul_rule, out, ts, (), (t1, t2, value, x._shape))
+    return out
+
+
+def _addcmul_rule(n: Any, g: Tensor) -> tuple:
+    t1, t2, value, x_shape = n.ctx
+    need = n.needs_input_grad
+    return (
+        sum_to(g, x_shape) if need[0] else None,
+        sum_to(g * t2 * value, t1._shape) if need[1] else None,
+        sum_to(g * t1 * value, t2._shape) if need[2] else None,
+    )
 
 
 @autocast_op("addcdiv")
