@@ -230,7 +230,9 @@ def _index_rule(n: Any, g: Tensor) -> tuple:
     shape, _, adv = n.ctx
 
     out = zeros(shape, dtype=g.dtype, device=g._device)
-    return (index_put(out, adv, g, accumulate=True),)
+    if _grad.enabled and g.requires_grad:  # create_graph: the recorded, differentiable form
+        return (index_put(out, adv, g, accumulate=True),)
+    return (index_put_(out, adv, g, accumulate=True),)  # into the fresh zeros: no copy of them
 
 
 def _advanced(view: Tensor, adv: dict[int, Tensor]) -> Tensor:
