@@ -22,6 +22,7 @@ from .dtypes import FLOATS, HALF, INTS, to_np
 
 __all__ = [
     "ELEMENTWISE_KERNELS",
+    "EMBER_ADD_SCALED",
     "EMBER_CAST_BOOL",
     "EMBER_CAST_TRUNC",
     "EMBER_FLOORDIV_FLOAT",
@@ -29,6 +30,7 @@ __all__ = [
     "EMBER_REMAINDER_FLOAT",
     "EMBER_REMAINDER_INT",
     "EMBER_SIGMOID",
+    "add_scaled",
     "arange",
     "assign",
     "binary",
@@ -119,7 +121,20 @@ ALL = (DTYPES_BY_NAME["bool"], *INTS, *FLOATS)
 COMPLEX = (DTYPES_BY_NAME["complex64"], DTYPES_BY_NAME["complex128"])
 # name -> (kernel, dtype tuples it is instantiated with: one dtype per type letter, in
 # order of first appearance); tests/test_compile.py renders and compiles each.
+# x + s * y rounded once (PyTorch's add with alpha): fma for both float and double
+EMBER_ADD_SCALED = cupy.ElementwiseKernel("T x, T y, T s", "T out", "out = fma(s, y, x)", "ember_add_scaled")
+
+
+def add_scaled(x: cupy.ndarray, y: cupy.ndarray, alpha: float) -> cupy.ndarray:
+    """``x + alpha * y`` rounded once, for float32/float64 ``x`` and ``y`` of one shape and
+    dtype; alpha at their precision."""
+    if x.dtype not in (np.float32, np.float64) or y.dtype != x.dtype:
+        raise TypeError(f"add_scaled: float32 or float64 operands of one dtype, got {x.dtype}, {y.dtype}")
+    return EMBER_ADD_SCALED(x, y, x.dtype.type(alpha))
+
+
 ELEMENTWISE_KERNELS: dict[str, tuple[Any, list[tuple[str, ...]]]] = {
+    "ember_add_scaled": (EMBER_ADD_SCALED, [("float32",), ("float64",)]),
     "ember_floordiv_float": (EMBER_FLOORDIV_FLOAT, [(d.name,) for d in FLOATS]),
     "ember_remainder_float": (EMBER_REMAINDER_FLOAT, [(d.name,) for d in FLOATS]),
     "ember_floordiv_int": (EMBER_FLOORDIV_INT, [(d.name,) for d in INTS]),

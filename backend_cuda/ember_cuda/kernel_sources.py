@@ -21,7 +21,7 @@ __all__ = ["ALL_KERNEL_SOURCES", "ELEMENTWISE", "RAW", "all_kernel_sources"]
 ELEMENTWISE: dict[str, tuple[Any, list[tuple[str, ...]], frozenset[str]]] = {
     name: (k, dts, frozenset()) for name, (k, dts) in elementwise.ELEMENTWISE_KERNELS.items()
 }
-_SGD_SCALARS = {"lr", "momentum", "dampening", "weight_decay", "nesterov", "first", "maximize"}
+_SGD_SCALARS = {"lr", "momentum", "damp1", "weight_decay", "nesterov", "first", "maximize"}
 _ADAM_SCALARS = {
     "wd",
     "decay",
@@ -36,6 +36,11 @@ _ADAM_SCALARS = {
     "lerp_low",
     "maximize",
 }
+ELEMENTWISE["ember_add_scaled"] = (
+    elementwise.EMBER_ADD_SCALED,
+    [("float32",), ("float64",)],
+    frozenset({"s"}),
+)
 for _k in (optim.EMBER_SGD, optim.EMBER_SGD_MOMENTUM):
     ELEMENTWISE[_k.name] = (_k, [(d.name,) for d in FLOATS], frozenset(_SGD_SCALARS))
 for _k in (optim.EMBER_ADAM, optim.EMBER_ADAM_AMSGRAD):

@@ -41,6 +41,7 @@ _TABLE: dict[str, Callable[..., Any]] = {
     "bitcast": views.bitcast,
     **{op: ew.unary(op) for op in UNARY + _UNARY_COMPOSITES},
     **{op: ew.binary(op) for op in BINARY + ("remainder",)},
+    "add_scaled": ew.add_scaled,
     "eq": ew.binary("eq"),
     "lt": ew.binary("lt"),
     "le": ew.binary("le"),

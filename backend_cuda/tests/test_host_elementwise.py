@@ -205,3 +205,16 @@ def test_adam_update(tmp_path: Path, amsgrad: bool, decoupled: bool, beta1: floa
     )
     for got, exp in zip((p, m, v, vmax), want):
         np.testing.assert_allclose(got, exp, rtol=1e-14)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_add_scaled_rounds_once_as_the_cpu(tmp_path: Path, dtype: str) -> None:
+    """``fma(s, y, x)``: the CPU's add_scaled (PyTorch's add with alpha), bit for bit."""
+    lib = _build(tmp_path, ew.EMBER_ADD_SCALED, (dtype,))
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal((2, 257)).astype(dtype)
+    out = np.empty_like(x)
+    _run(lib, x, y, np.full_like(x, -0.37), out)
+    want = CPU["add_scaled"](x, y, -0.37)
+    assert np.count_nonzero(want != x + x.dtype.type(-0.37) * y)  # one rounding shows here
+    np.testing.assert_array_equal(out, want)
