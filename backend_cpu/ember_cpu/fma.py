@@ -28,8 +28,9 @@ _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 _AXPY_DTYPES = (_F32, _F64)
 
 
-def _load_axpy() -> dict[np.dtype, Any]:
-    """{float32: saxpy, float64: daxpy} from NumPy's bundled OpenBLAS, or {} when not found."""
+def _load_axpy() -> tuple[dict[np.dtype, Any], int]:
+    """({float32: saxpy, float64: daxpy} from NumPy's bundled OpenBLAS, or {} when not found,
+    and the largest length its integers hold)."""
     here = os.path.dirname(np.__file__)
     paths = glob.glob(os.path.join(here, os.pardir, "numpy.libs", "*openblas*"))  # Linux, Windows
     paths += glob.glob(os.path.join(here, ".dylibs", "*openblas*"))  # macOS
@@ -50,11 +51,11 @@ def _load_axpy() -> dict[np.dtype, Any]:
             for fn, real in ((s, ctypes.c_float), (d, ctypes.c_double)):
                 fn.restype = None
                 fn.argtypes = [int_t, real, ptr, int_t, ptr, int_t]
-            return {_F32: s, _F64: d}
-    return {}
+            return {_F32: s, _F64: d}, 2 ** (8 * ctypes.sizeof(int_t) - 1) - 1
+    return {}, 0
 
 
-_AXPY = _load_axpy()
+_AXPY, _AXPY_MAX_N = _load_axpy()
 
 
 def axpy(out: np.ndarray, y: np.ndarray, alpha: float) -> None:
@@ -65,7 +66,7 @@ def axpy(out: np.ndarray, y: np.ndarray, alpha: float) -> None:
     if not out.size:
         return
     fn = _AXPY.get(out.dtype)
-    if fn is not None:
+    if fn is not None and out.size <= _AXPY_MAX_N:
         fn(out.size, alpha, y.ctypes.data, 1, out.ctypes.data, 1)
     elif out.dtype == _F32:
         wide = np.multiply(y, float(np.float32(alpha)), dtype=_F64)
