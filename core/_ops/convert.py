@@ -21,7 +21,8 @@ from . import complex as _complex
 from ._common import broadcast_shape, sum_to
 from ._composite import NoRecord
 from .inplace import check_view_of_leaf, is_detached, rebase_view
-from .pointwise_binary import _FUSED, _HALF, OPMATH_SCALAR, _operands, _scalar_like, add_scaled_data
+from .pointwise_binary import _HALF, OPMATH_SCALAR, _operands, _scalar_like
+from .scaled import FUSED, add_scaled_data
 
 PUBLIC = public(
     __name__,
@@ -334,7 +335,7 @@ def _scaled_inplace(
     if (
         (ta is not float and ta is not int)
         or not isinstance(other, Tensor)
-        or self.dtype not in _FUSED  # halves: add's float32 path
+        or self.dtype not in FUSED  # halves: add's float32 path
         or other.dtype is not self.dtype
         or other._shape != self._shape
         or other._device is not self._device

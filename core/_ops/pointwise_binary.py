@@ -411,6 +411,8 @@ def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
         if not isinstance(input, Tensor) and not isinstance(other, Tensor):
             input = tensor(_as_scalar(input))
         if type(alpha) in _NUMBER and isinstance(input, Tensor) and isinstance(other, Tensor):
+            from .scaled import scaled_add  # cycle: ember._ops.scaled (it builds on this module)
+
             out = scaled_add(input, other, float(alpha), "AddBackward0")
             if out is not None:
                 return out
@@ -435,6 +437,8 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     if type(alpha) is not int or alpha != 1:  # a tensor alpha is checked, never truth-tested
         _check_alpha("sub", input, other, alpha)
         if type(alpha) in _NUMBER and isinstance(input, Tensor) and isinstance(other, Tensor):
+            from .scaled import scaled_add  # cycle: ember._ops.scaled (it builds on this module)
+
             out = scaled_add(input, other, -float(alpha), "SubBackward0")
             if out is not None:
                 return out
@@ -443,48 +447,6 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
 
 
 _NUMBER = (int, float)
-_FUSED = frozenset({D.float32, D.float64})
-
-
-def scaled_add(a: Tensor, b: Tensor, alpha: float, node: str) -> Tensor | None:
-    """``a + alpha * b`` rounded once, as PyTorch's add/sub with ``alpha`` (a fused multiply-add;
-    sub passes ``-alpha``), recorded as one ``node``; None (the caller multiplies, then adds)
-    unless the result is real floating and both are on one device. float16/bfloat16 compute in
-    float32 with alpha rounded to their dtype, rounding once at the end, as PyTorch's CPU kernels."""
-    if a._device is not b._device:
-        return None
-    be, dev, dt, shape, xa, xb = _operands(a, b, "add")
-    if dt in _FUSED:
-        data = add_scaled_data(be, xa, xb, alpha, dt)
-    elif dt in _HALF:
-        f32 = D.float32
-        wide = add_scaled_data(
-            be, call(be, "cast", xa, f32), call(be, "cast", xb, f32), _round_scalar(alpha, dt), f32
-        )
-        data = call(be, "cast", wide, dt)
-    else:
-        return None
-    out = wrap(data, be, dev, dt, shape)
-    if _grad.enabled and (a._requires_grad or b._requires_grad):
-        record(node, _scaled_rule, out, (a, b), (), (None, None, a._shape, b._shape, alpha))
-    return out
-
-
-def add_scaled_data(be: Any, x: Any, y: Any, alpha: float, dt: Any) -> Any:
-    """The ``add_scaled`` kernel, or its decomposition: float32 through float64 where the backend
-    has it (the product exact, the sum rounded once more: the fused result but for a rare tie),
-    else a multiply, then an add."""
-    if has_kernel(be, "add_scaled"):
-        return call(be, "add_scaled", x, y, alpha)
-    if dt is D.float32 and D.float64 in be.backend.dtypes:
-        f64 = D.float64
-        wide = call(be, "mul", call(be, "cast", y, f64), float(_np.float32(alpha)))
-        return call(be, "cast", call(be, "add", call(be, "cast", x, f64), wide), dt)
-    return call(be, "add", x, call(be, "mul", y, alpha))
-
-
-def _scaled_rule(n: Any, g: Tensor) -> tuple:
-    return _reduce_pair(n, g, g * n.ctx[4] if n.needs_input_grad[1] else None)
 
 
 def _is_bool(x: Any) -> bool:
