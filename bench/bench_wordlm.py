@@ -179,7 +179,8 @@ class _Workers:
             parent, child = ctx.Pipe()
             proc = ctx.Process(target=_worker, args=(child, *key, batches, threads), daemon=True)
             proc.start()
-            self.conns[key], _ = parent, self.procs.append(proc)
+            self.conns[key] = parent
+            self.procs.append(proc)
         for key, conn in self.conns.items():
             self._answer(key, conn.recv())
 

@@ -163,3 +163,14 @@ def test_addcmul_float32_rounds_as_pytorch_with_its_gradients(value: float) -> N
     for a, b in zip(e[2:4], t[2:4]):  # the gradients' products and sums in PyTorch's order within rounding
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)
     assert e[4] == t[4] == "AddcmulBackward0"
+
+
+@pytest.mark.parametrize("value", [1, -0.01, 3.3])
+def test_addcdiv_in_pytorchs_order(value: float) -> None:
+    """``x + (value * t1) / t2``: PyTorch multiplies by value before dividing."""
+
+    def run(lib: Any) -> Any:
+        x, y = _pair(lib, "float32")
+        return x.addcdiv(y, x.abs() + 0.1, value=value)
+
+    _same(run(ember), run(torch))

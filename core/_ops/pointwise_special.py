@@ -452,7 +452,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
             "inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv "
             "behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes."
         )
-    return input + value * (tensor1 / tensor2)
+    return input + (value * tensor1) / tensor2  # PyTorch's order: (value * t1) / t2, then the add
 
 
 def _shift_operands(input: Any, other: Any, name: str) -> tuple[Tensor, Tensor]:
